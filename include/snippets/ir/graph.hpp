@@ -1,0 +1,246 @@
+// snippets/ir/graph.hpp: Graph<T>, the data-flow IR (our analogue of an OpenVINO model).
+//
+//   snippets::ir::Graph<snippets::ReferenceBackend> g;
+//   auto x = g.parameter(f32, {1, 3, dynamic, dynamic});
+//   auto y = g.add(g.multiply(x, g.scalar(f32, 2.0)), x);   // builder sugar, graph_builder.hpp
+//   g.result(y);
+//
+// Invariants:
+//  - node ids are dense (0..size()-1) and nodes never move (stable addresses);
+//  - every edge refers to an existing output of a node of this graph, and the graph is acyclic;
+//  - each node's output types are those type inference gives for its op and inputs;
+//  - a failed construction or mutation throws snippets::Error and leaves the graph unchanged.
+// A Value is a handle to one output of one node of one graph; it is checked on every use.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "snippets/backend_traits.hpp"
+#include "snippets/ir/graph_builder.hpp"
+#include "snippets/ir/graph_view.hpp"
+#include "snippets/ir/type_inference.hpp"
+
+namespace snippets::ir {
+
+using NodeId = std::uint32_t;
+
+/// The producer end of an edge: output `port` of node `node`.
+struct Output {
+  NodeId node = 0;
+  std::uint32_t port = 0;
+  bool operator==(const Output &) const = default;
+};
+
+/// The consumer end of an edge: input `input` of node `node`.
+struct Use {
+  NodeId node = 0;
+  std::uint32_t input = 0;
+  bool operator==(const Use &) const = default;
+};
+
+/// A user-facing handle to an output; remembers which graph it belongs to.
+struct Value {
+  std::uint64_t graph = 0;
+  Output output;
+  bool operator==(const Value &) const = default;
+};
+
+template <class T> struct Node {
+  NodeId id = 0;
+  std::string name;
+  Op<T> op;
+  std::vector<Output> inputs;
+  std::vector<TensorType> outputs;
+  std::vector<std::vector<Use>> users; // per output port
+  bool skipped_by_plugin = false;      // the seed's SkippedByPlugin mark: never tokenized
+
+  std::string_view op_name() const { return ir::op_name<T>(op); }
+  /// "Add 'name'", used in error messages.
+  std::string describe() const { return std::string(op_name()) + " '" + name + "'"; }
+};
+
+template <class T> class Graph : public GraphBuilder<Graph<T>> {
+  static_assert(check_backend_traits<T>());
+
+public:
+  using traits_type = T;
+  using op_type = Op<T>;
+
+  Graph() : id_(next_id()) {}
+  Graph(const Graph &) = delete;
+  Graph &operator=(const Graph &) = delete;
+  Graph(Graph &&) noexcept = default;
+  Graph &operator=(Graph &&) noexcept = default;
+
+  /// A graph-unique id; Values carry it so a Value of another graph is rejected.
+  std::uint64_t id() const { return id_; }
+
+  // ---- construction ----
+
+  /// Adds a node computing `op` on `inputs`; returns one Value per output.
+  /// @throws snippets::Error for a wrong arity, type, shape, attribute or a foreign Value.
+  std::vector<Value> make(op_type op, std::span<const Value> inputs, std::string name = {}) {
+    std::vector<TensorType> in_types;
+    std::vector<Output> in_outputs;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      in_outputs.push_back(checked(inputs[i], name.empty() ? op_name<T>(op) : name));
+      in_types.push_back(type(in_outputs.back()));
+    }
+    const NodeId id = static_cast<NodeId>(nodes_.size());
+    if (name.empty()) name = std::string(op_name<T>(op)) + "_" + std::to_string(id);
+    const std::string who = std::string(op_name<T>(op)) + " '" + name + "'";
+    std::vector<TensorType> out_types = infer_types<T>(op, in_types, who);
+
+    auto node = std::make_unique<Node<T>>();
+    node->id = id;
+    node->name = std::move(name);
+    node->op = std::move(op);
+    node->inputs = std::move(in_outputs);
+    node->outputs = std::move(out_types);
+    node->users.resize(node->outputs.size());
+    // Reserve everything first so that nothing below can throw after the first change.
+    nodes_.reserve(nodes_.size() + 1);
+    for (const Output &o : node->inputs)
+      nodes_[o.node]->users[o.port].reserve(nodes_[o.node]->users[o.port].size() +
+                                            node->inputs.size());
+    if (is<Parameter>(node->op)) parameters_.reserve(parameters_.size() + 1);
+    if (is<Result>(node->op)) results_.reserve(results_.size() + 1);
+
+    for (std::uint32_t i = 0; i < node->inputs.size(); ++i)
+      nodes_[node->inputs[i].node]->users[node->inputs[i].port].push_back({id, i});
+    if (is<Parameter>(node->op)) parameters_.push_back(id);
+    if (is<Result>(node->op)) results_.push_back(id);
+    std::vector<Value> values;
+    for (std::uint32_t p = 0; p < node->outputs.size(); ++p) values.push_back({id_, {id, p}});
+    nodes_.push_back(std::move(node));
+    return values;
+  }
+
+  std::vector<Value> make(op_type op, std::initializer_list<Value> inputs, std::string name = {}) {
+    return make(std::move(op), std::span<const Value>(inputs.begin(), inputs.size()),
+                std::move(name));
+  }
+
+  /// Adds an attribute-free built-in op by its name ("Relu", "Add", ...).
+  /// @throws [snippets.graph.unknown_op] when no such op exists (describe it as an Opaque).
+  std::vector<Value> make(std::string_view op, std::span<const Value> inputs,
+                          std::string name = {}) {
+    op_type tag;
+    if (!make_op_by_name<T>(op, tag))
+      raise("snippets.graph.unknown_op",
+            "backend '" + std::string(T::name) + "' knows no attribute-free op named '" +
+                std::string(op) +
+                "'; use the typed builder for ops with attributes, or "
+                "describe a foreign op as ir::Opaque{name, output types}");
+    return make(std::move(tag), inputs, std::move(name));
+  }
+
+  Value parameter(ElementType type, Shape shape, std::string name = {}, Layout layout = {}) {
+    layout.check_rank(shape.rank());
+    return make(Parameter{{type, std::move(shape)}, std::move(layout)}, {}, std::move(name))[0];
+  }
+  Value constant(ElementType type, Shape shape, std::vector<double> values, std::string name = {}) {
+    const auto n = shape.element_count();
+    if (values.size() != 1 && static_cast<std::int64_t>(values.size()) != n)
+      raise("snippets.graph.bad_attribute",
+            "Constant of shape " + shape.to_string() + " needs " + std::to_string(n) +
+                " values (or one to fill it) but got " + std::to_string(values.size()));
+    return make(Constant{{type, std::move(shape)}, std::move(values)}, {}, std::move(name))[0];
+  }
+  Value scalar(ElementType type, double value, Shape shape = {}, std::string name = {}) {
+    for (Dim d : shape)
+      if (d != 1)
+        raise("snippets.graph.bad_attribute",
+              "a Scalar's shape may only hold 1s, got " + shape.to_string() + "; use a Constant");
+    return make(Scalar{{type, std::move(shape)}, value}, {}, std::move(name))[0];
+  }
+  NodeId result(Value v, std::string name = {}) {
+    make(Result{}, {v}, std::move(name));
+    return results_.back();
+  }
+
+  // ---- mutation ----
+
+  /// Reconnects input `index` of `node` to `v`.
+  /// @throws [snippets.graph.cycle] when the edge would close a cycle, and the errors of make()
+  /// when the node's op does not accept the new input type.
+  void set_input(NodeId node_id, std::uint32_t index, Value v) {
+    Node<T> &n = mutable_node(node_id);
+    if (index >= n.inputs.size())
+      raise("snippets.graph.dangling_edge",
+            n.describe() + " has no input " + std::to_string(index));
+    const Output src = checked(v, n.name);
+    if (detail::reaches(*this, node_id, src.node))
+      raise("snippets.graph.cycle", "connecting " + nodes_[src.node]->describe() + " to " +
+                                        n.describe() + " would create a cycle");
+    std::vector<TensorType> in_types;
+    for (std::uint32_t i = 0; i < n.inputs.size(); ++i)
+      in_types.push_back(type(i == index ? src : n.inputs[i]));
+    if (infer_types<T>(n.op, in_types, n.describe()) != n.outputs)
+      raise("snippets.graph.type_mismatch", "new input " + type(src).to_string() +
+                                                " would change the outputs of " + n.describe() +
+                                                "; build a new node instead");
+    auto &new_users = nodes_[src.node]->users[src.port];
+    new_users.reserve(new_users.size() + 1);
+    auto &old_users = nodes_[n.inputs[index].node]->users[n.inputs[index].port];
+    std::erase(old_users, Use{node_id, index});
+    new_users.push_back({node_id, index});
+    n.inputs[index] = src;
+  }
+
+  /// Marks a node so the tokenizer never puts it into a Subgraph (the seed's SkippedByPlugin).
+  void mark_skipped(NodeId node_id) { mutable_node(node_id).skipped_by_plugin = true; }
+
+  // ---- queries ----
+
+  std::size_t size() const { return nodes_.size(); }
+  const Node<T> &node(NodeId id) const {
+    if (id >= nodes_.size())
+      raise("snippets.graph.dangling_edge", "node id " + std::to_string(id) + " does not exist");
+    return *nodes_[id];
+  }
+  const Node<T> &node(Value v) const { return node(checked(v, "node()").node); }
+  const std::vector<NodeId> &parameters() const { return parameters_; }
+  const std::vector<NodeId> &results() const { return results_; }
+  const TensorType &type(Output o) const { return nodes_[o.node]->outputs[o.port]; }
+  const TensorType &type(Value v) const { return type(checked(v, "type()")); }
+  std::span<const Use> users(Output o) const { return node(o.node).users.at(o.port); }
+  Value value(Output o) const { return {id_, checked(Value{id_, o}, "value()")}; }
+  /// Node ids in an order where every producer precedes its consumers.
+  std::vector<NodeId> topological_order() const { return detail::topological_order(*this); }
+
+private:
+  static std::uint64_t next_id() {
+    static std::atomic<std::uint64_t> counter{1};
+    return counter++;
+  }
+
+  Node<T> &mutable_node(NodeId id) {
+    node(id); // bounds check
+    return *nodes_[id];
+  }
+
+  Output checked(Value v, std::string_view who) const {
+    if (v.graph != id_)
+      raise("snippets.graph.foreign_value",
+            std::string(who) + ": the input value belongs to another graph (or is default-"
+                               "constructed); use values returned by this graph's builder");
+    if (v.output.node >= nodes_.size() || v.output.port >= nodes_[v.output.node]->outputs.size())
+      raise("snippets.graph.dangling_edge", std::string(who) + ": node " +
+                                                std::to_string(v.output.node) + " has no output " +
+                                                std::to_string(v.output.port));
+    return v.output;
+  }
+
+  std::uint64_t id_;
+  std::vector<std::unique_ptr<Node<T>>> nodes_;
+  std::vector<NodeId> parameters_;
+  std::vector<NodeId> results_;
+};
+
+} // namespace snippets::ir

@@ -1,0 +1,50 @@
+// snippets/ir/graph_view.hpp: the only file that includes Boost.Graph.
+//
+// It gives Boost's algorithms a read-only view of any graph G that provides
+//   std::size_t size() const;                       // node ids are 0..size()-1
+//   node(id).inputs  -> range of {node, port}       // producer of each input
+// and offers the algorithms the IR needs. Boost types never leave this header.
+#pragma once
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/breadth_first_search.hpp>
+#include <boost/graph/topological_sort.hpp>
+
+#include <cstdint>
+#include <iterator>
+#include <vector>
+
+namespace snippets::ir::detail {
+
+using BoostDigraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
+
+/// Edges point from producer to consumer.
+template <class G> BoostDigraph to_boost(const G &g) {
+  BoostDigraph bg(g.size());
+  for (std::size_t v = 0; v < g.size(); ++v)
+    for (const auto &in : g.node(static_cast<std::uint32_t>(v)).inputs)
+      boost::add_edge(in.node, v, bg);
+  return bg;
+}
+
+/// Node ids with every producer before its consumers. Throws if the graph has a cycle
+/// (boost::not_a_dag), which the Graph's own checks prevent.
+template <class G> std::vector<std::uint32_t> topological_order(const G &g) {
+  const BoostDigraph bg = to_boost(g);
+  std::vector<std::size_t> reversed;
+  boost::topological_sort(bg, std::back_inserter(reversed));
+  return {reversed.rbegin(), reversed.rend()};
+}
+
+/// True when a path of data edges leads from `from` to `to` (or from == to).
+template <class G> bool reaches(const G &g, std::uint32_t from, std::uint32_t to) {
+  if (from == to) return true;
+  const BoostDigraph bg = to_boost(g);
+  std::vector<boost::default_color_type> color(g.size(), boost::white_color);
+  boost::breadth_first_visit(bg, from,
+                             boost::color_map(boost::make_iterator_property_map(
+                                 color.begin(), boost::get(boost::vertex_index, bg))));
+  return color[to] != boost::white_color;
+}
+
+} // namespace snippets::ir::detail

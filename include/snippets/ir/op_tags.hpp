@@ -1,0 +1,271 @@
+// snippets/ir/op_tags.hpp: the built-in op set, one attribute-carrying tag per op.
+//
+// Each tag states:
+//  - `name`: the op's name in dumps, errors and `Graph::make` (stable, unique);
+//  - `category`: how the op is typed and shaped (see OpCategory);
+//  - `float_only`: the op accepts f32, f16 and bf16 inputs only.
+// The attributes are plain members compared with `==`. Semantics, as the reference
+// interpreter (reference/eltwise.hpp) computes them in double:
+//  - Maximum, Minimum, Relu and Clamp propagate NaN;
+//  - Round rounds half to even unless `mode` says away from zero;
+//  - Mod is truncated (sign of the dividend, C fmod); FloorMod has the sign of the divisor;
+//  - integer results are truncated toward zero and saturated to the type's range (NaN -> 0);
+//  - Convert follows the same rule for float -> integer and rounds to nearest even for
+//    narrower floats; any non-zero value converts to boolean true.
+// Adding an op: add a tag here and to OpList below, give it a reference formula
+// (reference/eltwise.hpp or the interpreter), an emitter if a target can fuse it, and tests.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "snippets/ir/element_type.hpp"
+#include "snippets/ir/layout.hpp"
+#include "snippets/ir/shape.hpp"
+
+namespace snippets::ir {
+
+/// How an op's output types are inferred.
+enum class OpCategory {
+  parameter,  // graph input: declared type and shape
+  result,     // graph output: one input, no outputs
+  constant,   // declared type and shape, no inputs
+  unary,      // one input, same type and shape
+  binary,     // two inputs of one type, NUMPY-broadcast shape
+  comparison, // two inputs of one type, boolean output, NUMPY-broadcast shape
+  logical,    // boolean inputs, boolean output, NUMPY-broadcast shape
+  special,    // inference written out per op in type_inference.hpp
+};
+
+struct TensorType {
+  ElementType type = ElementType::f32;
+  Shape shape;
+  bool operator==(const TensorType &) const = default;
+  std::string to_string() const {
+    return std::string(snippets::to_string(type)) + shape.to_string();
+  }
+};
+
+#define SNIPPETS_OP_TAG(Name, Category, FloatOnly)                                                 \
+  struct Name {                                                                                    \
+    static constexpr std::string_view name = #Name;                                                \
+    static constexpr OpCategory category = OpCategory::Category;                                   \
+    static constexpr bool float_only = FloatOnly;                                                  \
+    bool operator==(const Name &) const = default;                                                 \
+  }
+
+// ---- graph inputs, outputs and constants ----
+struct Parameter {
+  static constexpr std::string_view name = "Parameter";
+  static constexpr bool float_only = false;
+  static constexpr OpCategory category = OpCategory::parameter;
+  TensorType output;
+  Layout layout; // the memory layout of the user's buffer (planar by default)
+  bool operator==(const Parameter &) const = default;
+};
+SNIPPETS_OP_TAG(Result, result, false);
+/// A tensor constant; `values` holds element_count() values in planar order, or one value
+/// that fills the tensor.
+struct Constant {
+  static constexpr std::string_view name = "Constant";
+  static constexpr bool float_only = false;
+  static constexpr OpCategory category = OpCategory::constant;
+  TensorType output;
+  std::vector<double> values;
+  bool operator==(const Constant &) const = default;
+};
+/// One value kept inside a kernel (the seed's Scalar); `shape` has only 1s (default rank 0).
+struct Scalar {
+  static constexpr std::string_view name = "Scalar";
+  static constexpr bool float_only = false;
+  static constexpr OpCategory category = OpCategory::constant;
+  TensorType output;
+  double value = 0;
+  bool operator==(const Scalar &) const = default;
+};
+
+// ---- unary elementwise ----
+SNIPPETS_OP_TAG(Abs, unary, false);
+SNIPPETS_OP_TAG(Negative, unary, false);
+SNIPPETS_OP_TAG(Relu, unary, false);
+struct Clamp {
+  static constexpr std::string_view name = "Clamp";
+  static constexpr OpCategory category = OpCategory::unary;
+  static constexpr bool float_only = false;
+  double lo = 0, hi = 0;
+  bool operator==(const Clamp &) const = default;
+};
+SNIPPETS_OP_TAG(Floor, unary, false);
+SNIPPETS_OP_TAG(Ceiling, unary, false);
+enum class RoundMode { half_to_even, half_away_from_zero };
+struct Round {
+  static constexpr std::string_view name = "Round";
+  static constexpr OpCategory category = OpCategory::unary;
+  static constexpr bool float_only = false;
+  RoundMode mode = RoundMode::half_to_even;
+  bool operator==(const Round &) const = default;
+};
+SNIPPETS_OP_TAG(Sqrt, unary, true);
+SNIPPETS_OP_TAG(Exp, unary, true);
+SNIPPETS_OP_TAG(Log, unary, true);
+SNIPPETS_OP_TAG(Sigmoid, unary, true);
+SNIPPETS_OP_TAG(Tanh, unary, true);
+SNIPPETS_OP_TAG(Erf, unary, true);
+enum class GeluApproximation { erf, tanh };
+struct Gelu {
+  static constexpr std::string_view name = "Gelu";
+  static constexpr OpCategory category = OpCategory::unary;
+  static constexpr bool float_only = true;
+  GeluApproximation approximation = GeluApproximation::erf;
+  bool operator==(const Gelu &) const = default;
+};
+/// x * sigmoid(beta * x)
+struct Swish {
+  static constexpr std::string_view name = "Swish";
+  static constexpr OpCategory category = OpCategory::unary;
+  static constexpr bool float_only = true;
+  double beta = 1.0;
+  bool operator==(const Swish &) const = default;
+};
+SNIPPETS_OP_TAG(HSwish, unary, true);
+SNIPPETS_OP_TAG(HSigmoid, unary, true);
+SNIPPETS_OP_TAG(Mish, unary, true);
+/// x > 0 ? x : alpha * (exp(x) - 1)
+struct Elu {
+  static constexpr std::string_view name = "Elu";
+  static constexpr OpCategory category = OpCategory::unary;
+  static constexpr bool float_only = true;
+  double alpha = 1.0;
+  bool operator==(const Elu &) const = default;
+};
+SNIPPETS_OP_TAG(SoftPlus, unary, true);
+SNIPPETS_OP_TAG(SoftSign, unary, true);
+/// x ** exponent with a compile-time exponent (the seed's PowerStatic).
+struct PowerStatic {
+  static constexpr std::string_view name = "PowerStatic";
+  static constexpr OpCategory category = OpCategory::unary;
+  static constexpr bool float_only = true;
+  double exponent = 1.0;
+  bool operator==(const PowerStatic &) const = default;
+};
+SNIPPETS_OP_TAG(LogicalNot, special, false);
+
+// ---- binary elementwise ----
+SNIPPETS_OP_TAG(Add, binary, false);
+SNIPPETS_OP_TAG(Subtract, binary, false);
+SNIPPETS_OP_TAG(Multiply, binary, false);
+SNIPPETS_OP_TAG(Divide, binary, false);
+SNIPPETS_OP_TAG(Maximum, binary, false);
+SNIPPETS_OP_TAG(Minimum, binary, false);
+SNIPPETS_OP_TAG(Power, binary, false);
+SNIPPETS_OP_TAG(SquaredDifference, binary, false);
+SNIPPETS_OP_TAG(FloorMod, binary, false);
+SNIPPETS_OP_TAG(Mod, binary, false);
+/// x >= 0 ? x : slope * x. A rank-1 slope whose length is x's dimension 1 is per channel
+/// (broadcast along axis 1); otherwise slope broadcasts by NUMPY rules.
+SNIPPETS_OP_TAG(PRelu, special, false);
+
+SNIPPETS_OP_TAG(Equal, comparison, false);
+SNIPPETS_OP_TAG(NotEqual, comparison, false);
+SNIPPETS_OP_TAG(Greater, comparison, false);
+SNIPPETS_OP_TAG(GreaterEqual, comparison, false);
+SNIPPETS_OP_TAG(Less, comparison, false);
+SNIPPETS_OP_TAG(LessEqual, comparison, false);
+
+SNIPPETS_OP_TAG(LogicalAnd, logical, false);
+SNIPPETS_OP_TAG(LogicalOr, logical, false);
+SNIPPETS_OP_TAG(LogicalXor, logical, false);
+
+// ---- the rest: inference written out in type_inference.hpp ----
+/// Select(cond, then, else): boolean cond; then/else of one type; NUMPY broadcast of all three.
+SNIPPETS_OP_TAG(Select, special, false);
+struct Convert {
+  static constexpr std::string_view name = "Convert";
+  static constexpr OpCategory category = OpCategory::special;
+  static constexpr bool float_only = false;
+  ElementType to = ElementType::f32;
+  bool operator==(const Convert &) const = default;
+};
+struct ReduceSum {
+  static constexpr std::string_view name = "ReduceSum";
+  static constexpr OpCategory category = OpCategory::special;
+  static constexpr bool float_only = false;
+  std::vector<std::int64_t> axes;
+  bool keep_dims = true;
+  bool operator==(const ReduceSum &) const = default;
+};
+struct ReduceMax {
+  static constexpr std::string_view name = "ReduceMax";
+  static constexpr OpCategory category = OpCategory::special;
+  static constexpr bool float_only = false;
+  std::vector<std::int64_t> axes;
+  bool keep_dims = true;
+  bool operator==(const ReduceMax &) const = default;
+};
+struct Softmax {
+  static constexpr std::string_view name = "Softmax";
+  static constexpr OpCategory category = OpCategory::special;
+  static constexpr bool float_only = true;
+  std::int64_t axis = -1;
+  bool operator==(const Softmax &) const = default;
+};
+/// output dim i = input dim order[i]
+struct Transpose {
+  static constexpr std::string_view name = "Transpose";
+  static constexpr OpCategory category = OpCategory::special;
+  static constexpr bool float_only = false;
+  std::vector<std::size_t> order;
+  bool operator==(const Transpose &) const = default;
+};
+/// NUMPY broadcast of the input to `shape` (which must be the broadcast result).
+struct Broadcast {
+  static constexpr std::string_view name = "Broadcast";
+  static constexpr OpCategory category = OpCategory::special;
+  static constexpr bool float_only = false;
+  Shape shape;
+  bool operator==(const Broadcast &) const = default;
+};
+/// Same elements in planar order, new shape; one dimension may be -1 (inferred).
+struct Reshape {
+  static constexpr std::string_view name = "Reshape";
+  static constexpr OpCategory category = OpCategory::special;
+  static constexpr bool float_only = false;
+  std::vector<std::int64_t> shape;
+  bool operator==(const Reshape &) const = default;
+};
+/// NUMPY matmul (batch dims broadcast; rank-1 operands are promoted and the added dim dropped);
+/// the transposes swap the last two dims of a rank >= 2 operand.
+struct MatMul {
+  static constexpr std::string_view name = "MatMul";
+  static constexpr OpCategory category = OpCategory::special;
+  static constexpr bool float_only = false;
+  bool transpose_a = false, transpose_b = false;
+  bool operator==(const MatMul &) const = default;
+};
+/// An op the framework cannot fuse, with declared outputs, so whole models can be described.
+/// The reference interpreter runs it through a callable registered under `type_name`.
+struct Opaque {
+  static constexpr std::string_view name = "Opaque";
+  static constexpr OpCategory category = OpCategory::special;
+  static constexpr bool float_only = false;
+  std::string type_name;
+  std::vector<TensorType> outputs;
+  bool operator==(const Opaque &) const = default;
+};
+
+#undef SNIPPETS_OP_TAG
+
+template <class... Ts> struct TypeList {};
+
+/// Every built-in tag except Subgraph (which depends on the backend traits, see op.hpp).
+using BuiltinOps =
+    TypeList<Parameter, Result, Constant, Scalar, Abs, Negative, Relu, Clamp, Floor, Ceiling, Round,
+             Sqrt, Exp, Log, Sigmoid, Tanh, Erf, Gelu, Swish, HSwish, HSigmoid, Mish, Elu, SoftPlus,
+             SoftSign, PowerStatic, LogicalNot, Add, Subtract, Multiply, Divide, Maximum, Minimum,
+             Power, SquaredDifference, FloorMod, Mod, PRelu, Equal, NotEqual, Greater, GreaterEqual,
+             Less, LessEqual, LogicalAnd, LogicalOr, LogicalXor, Select, Convert, ReduceSum,
+             ReduceMax, Softmax, Transpose, Broadcast, Reshape, MatMul, Opaque>;
+
+} // namespace snippets::ir

@@ -1,0 +1,271 @@
+// snippets/ir/type_inference.hpp: output element types and shapes of every op.
+//
+// infer_types(op, inputs, who) returns the output TensorTypes of `op` applied to inputs of
+// the given types, or throws snippets::Error naming `who` (the op and node) and the fix.
+// It works on static and dynamic shapes alike, so the reference interpreter reuses it to get
+// the concrete shapes of a run. It never reads tensor values.
+#pragma once
+
+#include <algorithm>
+#include <numeric>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "snippets/ir/op.hpp"
+
+namespace snippets::ir {
+
+namespace detail {
+
+inline void check_arity(std::span<const TensorType> in, std::size_t n, std::string_view who) {
+  if (in.size() != n)
+    raise("snippets.graph.arity", std::string(who) + " takes " + std::to_string(n) +
+                                      " input(s) but was given " + std::to_string(in.size()));
+}
+
+inline void check_same_type(std::span<const TensorType> in, std::string_view who) {
+  for (const auto &t : in)
+    if (t.type != in[0].type)
+      raise("snippets.graph.type_mismatch",
+            std::string(who) + " needs inputs of one element type but got " + in[0].to_string() +
+                " and " + t.to_string() + "; insert a Convert on one of them");
+}
+
+inline void check_not_boolean(const TensorType &t, std::string_view who) {
+  if (t.type == ElementType::boolean)
+    raise("snippets.graph.unsupported_type",
+          std::string(who) + " does not take boolean inputs; Convert to f32 or i32 first");
+}
+
+inline void check_boolean(const TensorType &t, std::string_view who) {
+  if (t.type != ElementType::boolean)
+    raise("snippets.graph.unsupported_type", std::string(who) + " needs boolean inputs but got " +
+                                                 t.to_string() + "; compare or Convert first");
+}
+
+inline Shape broadcast_in(std::span<const TensorType> in, std::string_view who) {
+  Shape out = in[0].shape;
+  for (std::size_t i = 1; i < in.size(); ++i)
+    if (!try_broadcast(out, in[i].shape, out))
+      raise("snippets.shape.not_broadcastable",
+            std::string(who) + ": input shapes " + in[0].shape.to_string() + " and " +
+                in[i].shape.to_string() +
+                " do not broadcast (NUMPY rules); insert a Reshape or Broadcast");
+  return out;
+}
+
+inline std::vector<TensorType> reduce(std::span<const TensorType> in,
+                                      const std::vector<std::int64_t> &axes, bool keep_dims,
+                                      std::string_view who) {
+  check_arity(in, 1, who);
+  check_not_boolean(in[0], who);
+  const Shape &s = in[0].shape;
+  if (axes.empty())
+    raise("snippets.graph.bad_attribute",
+          std::string(who) + " needs at least one axis to reduce over");
+  std::vector<bool> reduced(s.rank(), false);
+  for (auto a : axes) reduced[normalize_axis(a, s.rank(), who)] = true;
+  std::vector<Dim> dims;
+  for (std::size_t i = 0; i < s.rank(); ++i)
+    if (!reduced[i])
+      dims.push_back(s[i]);
+    else if (keep_dims)
+      dims.push_back(1);
+  return {{in[0].type, Shape(std::move(dims))}};
+}
+
+inline Shape reshape(const Shape &s, const std::vector<std::int64_t> &target,
+                     std::string_view who) {
+  std::int64_t known = 1;
+  int infer_at = -1;
+  for (std::size_t i = 0; i < target.size(); ++i) {
+    if (target[i] == -1 && infer_at < 0)
+      infer_at = int(i);
+    else if (target[i] < 0)
+      raise("snippets.graph.bad_attribute",
+            std::string(who) + ": target shape may hold one -1 and otherwise extents >= 0");
+    else
+      known *= target[i];
+  }
+  std::vector<Dim> dims(target.begin(), target.end());
+  if (!s.is_static()) {
+    if (infer_at >= 0) dims[std::size_t(infer_at)] = dynamic;
+    return Shape(std::move(dims));
+  }
+  const std::int64_t n = s.element_count();
+  if (infer_at >= 0) {
+    if (known == 0 || n % known != 0)
+      raise("snippets.shape.reshape_mismatch", std::string(who) + ": cannot reshape " +
+                                                   s.to_string() + " so that -1 is a whole extent");
+    dims[std::size_t(infer_at)] = n / known;
+  } else if (known != n) {
+    raise("snippets.shape.reshape_mismatch",
+          std::string(who) + ": cannot reshape " + s.to_string() + " (" + std::to_string(n) +
+              " elements) into " + std::to_string(known) + " elements");
+  }
+  return Shape(std::move(dims));
+}
+
+inline Shape matmul(Shape a, Shape b, const MatMul &m, std::string_view who) {
+  if (a.rank() == 0 || b.rank() == 0)
+    raise("snippets.graph.bad_shape", std::string(who) + " needs operands of rank >= 1");
+  const bool a_vec = a.rank() == 1, b_vec = b.rank() == 1;
+  std::vector<Dim> da(a.begin(), a.end()), db(b.begin(), b.end());
+  if (a_vec)
+    da.insert(da.begin(), 1);
+  else if (m.transpose_a)
+    std::swap(da[da.size() - 1], da[da.size() - 2]);
+  if (b_vec)
+    db.push_back(1);
+  else if (m.transpose_b)
+    std::swap(db[db.size() - 1], db[db.size() - 2]);
+  const Dim k_a = da.back(), k_b = db[db.size() - 2];
+  if (k_a != dynamic && k_b != dynamic && k_a != k_b)
+    raise("snippets.shape.matmul_mismatch", std::string(who) + ": inner dimensions differ (" +
+                                                std::to_string(k_a) + " vs " + std::to_string(k_b) +
+                                                ") for " + a.to_string() + " x " + b.to_string() +
+                                                "; check transpose_a/transpose_b");
+  Shape batch_a(std::span<const Dim>(da).first(da.size() - 2));
+  Shape batch_b(std::span<const Dim>(db).first(db.size() - 2));
+  Shape batch;
+  if (!try_broadcast(batch_a, batch_b, batch))
+    raise("snippets.shape.not_broadcastable", std::string(who) + ": batch dimensions of " +
+                                                  a.to_string() + " and " + b.to_string() +
+                                                  " do not broadcast");
+  std::vector<Dim> out(batch.begin(), batch.end());
+  if (!a_vec) out.push_back(da[da.size() - 2]);
+  if (!b_vec) out.push_back(db.back());
+  return Shape(std::move(out));
+}
+
+} // namespace detail
+
+template <class T>
+std::vector<TensorType> infer_types(const Op<T> &op, std::span<const TensorType> in,
+                                    std::string_view who) {
+  return std::visit(
+      [&](const auto &tag) -> std::vector<TensorType> {
+        using Tag = std::decay_t<decltype(tag)>;
+        constexpr OpCategory cat = Tag::category;
+        if constexpr (Tag::float_only) {
+          for (const auto &t : in)
+            if (!is_float(t.type))
+              raise("snippets.graph.unsupported_type",
+                    std::string(who) + " computes on floats only but got " + t.to_string() +
+                        "; Convert the input to f32 first");
+        }
+        if constexpr (cat == OpCategory::parameter || cat == OpCategory::constant) {
+          detail::check_arity(in, 0, who);
+          return {tag.output};
+        } else if constexpr (cat == OpCategory::result) {
+          detail::check_arity(in, 1, who);
+          return {};
+        } else if constexpr (cat == OpCategory::unary) {
+          detail::check_arity(in, 1, who);
+          detail::check_not_boolean(in[0], who);
+          return {in[0]};
+        } else if constexpr (cat == OpCategory::binary || cat == OpCategory::comparison) {
+          detail::check_arity(in, 2, who);
+          detail::check_same_type(in, who);
+          detail::check_not_boolean(in[0], who);
+          const auto type = cat == OpCategory::comparison ? ElementType::boolean : in[0].type;
+          return {{type, detail::broadcast_in(in, who)}};
+        } else if constexpr (cat == OpCategory::logical) {
+          detail::check_arity(in, 2, who);
+          for (const auto &t : in) detail::check_boolean(t, who);
+          return {{ElementType::boolean, detail::broadcast_in(in, who)}};
+        } else if constexpr (std::is_same_v<Tag, LogicalNot>) {
+          detail::check_arity(in, 1, who);
+          detail::check_boolean(in[0], who);
+          return {in[0]};
+        } else if constexpr (std::is_same_v<Tag, PRelu>) {
+          detail::check_arity(in, 2, who);
+          detail::check_same_type(in, who);
+          detail::check_not_boolean(in[0], who);
+          const Shape &x = in[0].shape;
+          const Shape &s = in[1].shape;
+          if (s.rank() == 1 && x.rank() >= 2 && s[0] != 1 && (s[0] == x[1] || s[0] == dynamic))
+            return {in[0]}; // per-channel slope
+          const Shape out = detail::broadcast_in(in, who);
+          if (!compatible(out, x))
+            raise("snippets.shape.not_broadcastable",
+                  std::string(who) + ": slope " + s.to_string() + " must broadcast into x " +
+                      x.to_string() + " without growing it");
+          return {in[0]};
+        } else if constexpr (std::is_same_v<Tag, Select>) {
+          detail::check_arity(in, 3, who);
+          detail::check_boolean(in[0], who);
+          detail::check_same_type(in.subspan(1), who);
+          return {{in[1].type, detail::broadcast_in(in, who)}};
+        } else if constexpr (std::is_same_v<Tag, Convert>) {
+          detail::check_arity(in, 1, who);
+          return {{tag.to, in[0].shape}};
+        } else if constexpr (std::is_same_v<Tag, ReduceSum> || std::is_same_v<Tag, ReduceMax>) {
+          return detail::reduce(in, tag.axes, tag.keep_dims, who);
+        } else if constexpr (std::is_same_v<Tag, Softmax>) {
+          detail::check_arity(in, 1, who);
+          normalize_axis(tag.axis, in[0].shape.rank(), who);
+          return {in[0]};
+        } else if constexpr (std::is_same_v<Tag, Transpose>) {
+          detail::check_arity(in, 1, who);
+          const Shape &s = in[0].shape;
+          std::vector<bool> seen(s.rank(), false);
+          std::vector<Dim> dims;
+          if (tag.order.size() != s.rank())
+            raise("snippets.graph.bad_attribute",
+                  std::string(who) + ": order has " + std::to_string(tag.order.size()) +
+                      " entries but the input has rank " + std::to_string(s.rank()));
+          for (std::size_t a : tag.order) {
+            if (a >= s.rank() || seen[a])
+              raise("snippets.graph.bad_attribute",
+                    std::string(who) + ": order must be a permutation of 0..rank-1");
+            seen[a] = true;
+            dims.push_back(s[a]);
+          }
+          return {{in[0].type, Shape(std::move(dims))}};
+        } else if constexpr (std::is_same_v<Tag, Broadcast>) {
+          detail::check_arity(in, 1, who);
+          Shape out;
+          if (!try_broadcast(in[0].shape, tag.shape, out) || !compatible(out, tag.shape))
+            raise("snippets.shape.not_broadcastable",
+                  std::string(who) + ": " + in[0].shape.to_string() + " cannot be broadcast to " +
+                      tag.shape.to_string());
+          return {{in[0].type, tag.shape}};
+        } else if constexpr (std::is_same_v<Tag, Reshape>) {
+          detail::check_arity(in, 1, who);
+          return {{in[0].type, detail::reshape(in[0].shape, tag.shape, who)}};
+        } else if constexpr (std::is_same_v<Tag, MatMul>) {
+          detail::check_arity(in, 2, who);
+          detail::check_same_type(in, who);
+          detail::check_not_boolean(in[0], who);
+          return {{in[0].type, detail::matmul(in[0].shape, in[1].shape, tag, who)}};
+        } else if constexpr (std::is_same_v<Tag, Opaque>) {
+          if (tag.outputs.empty())
+            raise("snippets.graph.bad_attribute",
+                  std::string(who) + ": an Opaque op must declare at least one output type");
+          return tag.outputs;
+        } else if constexpr (std::is_same_v<Tag, Subgraph<T>>) {
+          if (!tag.body)
+            raise("snippets.graph.bad_attribute", std::string(who) + " has no body graph");
+          const auto params = tag.body->parameters();
+          detail::check_arity(in, params.size(), who);
+          for (std::size_t i = 0; i < in.size(); ++i) {
+            const TensorType &p = tag.body->node(params[i]).outputs[0];
+            if (p.type != in[i].type || !compatible(p.shape, in[i].shape))
+              raise("snippets.graph.type_mismatch",
+                    std::string(who) + ": input " + std::to_string(i) + " is " + in[i].to_string() +
+                        " but the body's parameter is " + p.to_string());
+          }
+          std::vector<TensorType> out;
+          for (auto r : tag.body->results())
+            out.push_back(tag.body->type(tag.body->node(r).inputs[0]));
+          return out;
+        } else {
+          static_assert(sizeof(Tag) == 0, "snippets: op tag has no type inference rule; add one");
+        }
+      },
+      op);
+}
+
+} // namespace snippets::ir

@@ -1,0 +1,172 @@
+// snippets/reference/tensor_ops.hpp: the non-elementwise reference computations on Values.
+//
+// Plain loops over planar double tensors: NUMPY-broadcasting maps, reductions, Softmax,
+// Transpose, MatMul. Output shapes come from ir/type_inference.hpp; these functions trust
+// them. Clarity over speed: they are the oracle, not the product.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "snippets/reference/tensor.hpp"
+
+namespace snippets::reference::detail {
+
+inline std::vector<std::int64_t> strides_of(const Shape &s) {
+  std::vector<std::int64_t> st(s.rank(), 1);
+  for (std::size_t i = s.rank(); i-- > 1;) st[i - 1] = st[i] * s[i];
+  return st;
+}
+
+/// Element strides of `in` read as a tensor of shape `out` (right-aligned; 0 where broadcast).
+inline std::vector<std::int64_t> broadcast_strides(const Shape &in, const Shape &out) {
+  std::vector<std::int64_t> st(out.rank(), 0);
+  const auto in_st = strides_of(in);
+  const std::size_t off = out.rank() - in.rank();
+  for (std::size_t i = 0; i < in.rank(); ++i) st[off + i] = in[i] == 1 ? 0 : in_st[i];
+  return st;
+}
+
+/// Calls fn(output_linear_index, input_offsets) for every element of `out`, where each input
+/// offset follows NUMPY broadcasting of `inputs[k]` into `out`.
+inline void
+for_each_broadcast(const Shape &out, std::span<const Shape> inputs,
+                   const std::function<void(std::size_t, std::span<const std::int64_t>)> &fn) {
+  const std::size_t rank = out.rank(), n_in = inputs.size();
+  std::vector<std::vector<std::int64_t>> st;
+  for (const Shape &s : inputs) st.push_back(broadcast_strides(s, out));
+  std::vector<std::int64_t> idx(rank, 0), offs(n_in, 0);
+  const auto total = static_cast<std::size_t>(out.element_count());
+  for (std::size_t lin = 0; lin < total; ++lin) {
+    fn(lin, offs);
+    for (std::size_t d = rank; d-- > 0;) { // odometer increment, updating offsets incrementally
+      ++idx[d];
+      for (std::size_t k = 0; k < n_in; ++k) offs[k] += st[k][d];
+      if (idx[d] < out[d]) break;
+      for (std::size_t k = 0; k < n_in; ++k) offs[k] -= st[k][d] * idx[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+/// Elementwise map with broadcasting: out[i] = f(in_0[..], in_1[..], ...).
+template <class F>
+Values broadcast_map(ElementType type, const Shape &out, std::span<const Values *const> in, F f) {
+  Values r{type, out, std::vector<double>(static_cast<std::size_t>(out.element_count()))};
+  std::vector<Shape> shapes;
+  for (const Values *v : in) shapes.push_back(v->shape);
+  std::vector<double> args(in.size());
+  for_each_broadcast(out, shapes, [&](std::size_t lin, std::span<const std::int64_t> offs) {
+    for (std::size_t k = 0; k < in.size(); ++k)
+      args[k] = in[k]->v[static_cast<std::size_t>(offs[k])];
+    r.v[lin] = f(std::span<const double>(args));
+  });
+  return r;
+}
+
+enum class ReduceKind { sum, max };
+
+/// Reduces `x` over `axes` (normalised); `out_shape` is the inferred output shape.
+inline Values reduce(const Values &x, const std::vector<bool> &reduced, ReduceKind kind,
+                     const Shape &out_shape) {
+  std::vector<Dim> kept(x.shape.begin(), x.shape.end());
+  for (std::size_t i = 0; i < kept.size(); ++i)
+    if (reduced[i]) kept[i] = 1;
+  const Shape kept_shape(kept);
+  const double init = kind == ReduceKind::sum ? 0.0 : -std::numeric_limits<double>::infinity();
+  Values r{x.type, out_shape,
+           std::vector<double>(static_cast<std::size_t>(kept_shape.element_count()), init)};
+  const auto out_st = broadcast_strides(kept_shape, x.shape);
+  // iterate the input; its offset into the kept-dims output has stride 0 along reduced axes
+  std::vector<std::int64_t> idx(x.shape.rank(), 0);
+  for (std::size_t lin = 0; lin < x.v.size(); ++lin) {
+    std::int64_t o = 0, rem = static_cast<std::int64_t>(lin);
+    for (std::size_t d = x.shape.rank(); d-- > 0;) {
+      o += (rem % x.shape[d]) * out_st[d];
+      rem /= x.shape[d];
+    }
+    double &acc = r.v[static_cast<std::size_t>(o)];
+    const double v = x.v[lin];
+    if (kind == ReduceKind::sum)
+      acc += v;
+    else
+      acc = (std::isnan(acc) || std::isnan(v)) ? std::numeric_limits<double>::quiet_NaN()
+                                               : std::max(acc, v);
+  }
+  return r;
+}
+
+/// Numerically stable softmax along `axis`.
+inline Values softmax(const Values &x, std::size_t axis) {
+  Values r = x;
+  std::int64_t outer = 1, inner = 1;
+  for (std::size_t i = 0; i < axis; ++i) outer *= x.shape[i];
+  for (std::size_t i = axis + 1; i < x.shape.rank(); ++i) inner *= x.shape[i];
+  const std::int64_t n = x.shape[axis];
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t in = 0; in < inner; ++in) {
+      auto at = [&](std::int64_t k) -> double & {
+        return r.v[std::size_t((o * n + k) * inner + in)];
+      };
+      double m = -std::numeric_limits<double>::infinity();
+      for (std::int64_t k = 0; k < n; ++k) m = std::max(m, at(k)); // a NaN makes the row NaN below
+      double sum = 0;
+      for (std::int64_t k = 0; k < n; ++k) sum += (at(k) = std::exp(at(k) - m));
+      for (std::int64_t k = 0; k < n; ++k) at(k) /= sum;
+    }
+  return r;
+}
+
+inline Values transpose(const Values &x, const std::vector<std::size_t> &order, const Shape &out) {
+  Values r{x.type, out, std::vector<double>(x.v.size())};
+  const auto in_st = strides_of(x.shape);
+  std::vector<std::int64_t> perm_st(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) perm_st[i] = in_st[order[i]];
+  for (std::size_t lin = 0; lin < r.v.size(); ++lin) {
+    std::int64_t src = 0, rem = static_cast<std::int64_t>(lin);
+    for (std::size_t d = out.rank(); d-- > 0;) {
+      src += (rem % out[d]) * perm_st[d];
+      rem /= out[d];
+    }
+    r.v[lin] = x.v[static_cast<std::size_t>(src)];
+  }
+  return r;
+}
+
+/// NUMPY matmul with optional transposes of the last two dims of rank >= 2 operands.
+inline Values matmul(const Values &a, const Values &b, bool ta, bool tb, const Shape &out) {
+  // promote rank-1 operands, then view both as [batch..., rows, cols]
+  std::vector<Dim> da(a.shape.begin(), a.shape.end()), db(b.shape.begin(), b.shape.end());
+  const bool a_vec = da.size() == 1, b_vec = db.size() == 1;
+  if (a_vec) da.insert(da.begin(), 1), ta = false;
+  if (b_vec) db.push_back(1), tb = false;
+  const std::int64_t m = ta ? da[da.size() - 1] : da[da.size() - 2];
+  const std::int64_t k = ta ? da[da.size() - 2] : da[da.size() - 1];
+  const std::int64_t n = tb ? db[db.size() - 2] : db[db.size() - 1];
+  const Shape batch_a(std::span<const Dim>(da).first(da.size() - 2));
+  const Shape batch_b(std::span<const Dim>(db).first(db.size() - 2));
+  const Shape batch = broadcast(batch_a, batch_b);
+  Values r{a.type, out,
+           std::vector<double>(static_cast<std::size_t>(batch.element_count() * m * n))};
+  const std::vector<Shape> shapes{batch_a, batch_b};
+  std::size_t batch_index = 0;
+  for_each_broadcast(batch, shapes, [&](std::size_t, std::span<const std::int64_t> offs) {
+    const double *pa = a.v.data() + offs[0] * da[da.size() - 1] * da[da.size() - 2];
+    const double *pb = b.v.data() + offs[1] * db[db.size() - 1] * db[db.size() - 2];
+    double *pc = r.v.data() + batch_index++ * std::size_t(m * n);
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        double acc = 0;
+        for (std::int64_t p = 0; p < k; ++p)
+          acc += pa[ta ? p * m + i : i * k + p] * pb[tb ? j * k + p : p * n + j];
+        pc[i * n + j] = acc;
+      }
+  });
+  return r;
+}
+
+} // namespace snippets::reference::detail
