@@ -14,22 +14,43 @@
 
 #include <concepts>
 #include <string_view>
+#include <type_traits>
 
 #include "snippets/ir/op_tags.hpp"
 
 namespace snippets {
 
+namespace detail {
+/// True when `&T::member` has type P of a static data member (a non-static one gives a member
+/// pointer, which a requires-expression would otherwise accept in its unevaluated operands).
+template <class P>
+concept StaticMemberAddress = !std::is_member_pointer_v<P>;
+} // namespace detail
+
+// Each concept below also requires its members to be static and usable in constant
+// expressions, as the comment above says; the `typename std::...<...>` lines check that.
+
 template <class T>
 concept NamedBackend = requires {
+  requires detail::StaticMemberAddress<decltype(&T::name)>;
   { T::name } -> std::convertible_to<std::string_view>;
+  typename std::bool_constant<(std::string_view(T::name), true)>;
 };
 
 template <class T>
 concept RegisterBudget = requires {
+  requires detail::StaticMemberAddress<decltype(&T::vector_registers)>;
+  requires detail::StaticMemberAddress<decltype(&T::vector_bytes)>;
+  requires detail::StaticMemberAddress<decltype(&T::gp_registers)>;
+  requires detail::StaticMemberAddress<decltype(&T::data_pointer_registers)>;
   { T::vector_registers } -> std::convertible_to<int>;
   { T::vector_bytes } -> std::convertible_to<int>;
   { T::gp_registers } -> std::convertible_to<int>;
   { T::data_pointer_registers } -> std::convertible_to<int>;
+  typename std::integral_constant<int, static_cast<int>(T::vector_registers)>;
+  typename std::integral_constant<int, static_cast<int>(T::vector_bytes)>;
+  typename std::integral_constant<int, static_cast<int>(T::gp_registers)>;
+  typename std::integral_constant<int, static_cast<int>(T::data_pointer_registers)>;
 };
 
 template <class T>
@@ -39,7 +60,12 @@ concept HostQuery = requires {
 
 template <class T>
 concept FusableOpSet = requires {
-  { T::template fusable<ir::Add> } -> std::convertible_to<bool>;
+  // A plain `static constexpr bool fusable` makes `T::template fusable<...>` a hard error in
+  // g++ 12 rather than a failed requirement, so rule it out first.
+  requires !requires { T::fusable; };
+  requires std::same_as < std::remove_cvref_t<decltype(T::template fusable<ir::Add>)>,
+  bool > ;
+  typename std::bool_constant<T::template fusable<ir::Add>>;
 };
 
 template <class T>
@@ -47,32 +73,30 @@ concept BackendTraits = NamedBackend<T> && RegisterBudget<T> && HostQuery<T> && 
 
 namespace detail {
 template <class> inline constexpr bool dependent_false = false;
-}
+} // namespace detail
 
-/// Reports the first missing piece of a traits type with the line to write; true when none.
+/// Reports the first missing piece of a traits type with the line to write. Use it as
+/// `static_assert(check_backend_traits<T>());`. It returns true even after a failed check:
+/// the failed static_assert inside already stops the build, and a false here would add a
+/// second, message-less error at the caller.
 template <class T> consteval bool check_backend_traits() {
   if constexpr (!NamedBackend<T>) {
     static_assert(detail::dependent_false<T>,
                   "snippets: backend traits need `static constexpr std::string_view name = "
                   "\"my_backend\";`");
-    return false;
   } else if constexpr (!RegisterBudget<T>) {
     static_assert(detail::dependent_false<T>,
                   "snippets: backend traits need `static constexpr int vector_registers, "
                   "vector_bytes, gp_registers, data_pointer_registers;`");
-    return false;
   } else if constexpr (!HostQuery<T>) {
     static_assert(detail::dependent_false<T>,
                   "snippets: backend traits need `static bool host_supported();`");
-    return false;
   } else if constexpr (!FusableOpSet<T>) {
     static_assert(detail::dependent_false<T>,
                   "snippets: backend traits need `template <class Op> static constexpr bool "
                   "fusable = ...;` (false for every op the backend cannot put in a kernel)");
-    return false;
-  } else {
-    return true;
   }
+  return true;
 }
 
 /// The traits of the reference path: it runs every op through the interpreter and fuses none.

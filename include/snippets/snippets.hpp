@@ -1,10 +1,11 @@
 // snippets/snippets.hpp: the public API in one include.
 //
-// Build a data-flow Graph with the builder, evaluate it with the reference interpreter today;
-// later stages tokenize it into Subgraphs and compile each into one JIT kernel.
+// Build a data-flow Graph with the builder; compile() an elementwise body into one JIT kernel
+// (x64, AVX2 or AVX-512) and run it; the reference interpreter evaluates any graph.
 #pragma once
 
 #include "snippets/backend_traits.hpp"
+#include "snippets/compile.hpp"
 #include "snippets/error.hpp"
 #include "snippets/ir/element_type.hpp"
 #include "snippets/ir/graph.hpp"

@@ -18,6 +18,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "snippets/backend_traits.hpp"
@@ -74,8 +75,23 @@ public:
   Graph() : id_(next_id()) {}
   Graph(const Graph &) = delete;
   Graph &operator=(const Graph &) = delete;
-  Graph(Graph &&) noexcept = default;
-  Graph &operator=(Graph &&) noexcept = default;
+  /// Values of `other` stay valid in the new graph. The moved-from graph is empty and gets a
+  /// fresh id, so the two never accept each other's Values.
+  Graph(Graph &&other) noexcept
+      : id_(std::exchange(other.id_, next_id())), nodes_(std::move(other.nodes_)),
+        parameters_(std::move(other.parameters_)), results_(std::move(other.results_)) {
+    other.clear_after_move();
+  }
+  Graph &operator=(Graph &&other) noexcept {
+    if (this != &other) {
+      id_ = std::exchange(other.id_, next_id());
+      nodes_ = std::move(other.nodes_);
+      parameters_ = std::move(other.parameters_);
+      results_ = std::move(other.results_);
+      other.clear_after_move();
+    }
+    return *this;
+  }
 
   /// A graph-unique id; Values carry it so a Value of another graph is rejected.
   std::uint64_t id() const { return id_; }
@@ -110,13 +126,14 @@ public:
                                             node->inputs.size());
     if (is<Parameter>(node->op)) parameters_.reserve(parameters_.size() + 1);
     if (is<Result>(node->op)) results_.reserve(results_.size() + 1);
+    std::vector<Value> values;
+    values.reserve(node->outputs.size());
+    for (std::uint32_t p = 0; p < node->outputs.size(); ++p) values.push_back({id_, {id, p}});
 
     for (std::uint32_t i = 0; i < node->inputs.size(); ++i)
       nodes_[node->inputs[i].node]->users[node->inputs[i].port].push_back({id, i});
     if (is<Parameter>(node->op)) parameters_.push_back(id);
     if (is<Result>(node->op)) results_.push_back(id);
-    std::vector<Value> values;
-    for (std::uint32_t p = 0; p < node->outputs.size(); ++p) values.push_back({id_, {id, p}});
     nodes_.push_back(std::move(node));
     return values;
   }
@@ -139,24 +156,21 @@ public:
                 "describe a foreign op as ir::Opaque{name, output types}");
     return make(std::move(tag), inputs, std::move(name));
   }
+  std::vector<Value> make(std::string_view op, std::initializer_list<Value> inputs,
+                          std::string name = {}) {
+    return make(op, std::span<const Value>(inputs.begin(), inputs.size()), std::move(name));
+  }
 
+  // The sources below are checked by type inference (a layout of the shape's rank, a static
+  // Constant with one value or one per element, a Scalar shape of 1s), so make() with a
+  // hand-built tag is checked alike.
   Value parameter(ElementType type, Shape shape, std::string name = {}, Layout layout = {}) {
-    layout.check_rank(shape.rank());
     return make(Parameter{{type, std::move(shape)}, std::move(layout)}, {}, std::move(name))[0];
   }
   Value constant(ElementType type, Shape shape, std::vector<double> values, std::string name = {}) {
-    const auto n = shape.element_count();
-    if (values.size() != 1 && static_cast<std::int64_t>(values.size()) != n)
-      raise("snippets.graph.bad_attribute",
-            "Constant of shape " + shape.to_string() + " needs " + std::to_string(n) +
-                " values (or one to fill it) but got " + std::to_string(values.size()));
     return make(Constant{{type, std::move(shape)}, std::move(values)}, {}, std::move(name))[0];
   }
   Value scalar(ElementType type, double value, Shape shape = {}, std::string name = {}) {
-    for (Dim d : shape)
-      if (d != 1)
-        raise("snippets.graph.bad_attribute",
-              "a Scalar's shape may only hold 1s, got " + shape.to_string() + "; use a Constant");
     return make(Scalar{{type, std::move(shape)}, value}, {}, std::move(name))[0];
   }
   NodeId result(Value v, std::string name = {}) {
@@ -207,9 +221,17 @@ public:
   const Node<T> &node(Value v) const { return node(checked(v, "node()").node); }
   const std::vector<NodeId> &parameters() const { return parameters_; }
   const std::vector<NodeId> &results() const { return results_; }
-  const TensorType &type(Output o) const { return nodes_[o.node]->outputs[o.port]; }
-  const TensorType &type(Value v) const { return type(checked(v, "type()")); }
-  std::span<const Use> users(Output o) const { return node(o.node).users.at(o.port); }
+  const TensorType &type(Output o) const { return type(Value{id_, o}); }
+  const TensorType &type(Value v) const {
+    const Output o = checked(v, "type()");
+    return nodes_[o.node]->outputs[o.port];
+  }
+  /// The consumers of output `o`, in the order they were connected.
+  std::span<const Use> users(Output o) const {
+    const Output c = checked(Value{id_, o}, "users()");
+    return nodes_[c.node]->users[c.port];
+  }
+  std::span<const Use> users(Value v) const { return users(checked(v, "users()")); }
   Value value(Output o) const { return {id_, checked(Value{id_, o}, "value()")}; }
   /// Node ids in an order where every producer precedes its consumers.
   std::vector<NodeId> topological_order() const { return detail::topological_order(*this); }
@@ -218,6 +240,12 @@ private:
   static std::uint64_t next_id() {
     static std::atomic<std::uint64_t> counter{1};
     return counter++;
+  }
+
+  void clear_after_move() noexcept {
+    nodes_.clear();
+    parameters_.clear();
+    results_.clear();
   }
 
   Node<T> &mutable_node(NodeId id) {

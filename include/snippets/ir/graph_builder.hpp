@@ -6,6 +6,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <type_traits>
 #include <utility>
 
 #include "snippets/ir/op_tags.hpp"
@@ -16,6 +17,8 @@ template <class G> class GraphBuilder {
 public:
   /// Any single-output op: g.apply(Clamp{0, 6}, x).
   template <class Tag, class... V> auto apply(Tag tag, V... inputs) {
+    static_assert(!std::is_same_v<Tag, Result>,
+                  "snippets: a Result has no output Value; use g.result(x) instead of apply");
     return self().make(std::move(tag), {inputs...})[0];
   }
 

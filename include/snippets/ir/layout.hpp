@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <numeric>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,10 @@ public:
   /// `order` outermost first; `block_axis` (a logical axis) is split into blocks of `block`.
   static Layout blocked(std::vector<std::size_t> order, std::size_t block_axis,
                         std::int64_t block) {
+    if (block_axis >= order.size()) // before the cast below, which would wrap huge values
+      raise("snippets.layout.invalid", "blocked axis " + std::to_string(block_axis) +
+                                           " is out of range for an order of rank " +
+                                           std::to_string(order.size()));
     return Layout(std::move(order), static_cast<std::int64_t>(block_axis), block);
   }
   static Layout permuted(std::vector<std::size_t> order) { return Layout(std::move(order), -1, 0); }
@@ -64,8 +69,21 @@ public:
   }
 
   /// Offset (in elements) of the logical index `idx` in a buffer of `physical_shape(logical)`.
+  /// @pre `logical` is static; `idx` has one in-range entry per logical axis (else throws).
   std::int64_t offset(const Shape &logical, std::span<const std::int64_t> idx) const {
     const Shape phys = physical_shape(logical);
+    if (!logical.is_static())
+      raise("snippets.shape.dynamic", "offsets in " + logical.to_string() +
+                                          " are unknown: give every dynamic dimension a value");
+    if (idx.size() != logical.rank())
+      raise("snippets.layout.rank_mismatch", "index of rank " + std::to_string(idx.size()) +
+                                                 " into a tensor of rank " +
+                                                 std::to_string(logical.rank()));
+    for (std::size_t a = 0; a < idx.size(); ++a)
+      if (idx[a] < 0 || idx[a] >= logical[a])
+        raise("snippets.layout.index_out_of_range", "index " + std::to_string(idx[a]) +
+                                                        " on axis " + std::to_string(a) +
+                                                        " is outside " + logical.to_string());
     const auto ord = order_.empty() ? identity(logical.rank()) : order_;
     std::int64_t off = 0;
     for (std::size_t p = 0; p < ord.size(); ++p) {

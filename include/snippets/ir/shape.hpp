@@ -11,6 +11,7 @@
 #include <initializer_list>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "snippets/error.hpp"
@@ -47,6 +48,8 @@ public:
       raise("snippets.shape.dynamic",
             "element count of " + to_string() +
                 " is unknown: give every dynamic dimension a value first");
+    // a zero extent makes the count 0 even when the other extents' product would overflow
+    if (std::find(dims_.begin(), dims_.end(), Dim{0}) != dims_.end()) return 0;
     std::int64_t n = 1;
     for (Dim d : dims_)
       if (__builtin_mul_overflow(n, d, &n))
@@ -86,7 +89,8 @@ inline bool compatible(const Shape &a, const Shape &b) {
   return true;
 }
 
-/// NUMPY broadcast of two shapes, or nullopt-like failure reported through the flag.
+/// NUMPY broadcast of two shapes into `out`; returns false (and leaves `out` alone) when they
+/// do not broadcast. `out` may alias `a` or `b`.
 inline bool try_broadcast(const Shape &a, const Shape &b, Shape &out) {
   const std::size_t r = std::max(a.rank(), b.rank());
   std::vector<Dim> dims(r);
@@ -122,6 +126,10 @@ inline Shape broadcast(const Shape &a, const Shape &b) {
 /// Normalises a possibly negative axis against `rank`; throws when it is out of range.
 inline std::size_t normalize_axis(std::int64_t axis, std::size_t rank, std::string_view what) {
   const auto r = static_cast<std::int64_t>(rank);
+  if (rank == 0)
+    raise("snippets.shape.axis_out_of_range",
+          std::string(what) + ": axis " + std::to_string(axis) +
+              " given for a rank-0 (scalar) tensor, which has no axes; Reshape it to rank 1");
   if (axis < -r || axis >= r)
     raise("snippets.shape.axis_out_of_range",
           std::string(what) + ": axis " + std::to_string(axis) + " is out of range for rank " +

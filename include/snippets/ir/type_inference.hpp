@@ -44,6 +44,46 @@ inline void check_boolean(const TensorType &t, std::string_view who) {
                                                  t.to_string() + "; compare or Convert first");
 }
 
+// Checks of the ops without inputs, here rather than in the builder so that make() with a
+// hand-built tag is checked the same way.
+inline void check_source(const Parameter &p, std::string_view who) {
+  const auto &order = p.layout.order();
+  if (!order.empty() && order.size() != p.output.shape.rank())
+    raise("snippets.layout.rank_mismatch",
+          std::string(who) + ": layout " + p.layout.to_string(order.size()) + " has rank " +
+              std::to_string(order.size()) + " but the shape " + p.output.shape.to_string() +
+              " has rank " + std::to_string(p.output.shape.rank()) +
+              "; give a layout of the shape's rank");
+}
+
+inline void check_source(const Constant &c, std::string_view who) {
+  const Shape &s = c.output.shape;
+  if (!s.is_static())
+    raise("snippets.shape.dynamic", std::string(who) + ": a Constant needs a static shape, got " +
+                                        s.to_string() + "; use a Parameter for run-time shapes");
+  // element_count(), with `who` in the message: a zero extent wins over an overflow
+  const bool empty = std::find(s.begin(), s.end(), Dim{0}) != s.end();
+  std::int64_t n = empty ? 0 : 1;
+  for (Dim d : s)
+    if (!empty && __builtin_mul_overflow(n, d, &n))
+      raise("snippets.shape.too_many_elements", std::string(who) + ": a Constant of shape " +
+                                                    s.to_string() +
+                                                    " has more elements than int64 can count");
+  if (c.values.size() != 1 && static_cast<std::int64_t>(c.values.size()) != n)
+    raise("snippets.graph.bad_attribute", std::string(who) + ": a Constant of shape " +
+                                              s.to_string() + " needs " + std::to_string(n) +
+                                              " values (or one to fill it) but got " +
+                                              std::to_string(c.values.size()));
+}
+
+inline void check_source(const Scalar &c, std::string_view who) {
+  for (Dim d : c.output.shape)
+    if (d != 1)
+      raise("snippets.graph.bad_attribute", std::string(who) +
+                                                ": a Scalar's shape may only hold 1s, got " +
+                                                c.output.shape.to_string() + "; use a Constant");
+}
+
 inline Shape broadcast_in(std::span<const TensorType> in, std::string_view who) {
   Shape out = in[0].shape;
   for (std::size_t i = 1; i < in.size(); ++i)
@@ -85,8 +125,9 @@ inline Shape reshape(const Shape &s, const std::vector<std::int64_t> &target,
     else if (target[i] < 0)
       raise("snippets.graph.bad_attribute",
             std::string(who) + ": target shape may hold one -1 and otherwise extents >= 0");
-    else
-      known *= target[i];
+    else if (__builtin_mul_overflow(known, target[i], &known))
+      raise("snippets.shape.too_many_elements",
+            std::string(who) + ": the target shape has more elements than int64 can count");
   }
   std::vector<Dim> dims(target.begin(), target.end());
   if (!s.is_static()) {
@@ -157,6 +198,7 @@ std::vector<TensorType> infer_types(const Op<T> &op, std::span<const TensorType>
         }
         if constexpr (cat == OpCategory::parameter || cat == OpCategory::constant) {
           detail::check_arity(in, 0, who);
+          detail::check_source(tag, who);
           return {tag.output};
         } else if constexpr (cat == OpCategory::result) {
           detail::check_arity(in, 1, who);
@@ -164,6 +206,12 @@ std::vector<TensorType> infer_types(const Op<T> &op, std::span<const TensorType>
         } else if constexpr (cat == OpCategory::unary) {
           detail::check_arity(in, 1, who);
           detail::check_not_boolean(in[0], who);
+          if constexpr (std::is_same_v<Tag, Clamp>) {
+            if (!(tag.lo <= tag.hi)) // also rejects NaN bounds
+              raise("snippets.graph.bad_attribute",
+                    std::string(who) + ": Clamp needs lo <= hi (got lo " + std::to_string(tag.lo) +
+                        ", hi " + std::to_string(tag.hi) + ")");
+          }
           return {in[0]};
         } else if constexpr (cat == OpCategory::binary || cat == OpCategory::comparison) {
           detail::check_arity(in, 2, who);
@@ -248,8 +296,12 @@ std::vector<TensorType> infer_types(const Op<T> &op, std::span<const TensorType>
         } else if constexpr (std::is_same_v<Tag, Subgraph<T>>) {
           if (!tag.body)
             raise("snippets.graph.bad_attribute", std::string(who) + " has no body graph");
-          const auto params = tag.body->parameters();
+          const auto &params = tag.body->parameters();
           detail::check_arity(in, params.size(), who);
+          if (tag.body->results().empty())
+            raise("snippets.graph.bad_attribute",
+                  std::string(who) + ": the body has no Result; a Subgraph needs at least one "
+                                     "output");
           for (std::size_t i = 0; i < in.size(); ++i) {
             const TensorType &p = tag.body->node(params[i]).outputs[0];
             if (p.type != in[i].type || !compatible(p.shape, in[i].shape))

@@ -55,11 +55,12 @@ inline double formula(const ir::Gelu &g, double x) {
   return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
 }
 inline double formula(const ir::Swish &s, double x) { return x * detail::sigmoid(s.beta * x); }
+// relu6(x + 3) through max_nan/min_nan: fmax/fmin would turn a NaN input into 0
 inline double formula(const ir::HSwish &, double x) {
-  return x * std::fmin(std::fmax(x + 3.0, 0.0), 6.0) / 6.0;
+  return x * detail::min_nan(detail::max_nan(x + 3.0, 0.0), 6.0) / 6.0;
 }
 inline double formula(const ir::HSigmoid &, double x) {
-  return std::fmin(std::fmax(x + 3.0, 0.0), 6.0) / 6.0;
+  return detail::min_nan(detail::max_nan(x + 3.0, 0.0), 6.0) / 6.0;
 }
 inline double formula(const ir::Mish &, double x) { return x * std::tanh(detail::softplus(x)); }
 inline double formula(const ir::Elu &e, double x) { return x > 0 ? x : e.alpha * std::expm1(x); }
@@ -81,7 +82,8 @@ inline double formula(const ir::SquaredDifference &, double a, double b) {
 }
 inline double formula(const ir::FloorMod &, double a, double b) {
   const double r = std::fmod(a, b);
-  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+  if (r == 0) return std::copysign(0.0, b); // fmod's zero has the dividend's sign
+  return (r < 0) != (b < 0) ? r + b : r;
 }
 inline double formula(const ir::Mod &, double a, double b) { return std::fmod(a, b); }
 inline double formula(const ir::PRelu &, double x, double slope) {

@@ -6,7 +6,8 @@
 // Contract:
 //  - inputs match the graph's Parameters in order: same count, same element type, shapes
 //    compatible with the declared ones (dynamic dims take any extent); otherwise
-//    [snippets.reference.input_count|input_type|input_shape];
+//    [snippets.reference.input_count|input_type|input_shape]. Input Values are first rounded
+//    to their element type (an i32 input of 2.7 is 2), as a Tensor of that type would hold;
 //  - every op is computed in double; a node whose output type is an integer or boolean has
 //    its values converted to that type (truncate toward zero, saturate) because that is the
 //    op's meaning; float intermediates stay in double unless Options::round_each_node;
@@ -65,8 +66,10 @@ std::vector<Values> eval_node(const ir::Node<T> &node, std::span<const Values> i
           SNIPPETS_ASSERT(false) << "Parameters and Results are handled by evaluate()";
           return {};
         } else if constexpr (std::is_same_v<Tag, ir::Constant>) {
+          // inference checked the count: one value per element, or one that fills (n may be 0)
+          const auto n = static_cast<std::size_t>(tag.output.shape.element_count());
           Values v{tag.output.type, tag.output.shape, tag.values};
-          v.v.resize(static_cast<std::size_t>(v.shape.element_count()), tag.values.at(0));
+          if (tag.values.size() != n) v.v.assign(n, tag.values[0]);
           round_values(v); // a constant holds values of its type
           return {v};
         } else if constexpr (std::is_same_v<Tag, ir::Scalar>) {
@@ -168,6 +171,7 @@ std::vector<Values> evaluate_values(const ir::Graph<T> &g, std::span<const Value
                                                   " but the Parameter is " +
                                                   declared.shape.to_string());
     values[params[i]] = {inputs[i]};
+    detail::round_values(values[params[i]][0]); // Values may hold what the type cannot
   }
   for (ir::NodeId id : g.topological_order()) {
     const ir::Node<T> &node = g.node(id);

@@ -1,0 +1,148 @@
+// snippets/compile.hpp: compile() turns a Subgraph body into one JIT kernel.
+//
+//   auto kernel = snippets::compile(body);                  // best ISA of this host
+//   auto kernel = snippets::compile<x64::Traits, MyPipeline>(body, {.isa = x64::Isa::avx2});
+//
+// Steps: check the body (ops the traits can fuse, f32 inputs and outputs, static shapes,
+// at most Traits::data_pointer_registers arguments), convert it to a Linear IR, run the
+// lowering Pipeline (passes/default_pipelines.hpp unless you pass your own), emit with the
+// x64 kernel emitter for the chosen ISA. A body that cannot be compiled throws
+// snippets::Error ([snippets.compile.*]) naming the op and the cause; nothing is left behind.
+#pragma once
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+
+#include "snippets/ir/graph.hpp"
+#include "snippets/passes/convert_to_linear_ir.hpp"
+#include "snippets/passes/default_pipelines.hpp"
+#include "snippets/runtime/compiled_kernel.hpp"
+#include "snippets/target/x64/kernel_emitter.hpp"
+#include "snippets/target/x64/traits.hpp"
+
+namespace snippets {
+
+struct CompileOptions {
+  std::optional<x64::Isa> isa;  // default: x64::best_host_isa()
+  bool fma = true;              // contract Multiply -> Add
+  bool verify = false;          // run the LIR verifier after every pass
+  /// Receives the pass names in the order they ran (tests, debugging).
+  std::vector<std::string_view>* trace = nullptr;
+};
+
+namespace detail {
+
+template <class T> void check_body(const ir::Graph<T>& body) {
+  if (static_cast<int>(body.parameters().size() + body.results().size()) > T::data_pointer_registers)
+    raise("snippets.compile.too_many_io",
+          "the body has " + std::to_string(body.parameters().size()) + " inputs and " +
+              std::to_string(body.results().size()) + " outputs but a " + std::string(T::name) +
+              " kernel takes at most " + std::to_string(T::data_pointer_registers) +
+              " in all; split the subgraph");
+  for (ir::NodeId id = 0; id < body.size(); ++id) {
+    const auto& n = body.node(id);
+    std::visit(
+        [&](const auto& tag) {
+          using Tag = std::decay_t<decltype(tag)>;
+          if constexpr (std::is_same_v<Tag, ir::Parameter> || std::is_same_v<Tag, ir::Result> ||
+                        std::is_same_v<Tag, ir::Constant> || std::is_same_v<Tag, ir::Scalar>) {
+          } else if constexpr (std::is_same_v<Tag, ir::Power>) { // becomes PowerStatic if it can
+          } else if constexpr (T::template fusable<Tag>) {
+            if (!x64::emitter_supports(tag))
+              raise("snippets.compile.unsupported_attribute",
+                    n.describe() + " has attributes the " + std::string(T::name) +
+                        " emitter does not support; run it outside the kernel");
+          } else {
+            raise("snippets.compile.unsupported_op",
+                  n.describe() + " cannot be fused by the " + std::string(T::name) +
+                      " backend; leave it out of the subgraph");
+          }
+        },
+        n.op);
+    const bool io = ir::is<ir::Parameter>(n.op) || ir::is<ir::Result>(n.op);
+    for (const auto& t : n.outputs)
+      if (io && t.type != ElementType::f32)
+        raise("snippets.compile.unsupported_type",
+              n.describe() + " is " + t.to_string() + "; kernels take f32 inputs and outputs");
+    if (ir::is<ir::Result>(n.op) && body.type(n.inputs[0]).type != ElementType::f32)
+      raise("snippets.compile.unsupported_type",
+            n.describe() + " returns " + body.type(n.inputs[0]).to_string() +
+                "; kernels take f32 inputs and outputs");
+  }
+}
+
+template <class T> int max_scratch(ir::LinearIR<T>& lir) {
+  int n = 0;
+  for (auto& e : lir)
+    std::visit(
+        [&](const auto& tag) {
+          using Tag = std::decay_t<decltype(tag)>;
+          if constexpr (x64::HasEmitter<Tag>) n = std::max(n, x64::Emitter<Tag>::scratch);
+        },
+        e->op);
+  return n;
+}
+
+template <class T, class Vmm>
+CompiledKernel emit(ir::LinearIR<T>& lir, int reserved, x64::Isa isa, KernelSignature sig) {
+  std::size_t bytes = 16384 + 512 * lir.size();
+  for (;;) {
+    auto buf = std::make_shared<x64::CodeBuffer>(bytes);
+    try {
+      x64::KernelEmitter<T, Vmm>(*buf, lir, reserved).emit();
+    } catch (const Xbyak::Error& err) {
+      if (static_cast<int>(err) == Xbyak::ERR_CODE_IS_TOO_BIG && bytes < (1u << 26)) {
+        bytes *= 4;
+        continue;
+      }
+      raise("snippets.compile.codegen", std::string("code generation failed: ") + err.what());
+    }
+    const auto fn = buf->template finalize<x64::KernelFn>();
+    sig.domain = lir.domain;
+    sig.lanes = x64::lanes(isa);
+    sig.isa = std::string(x64::to_string(isa));
+    for (auto& e : lir) {
+      if (!passes::holds_io(*e)) continue;
+      const bool in = std::holds_alternative<ir::Parameter>(e->op);
+      const auto& shape = in ? e->out_desc(0).shape : e->in_desc(0).shape;
+      sig.outer_stride_bytes.resize(lir.num_inputs + lir.num_outputs);
+      sig.outer_stride_bytes[e->data_index] = passes::stride_along(shape, 0) * 4;
+    }
+    return CompiledKernel(std::move(buf), fn, std::move(sig));
+  }
+}
+
+} // namespace detail
+
+template <class T = x64::Traits, class Lowering = passes::DefaultLowering>
+CompiledKernel compile(const ir::Graph<T>& body, const CompileOptions& opt = {}) {
+  static_assert(check_backend_traits<T>());
+  const x64::Isa isa = opt.isa.value_or(x64::best_host_isa());
+  if (!x64::host_supports(isa))
+    raise("snippets.isa.unsupported_host", "the " + std::string(x64::to_string(isa)) +
+                                               " ISA was requested but this CPU cannot run it; "
+                                               "request avx2 or leave the ISA unset");
+  detail::check_body(body);
+  ir::LinearIR<T> lir = passes::convert_to_linear_ir(body);
+
+  passes::PassContext<T> ctx;
+  ctx.verify = opt.verify;
+  ctx.config.lanes = x64::lanes(isa);
+  ctx.config.vector_registers = x64::vector_registers(isa);
+  ctx.config.fma = opt.fma;
+  // emitter scratch sits in the top registers; AVX2 tails need one for their mask
+  const int reserved = std::max(detail::max_scratch(lir), isa == x64::Isa::avx2 ? 1 : 0);
+  ctx.config.reserved_vector_registers = reserved;
+  ctx.config.gp_registers = x64::usable_gprs - static_cast<int>(lir.num_inputs + lir.num_outputs);
+  Lowering{}.run(lir, ctx);
+  if (opt.trace) *opt.trace = ctx.trace;
+
+  KernelSignature sig;
+  for (ir::NodeId p : body.parameters()) sig.inputs.push_back(body.node(p).outputs[0]);
+  for (ir::NodeId r : body.results()) sig.outputs.push_back(body.type(body.node(r).inputs[0]));
+  if (isa == x64::Isa::avx512) return detail::emit<T, Xbyak::Zmm>(lir, reserved, isa, std::move(sig));
+  return detail::emit<T, Xbyak::Ymm>(lir, reserved, isa, std::move(sig));
+}
+
+} // namespace snippets

@@ -1,0 +1,312 @@
+// snippets/ir/linear_ir.hpp: the Linear IR (LIR) of the seed guide.
+//
+// A LinearIR<T> is an ordered list of Expression<T>; the order is control flow (code is
+// emitted in it) and every expression's inputs are defined before it. Expressions never move
+// in memory (stable addresses); passes reorder them with `move`.
+//  - Expression: an op (LirOp<T>: any data-flow op plus the lowered ops), input and output
+//    PortDescriptors (shape in the scheduling domain, assigned register), the loops it is in.
+//  - PortConnector: one output of one expression (the source) and its consumers. Consumers
+//    form an intrusive list threaded through the consumers' Operands, so replacing all uses
+//    is O(uses) and needs no allocation (MLIR's use-lists).
+//  - ExpressionPort: (expression, input/output, index), created on demand.
+// Helpers: insert_node (create and connect), replace_with_node, replace_with_expr, erase.
+#pragma once
+
+#include <cstddef>
+#include <iterator>
+#include <list>
+#include <memory>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "snippets/ir/loop_manager.hpp"
+#include "snippets/ir/lowered_ops.hpp"
+#include "snippets/ir/op.hpp"
+
+namespace snippets::ir {
+
+namespace detail {
+template <class A, class B, class C> struct ConcatToVariant;
+template <class... As, class... Bs, class C>
+struct ConcatToVariant<TypeList<As...>, TypeList<Bs...>, C> {
+  using type = std::variant<As..., Bs..., C>;
+};
+} // namespace detail
+
+/// Every op an Expression can hold: the built-in data-flow ops, the lowered ops, Subgraph<T>.
+template <class T>
+using LirOp = typename detail::ConcatToVariant<BuiltinOps, LoweredOps, Subgraph<T>>::type;
+
+template <class T> std::string_view lir_op_name(const LirOp<T> &op) {
+  return std::visit([](const auto &tag) { return std::decay_t<decltype(tag)>::name; }, op);
+}
+
+enum class RegKind : std::uint8_t { none, gpr, vec };
+
+/// An abstract register; AssignRegisters sets it, the kernel emitter maps it to a physical one.
+struct Reg {
+  RegKind kind = RegKind::none;
+  int index = -1;
+  bool operator==(const Reg &) const = default;
+};
+
+/// How an expression sees the data on one port: its shape in the scheduling domain (rank
+/// equal to the domain's; 1 where the tensor is broadcast) and the register holding it.
+struct PortDescriptor {
+  std::vector<Dim> shape;
+  Reg reg;
+};
+
+template <class T> class Expression;
+template <class T> class PortConnector;
+
+/// One input of an expression: the use of a connector, linked into its consumer list.
+template <class T> class Operand {
+public:
+  Operand(Expression<T> *owner, std::size_t index) : owner_(owner), index_(index) {}
+  Operand(const Operand &) = delete;
+  Operand &operator=(const Operand &) = delete;
+  ~Operand() { unlink(); }
+
+  Expression<T> &owner() const { return *owner_; }
+  std::size_t index() const { return index_; }
+  PortConnector<T> *connector() const { return conn_; }
+  Operand *next_use() const { return next_; }
+
+  void set(PortConnector<T> *c) {
+    unlink();
+    conn_ = c;
+    if (!c) return;
+    next_ = c->first_use_;
+    if (next_) next_->prev_ = &next_;
+    prev_ = &c->first_use_;
+    c->first_use_ = this;
+  }
+
+private:
+  void unlink() {
+    if (!conn_) return;
+    *prev_ = next_;
+    if (next_) next_->prev_ = prev_;
+    conn_ = nullptr;
+    next_ = nullptr;
+    prev_ = nullptr;
+  }
+
+  Expression<T> *owner_;
+  std::size_t index_;
+  PortConnector<T> *conn_ = nullptr;
+  Operand *next_ = nullptr;
+  Operand **prev_ = nullptr;
+};
+
+template <class T> struct ExpressionPort {
+  enum class Type { input, output };
+  Expression<T> *expr = nullptr;
+  Type type = Type::input;
+  std::size_t index = 0;
+  PortDescriptor &descriptor() const {
+    return type == Type::input ? expr->in_desc(index) : expr->out_desc(index);
+  }
+  bool operator==(const ExpressionPort &) const = default;
+};
+
+/// An output of an expression and the list of its consumers.
+template <class T> class PortConnector {
+public:
+  PortConnector(Expression<T> *source, std::size_t index) : source_(source), index_(index) {}
+  PortConnector(const PortConnector &) = delete;
+  PortConnector &operator=(const PortConnector &) = delete;
+
+  ExpressionPort<T> source() const { return {source_, ExpressionPort<T>::Type::output, index_}; }
+  Expression<T> &source_expr() const { return *source_; }
+
+  /// Forward range over the consuming Operands.
+  class ConsumerRange {
+  public:
+    struct iterator {
+      using value_type = Operand<T>;
+      using difference_type = std::ptrdiff_t;
+      Operand<T> *at = nullptr;
+      Operand<T> &operator*() const { return *at; }
+      iterator &operator++() {
+        at = at->next_use();
+        return *this;
+      }
+      iterator operator++(int) {
+        iterator old = *this;
+        ++*this;
+        return old;
+      }
+      bool operator==(const iterator &) const = default;
+    };
+    explicit ConsumerRange(Operand<T> *first) : first_(first) {}
+    iterator begin() const { return {first_}; }
+    iterator end() const { return {}; }
+    bool empty() const { return first_ == nullptr; }
+
+  private:
+    Operand<T> *first_;
+  };
+  ConsumerRange consumers() const { return ConsumerRange(first_use_); }
+  std::size_t num_consumers() const {
+    std::size_t n = 0;
+    for (auto *u = first_use_; u; u = u->next_use()) ++n;
+    return n;
+  }
+  /// Points every consumer of this connector at `other` instead.
+  void replace_all_uses_with(PortConnector *other) {
+    while (first_use_) first_use_->set(other);
+  }
+
+private:
+  friend class Operand<T>;
+  Expression<T> *source_;
+  std::size_t index_;
+  Operand<T> *first_use_ = nullptr;
+};
+
+template <class T> class Expression {
+public:
+  Expression(LirOp<T> op, std::size_t n_inputs, std::size_t n_outputs, std::string name)
+      : op(std::move(op)), name(std::move(name)) {
+    operands_.reserve(n_inputs);
+    for (std::size_t i = 0; i < n_inputs; ++i)
+      operands_.push_back(std::make_unique<Operand<T>>(this, i));
+    for (std::size_t i = 0; i < n_outputs; ++i)
+      outputs_.push_back(std::make_unique<PortConnector<T>>(this, i));
+    in_desc_.resize(n_inputs);
+    out_desc_.resize(n_outputs);
+  }
+  Expression(const Expression &) = delete;
+  Expression &operator=(const Expression &) = delete;
+
+  LirOp<T> op;
+  std::string name;                  // the data-flow node it came from (for dumps and errors)
+  std::vector<std::size_t> loop_ids; // enclosing loops, outermost first
+  std::size_t order = 0;             // position in the LIR; refreshed by LinearIR::renumber()
+  std::size_t data_index = 0;        // Parameter/Result: index of its kernel argument pointer
+
+  std::string_view op_name() const { return lir_op_name<T>(op); }
+  std::size_t num_inputs() const { return operands_.size(); }
+  std::size_t num_outputs() const { return outputs_.size(); }
+  Operand<T> &input(std::size_t i) const { return *operands_.at(i); }
+  PortConnector<T> &output(std::size_t i) const { return *outputs_.at(i); }
+  /// The connector feeding input i.
+  PortConnector<T> &input_connector(std::size_t i) const {
+    SNIPPETS_ASSERT(operands_.at(i)->connector()) << name << " input " << i << " is unconnected";
+    return *operands_[i]->connector();
+  }
+  Expression &input_expr(std::size_t i) const { return input_connector(i).source_expr(); }
+  PortDescriptor &in_desc(std::size_t i) { return in_desc_.at(i); }
+  PortDescriptor &out_desc(std::size_t i) { return out_desc_.at(i); }
+  const PortDescriptor &in_desc(std::size_t i) const { return in_desc_.at(i); }
+  const PortDescriptor &out_desc(std::size_t i) const { return out_desc_.at(i); }
+  ExpressionPort<T> input_port(std::size_t i) { return {this, ExpressionPort<T>::Type::input, i}; }
+  ExpressionPort<T> output_port(std::size_t i) {
+    return {this, ExpressionPort<T>::Type::output, i};
+  }
+
+private:
+  std::vector<std::unique_ptr<Operand<T>>> operands_;
+  std::vector<std::unique_ptr<PortConnector<T>>> outputs_;
+  std::vector<PortDescriptor> in_desc_, out_desc_;
+};
+
+template <class T> class LinearIR {
+public:
+  using ExprList = std::list<std::unique_ptr<Expression<T>>>;
+  using iterator = typename ExprList::iterator;
+  using const_iterator = typename ExprList::const_iterator;
+
+  iterator begin() { return exprs_.begin(); }
+  iterator end() { return exprs_.end(); }
+  const_iterator begin() const { return exprs_.begin(); }
+  const_iterator end() const { return exprs_.end(); }
+  std::size_t size() const { return exprs_.size(); }
+
+  /// Creates an expression computing `op` on `inputs`, with `n_outputs` fresh connectors,
+  /// inserted before `pos`. Input descriptors copy the sources' output descriptors' shapes.
+  Expression<T> &insert_node(iterator pos, LirOp<T> op, std::span<PortConnector<T> *const> inputs,
+                             std::size_t n_outputs, std::vector<std::size_t> loop_ids,
+                             std::string name = {}) {
+    auto e =
+        std::make_unique<Expression<T>>(std::move(op), inputs.size(), n_outputs, std::move(name));
+    e->loop_ids = std::move(loop_ids);
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      e->input(i).set(inputs[i]);
+      e->in_desc(i).shape = inputs[i]->source().descriptor().shape;
+    }
+    Expression<T> &ref = *e;
+    exprs_.insert(pos, std::move(e));
+    return ref;
+  }
+  Expression<T> &insert_node(iterator pos, LirOp<T> op,
+                             std::initializer_list<PortConnector<T> *> inputs,
+                             std::size_t n_outputs, std::vector<std::size_t> loop_ids,
+                             std::string name = {}) {
+    return insert_node(pos, std::move(op),
+                       std::span<PortConnector<T> *const>(inputs.begin(), inputs.size()), n_outputs,
+                       std::move(loop_ids), std::move(name));
+  }
+
+  /// Replaces `old` (one output) by a new expression computing `op` on `inputs`, at the same
+  /// place and in the same loops; consumers of old's output move to the new one.
+  Expression<T> &replace_with_node(Expression<T> &old, LirOp<T> op,
+                                   std::span<PortConnector<T> *const> inputs) {
+    Expression<T> &e =
+        insert_node(find(old), std::move(op), inputs, old.num_outputs(), old.loop_ids, old.name);
+    replace_with_expr(old, e);
+    return e;
+  }
+
+  /// Moves all consumers of `old`'s outputs to `repl`'s outputs (same count) and erases `old`.
+  void replace_with_expr(Expression<T> &old, Expression<T> &repl) {
+    SNIPPETS_ASSERT(old.num_outputs() == repl.num_outputs()) << old.name;
+    for (std::size_t i = 0; i < old.num_outputs(); ++i) {
+      repl.out_desc(i).shape = old.out_desc(i).shape;
+      old.output(i).replace_all_uses_with(&repl.output(i));
+    }
+    erase(old);
+  }
+
+  /// Removes an expression whose outputs have no consumers.
+  void erase(Expression<T> &e) {
+    for (std::size_t i = 0; i < e.num_outputs(); ++i)
+      SNIPPETS_ASSERT(e.output(i).consumers().empty())
+          << "erasing " << e.name << " which has users";
+    exprs_.erase(find(e));
+  }
+
+  /// Moves `e` so that it sits before `pos`.
+  void move(Expression<T> &e, iterator pos) { exprs_.splice(pos, exprs_, find(e)); }
+
+  iterator find(const Expression<T> &e) {
+    for (auto it = exprs_.begin(); it != exprs_.end(); ++it)
+      if (it->get() == &e) return it;
+    SNIPPETS_ASSERT(false) << "expression " << e.name << " is not in this LIR";
+    return exprs_.end();
+  }
+
+  /// Sets every expression's `order` to its position.
+  void renumber() {
+    std::size_t i = 0;
+    for (auto &e : exprs_) e->order = i++;
+  }
+
+  LoopManager &loops() { return loops_; }
+  const LoopManager &loops() const { return loops_; }
+
+  /// The scheduling domain: the iteration space the kernel walks (after OptimizeDomain).
+  std::vector<Dim> domain;
+  /// Kernel arguments: the Parameters' data pointers, then the Results'.
+  std::size_t num_inputs = 0, num_outputs = 0;
+
+private:
+  ExprList exprs_;
+  LoopManager loops_;
+};
+
+} // namespace snippets::ir

@@ -1,0 +1,42 @@
+// snippets/ir/lowered_ops.hpp: the ops that exist only in the Linear IR.
+//
+// The control-flow passes insert them; each has an emitter in every target:
+//  - Load / Store: move `count` elements between memory and a vector register. `count` is the
+//    loop increment (a full vector) or, in a tail iteration, fewer elements (masked access).
+//  - BroadcastLoad: load one element and fill a vector register with it.
+//  - BroadcastMove: fill a vector register with lane 0 of another.
+//  - LoopBegin / LoopEnd: the bounds of loop `loop_id` (see LoopManager); LoopEnd takes the
+//    data pointers the loop advances as inputs.
+//  - FusedMulAdd: a * b + c with one rounding (FMA contraction of Multiply -> Add).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "snippets/ir/op_tags.hpp"
+
+namespace snippets::ir {
+
+#define SNIPPETS_LOWERED_TAG(Name, Members)                                                        \
+  struct Name {                                                                                    \
+    static constexpr std::string_view name = #Name;                                                \
+    static constexpr OpCategory category = OpCategory::special;                                    \
+    static constexpr bool float_only = false;                                                      \
+    Members bool operator==(const Name &) const = default;                                         \
+  }
+
+SNIPPETS_LOWERED_TAG(Load, std::int64_t count = 0;);
+SNIPPETS_LOWERED_TAG(Store, std::int64_t count = 0;);
+SNIPPETS_LOWERED_TAG(BroadcastLoad, );
+SNIPPETS_LOWERED_TAG(BroadcastMove, );
+SNIPPETS_LOWERED_TAG(LoopBegin, std::size_t loop_id = 0;);
+SNIPPETS_LOWERED_TAG(LoopEnd, std::size_t loop_id = 0;);
+SNIPPETS_LOWERED_TAG(FusedMulAdd, );
+
+#undef SNIPPETS_LOWERED_TAG
+
+using LoweredOps =
+    TypeList<Load, Store, BroadcastLoad, BroadcastMove, LoopBegin, LoopEnd, FusedMulAdd>;
+
+} // namespace snippets::ir

@@ -1,0 +1,133 @@
+// snippets/passes/convert_to_linear_ir.hpp: the seed's "Convert IR" step, body Graph -> LIR.
+//
+// Contract:
+//  - @pre the body has static shapes and at least one Result; every Result has the shape of
+//    the scheduling domain (the NUMPY broadcast of all outputs);
+//  - @post Parameters come first (data_index = parameter position), then Scalars, then the
+//    computation in topological order, then Results (data_index = num_inputs + position);
+//    every port shape is right-aligned to the domain rank with leading 1s.
+// It also folds the two data-flow rewrites an elementwise body needs on the way
+// (ConvertConstantsToScalars for single-valued Constants, ConvertPowerToPowerStatic for a
+// Power whose exponent is a Scalar), until the data-flow optimizer runs them separately.
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "snippets/ir/graph.hpp"
+#include "snippets/ir/linear_ir.hpp"
+
+namespace snippets::passes {
+
+namespace detail {
+inline std::vector<Dim> align_rank(const Shape& s, std::size_t rank) {
+  std::vector<Dim> d(rank - s.rank(), 1);
+  d.insert(d.end(), s.begin(), s.end());
+  return d;
+}
+
+/// The value of a Constant/Scalar whose elements are all equal, if it is one.
+template <class T> std::optional<double> uniform_value(const ir::Op<T>& op) {
+  if (const auto* s = std::get_if<ir::Scalar>(&op)) return s->value;
+  if (const auto* c = std::get_if<ir::Constant>(&op)) {
+    if (std::all_of(c->values.begin(), c->values.end(), [&](double v) { return v == c->values[0]; }))
+      return c->values[0];
+  }
+  return std::nullopt;
+}
+} // namespace detail
+
+template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T>& body) {
+  using ir::Expression;
+  ir::LinearIR<T> lir;
+  if (body.results().empty())
+    raise("snippets.compile.no_outputs", "the subgraph body has no Result; add g.result(...)");
+  Shape domain;
+  for (ir::NodeId r : body.results()) {
+    const Shape& s = body.type(body.node(r).inputs[0]).shape;
+    if (!s.is_static())
+      raise("snippets.compile.dynamic_shape",
+            "output " + s.to_string() + " is dynamic; give the body static shapes");
+    domain = broadcast(domain, s);
+  }
+  for (ir::NodeId r : body.results()) {
+    const Shape& s = body.type(body.node(r).inputs[0]).shape;
+    if (s != domain)
+      raise("snippets.compile.output_shape",
+            "output '" + body.node(r).name + "' has shape " + s.to_string() +
+                " but the kernel computes " + domain.to_string() +
+                "; all outputs of an elementwise subgraph must have one shape");
+  }
+  if (domain.rank() == 0) domain = Shape{1};
+  lir.domain.assign(domain.begin(), domain.end());
+  const std::size_t rank = domain.rank();
+
+  std::map<std::pair<ir::NodeId, std::uint32_t>, ir::PortConnector<T>*> value_of;
+  auto add = [&](const ir::Node<T>& n, ir::LirOp<T> op, std::vector<ir::PortConnector<T>*> in,
+                 std::size_t data_index) -> Expression<T>& {
+    Expression<T>& e = lir.insert_node(lir.end(), std::move(op), in, n.outputs.size(), {}, n.name);
+    e.data_index = data_index;
+    for (std::size_t i = 0; i < n.outputs.size(); ++i) {
+      e.out_desc(i).shape = detail::align_rank(n.outputs[i].shape, rank);
+      value_of[{n.id, static_cast<std::uint32_t>(i)}] = &e.output(i);
+    }
+    return e;
+  };
+
+  const auto& params = body.parameters();
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const auto& n = body.node(params[i]);
+    if (!n.outputs[0].shape.is_static())
+      raise("snippets.compile.dynamic_shape", "input '" + n.name + "' has dynamic shape " +
+                                                  n.outputs[0].shape.to_string() +
+                                                  "; give the body static shapes");
+    std::visit([&](const auto& tag) { add(n, tag, {}, i); }, n.op);
+  }
+  lir.num_inputs = params.size();
+  lir.num_outputs = body.results().size();
+
+  const auto order = body.topological_order();
+  // Scalars first: they are loop invariant and live in registers for the whole kernel.
+  for (ir::NodeId id : order) {
+    const auto& n = body.node(id);
+    if (!ir::is<ir::Scalar>(n.op) && !ir::is<ir::Constant>(n.op)) continue;
+    const auto v = detail::uniform_value<T>(n.op);
+    if (!v)
+      raise("snippets.compile.tensor_constant",
+            "Constant '" + n.name + "' holds different values; pass it as an input instead");
+    add(n, ir::Scalar{n.outputs[0], *v}, {}, 0);
+  }
+  std::size_t result_index = 0;
+  for (ir::NodeId id : order) {
+    const auto& n = body.node(id);
+    if (ir::is<ir::Parameter>(n.op) || ir::is<ir::Scalar>(n.op) || ir::is<ir::Constant>(n.op)) continue;
+    std::vector<ir::PortConnector<T>*> in;
+    for (const ir::Output& o : n.inputs) in.push_back(value_of.at({o.node, o.port}));
+    if (ir::is<ir::Result>(n.op)) {
+      add(n, ir::Result{}, in, lir.num_inputs + result_index++);
+      continue;
+    }
+    if (ir::is<ir::Power>(n.op)) { // ConvertPowerToPowerStatic
+      const auto exponent = detail::uniform_value<T>(body.node(n.inputs[1].node).op);
+      if (exponent) {
+        add(n, ir::PowerStatic{*exponent}, {in[0]}, 0);
+        continue;
+      }
+    }
+    std::visit([&](const auto& tag) { add(n, tag, in, 0); }, n.op);
+  }
+  // Results go last so that their stores can sit inside the loops before them.
+  std::vector<Expression<T>*> results;
+  for (auto& e : lir)
+    if (std::holds_alternative<ir::Result>(e->op)) results.push_back(e.get());
+  for (auto* r : results) lir.move(*r, lir.end());
+  // A Scalar that only fed a PowerStatic exponent is dead now.
+  std::vector<Expression<T>*> dead;
+  for (auto& e : lir)
+    if (std::holds_alternative<ir::Scalar>(e->op) && e->output(0).consumers().empty()) dead.push_back(e.get());
+  for (auto* e : dead) lir.erase(*e);
+  return lir;
+}
+
+} // namespace snippets::passes

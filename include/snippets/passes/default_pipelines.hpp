@@ -1,0 +1,40 @@
+// snippets/passes/default_pipelines.hpp: the pass pipelines compile() runs by default.
+//
+// Backends and users derive theirs with insert_after_t / insert_before_t / replace_t /
+// remove_t (pipeline.hpp), e.g.
+//   using Mine = passes::insert_after_t<passes::DefaultLowering, passes::InsertLoops, MyPass>;
+#pragma once
+
+#include "snippets/passes/assign_registers.hpp"
+#include "snippets/passes/clean_repeated_data_pointer_shifts.hpp"
+#include "snippets/passes/cleanup_loop_offsets.hpp"
+#include "snippets/passes/fuse_loops.hpp"
+#include "snippets/passes/fuse_multiply_add.hpp"
+#include "snippets/passes/init_live_ranges.hpp"
+#include "snippets/passes/init_loops.hpp"
+#include "snippets/passes/insert_broadcast_move.hpp"
+#include "snippets/passes/insert_load_store.hpp"
+#include "snippets/passes/insert_loops.hpp"
+#include "snippets/passes/insert_specific_iterations.hpp"
+#include "snippets/passes/load_move_broadcast_to_broadcast_load.hpp"
+#include "snippets/passes/mark_loops.hpp"
+#include "snippets/passes/optimize_domain.hpp"
+#include "snippets/passes/optimize_loop_single_evaluation.hpp"
+#include "snippets/passes/pipeline.hpp"
+
+namespace snippets::passes {
+
+/// Control flow: loops, memory access, broadcasting, pointer shifts.
+using DefaultControlFlow =
+    Pipeline<OptimizeDomain, FuseMultiplyAdd, MarkLoops, FuseLoops, InsertLoadStore,
+             InsertBroadcastMove, LoadMoveBroadcastToBroadcastLoad, InitLoops,
+             CleanRepeatedDataPointerShifts, InsertLoops>;
+
+/// Generator preparation: registers, tails, final pointer arithmetic.
+using DefaultPreparation = Pipeline<InitLiveRanges, AssignRegisters, InsertSpecificIterations,
+                                    CleanupLoopOffsets, OptimizeLoopSingleEvaluation>;
+
+/// Everything between the Linear IR and emission.
+using DefaultLowering = Pipeline<DefaultControlFlow, DefaultPreparation>;
+
+} // namespace snippets::passes

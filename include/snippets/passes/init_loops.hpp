@@ -1,0 +1,38 @@
+// snippets/passes/init_loops.hpp: InitLoops fills each loop's ports: the memory accesses
+// inside it, with their pointer increment per iteration (stride along the loop's dimension
+// times the increment; 0 where the tensor is broadcast) and the finalization offset that
+// returns the pointer after the loop (minus the stride times the work amount).
+#pragma once
+
+#include "snippets/passes/lir_queries.hpp"
+#include "snippets/passes/pass.hpp"
+
+namespace snippets::passes {
+
+struct InitLoops {
+  using pass_tag = lir_pass_tag;
+  static constexpr std::string_view name = "InitLoops";
+
+  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>&) const {
+    for (std::size_t id = 0; id < lir.loops().size(); ++id) {
+      auto& info = lir.loops().at(id);
+      info.ports.clear();
+      for (auto& e : lir) {
+        if (!is_memory_access(*e)) continue;
+        if (std::find(e->loop_ids.begin(), e->loop_ids.end(), id) == e->loop_ids.end()) continue;
+        const auto& shape = std::holds_alternative<ir::Store>(e->op) ? e->out_desc(0).shape
+                                                                     : e->in_desc(0).shape;
+        const std::int64_t stride = stride_along(shape, info.dim);
+        ir::LoopPort port;
+        port.expr = e.get();
+        port.data_index = e->data_index;
+        port.ptr_increment = stride * info.increment;
+        port.finalization_offset = -stride * info.work_amount;
+        info.ports.push_back(port);
+      }
+    }
+    return Preserved::none;
+  }
+};
+
+} // namespace snippets::passes

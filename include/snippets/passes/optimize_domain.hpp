@@ -1,0 +1,62 @@
+// snippets/passes/optimize_domain.hpp: OptimizeDomain collapses dimensions that need no loop
+// of their own.
+//
+// Two adjacent domain dimensions merge when every kernel argument is either full in both or
+// broadcast (1) in both: then walking them as one dimension touches the same elements in the
+// same order. Dimensions of extent 1 are dropped. [1,16,29,7] with a [1,16,29,1] input
+// becomes [464, 7]; a plain elementwise op on [8,3,224,224] becomes [1204224].
+// @post lir.domain and every port shape have the collapsed rank (at least 1).
+#pragma once
+
+#include "snippets/passes/lir_queries.hpp"
+#include "snippets/passes/pass.hpp"
+
+namespace snippets::passes {
+
+struct OptimizeDomain {
+  using pass_tag = lir_pass_tag;
+  static constexpr std::string_view name = "OptimizeDomain";
+
+  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>&) const {
+    const std::vector<Dim> dom = lir.domain;
+    std::vector<std::vector<Dim>> io; // shapes of the kernel arguments
+    for (auto& e : lir)
+      if (holds_io(*e))
+        io.push_back(std::holds_alternative<ir::Parameter>(e->op) ? e->out_desc(0).shape
+                                                                  : e->in_desc(0).shape);
+    // groups[g] = the original dims merged into new dim g
+    std::vector<std::vector<std::size_t>> groups;
+    for (std::size_t d = 0; d < dom.size(); ++d) {
+      if (dom[d] == 1) continue;
+      bool merge = !groups.empty();
+      if (merge) {
+        const std::size_t prev = groups.back().back();
+        for (const auto& s : io) {
+          const bool full_prev = s[prev] == dom[prev], full_d = s[d] == dom[d];
+          const bool one_prev = s[prev] == 1, one_d = s[d] == 1;
+          if (!((full_prev && full_d) || (one_prev && one_d))) merge = false;
+        }
+      }
+      if (merge) groups.back().push_back(d);
+      else groups.push_back({d});
+    }
+    if (groups.empty()) groups.push_back({dom.size() - 1}); // a one-element domain
+    auto collapse = [&](const std::vector<Dim>& s) {
+      std::vector<Dim> out;
+      for (const auto& g : groups) {
+        Dim n = 1;
+        for (std::size_t d : g) n *= s[d];
+        out.push_back(n);
+      }
+      return out;
+    };
+    lir.domain = collapse(dom);
+    for (auto& e : lir) {
+      for (std::size_t i = 0; i < e->num_inputs(); ++i) e->in_desc(i).shape = collapse(e->in_desc(i).shape);
+      for (std::size_t i = 0; i < e->num_outputs(); ++i) e->out_desc(i).shape = collapse(e->out_desc(i).shape);
+    }
+    return Preserved::none;
+  }
+};
+
+} // namespace snippets::passes

@@ -1,0 +1,64 @@
+// snippets/passes/pass.hpp: what a pass is.
+//
+// A pass is a struct with no base class (LLVM's new pass manager):
+//   struct MyPass {
+//     using pass_tag = snippets::passes::lir_pass_tag;        // opt-in
+//     static constexpr std::string_view name = "MyPass";
+//     template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext& ctx) const;
+//   };
+// `run` returns what it kept valid. The PassContext carries the lowering configuration (the
+// "how": vector length, register budget, FMA, ...) and the analyses passes share (live ranges).
+// Passes read the configuration and never hard-code it.
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "snippets/ir/linear_ir.hpp"
+
+namespace snippets::passes {
+
+/// Opt-in tag of passes over a LinearIR.
+struct lir_pass_tag {};
+
+enum class Preserved { none, all };
+
+/// How to lower: chosen by the target and the user, read by passes.
+struct LoweringConfig {
+  int lanes = 8;                 // f32 elements per vector register
+  int vector_registers = 16;     // physical vector registers
+  int reserved_vector_registers = 0; // taken by emitter scratch and tail masks
+  int gp_registers = 4;          // GPRs left for loop counters after data pointers
+  bool fma = true;               // contract Multiply -> Add into FusedMulAdd
+};
+
+/// A value's live interval in expression order: [def, end].
+struct LiveRange {
+  std::size_t def = 0, end = 0;
+};
+
+template <class T> struct Analyses {
+  std::map<const ir::PortConnector<T>*, LiveRange> live_ranges; // InitLiveRanges
+  int spill_slots = 0;                                          // InsertRegSpills
+};
+
+template <class T> struct PassContext {
+  LoweringConfig config;
+  Analyses<T> analyses;
+  std::vector<std::string_view> trace; // names of the passes run, in order
+  bool verify = false;                 // run the LIR verifier after every pass
+};
+
+template <class P, class IR, class Ctx>
+concept LirPass = requires { typename P::pass_tag; } &&
+                  std::same_as<typename P::pass_tag, lir_pass_tag> && requires {
+                    { P::name } -> std::convertible_to<std::string_view>;
+                  } && requires(const P& p, IR& ir, Ctx& ctx) {
+                    { p.run(ir, ctx) } -> std::same_as<Preserved>;
+                  };
+
+} // namespace snippets::passes

@@ -1,0 +1,136 @@
+// snippets/runtime/compiled_kernel.hpp: CompiledKernel, the product of compile().
+//
+// Immutable after construction and cheap to copy (it shares the code); any number of
+// threads may run it at once. run() checks the buffers first (count, null, element type,
+// shape) and throws snippets::Error before touching memory:
+//   [snippets.run.arg_count] [snippets.run.null_pointer] [snippets.run.type_mismatch]
+//   [snippets.run.shape_mismatch]
+// Then it splits the outermost domain dimension across threads (executor.hpp).
+#pragma once
+
+#include <omp.h>
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "snippets/ir/op_tags.hpp"
+#include "snippets/reference/tensor.hpp"
+#include "snippets/runtime/executor.hpp"
+#include "snippets/runtime/tensor_view.hpp"
+#include "snippets/target/x64/kernel_emitter.hpp"
+
+namespace snippets {
+
+struct RunOptions {
+  /// Threads to use; 0 picks omp_get_max_threads() capped so each thread gets enough work.
+  int threads = 0;
+  /// Executor; empty means OpenMP.
+  ParallelFor parallel_for;
+};
+
+/// The layout facts the executor needs, filled by compile().
+struct KernelSignature {
+  std::vector<ir::TensorType> inputs, outputs;
+  std::vector<Dim> domain;                      // collapsed scheduling domain
+  std::vector<std::int64_t> outer_stride_bytes; // per argument: bytes per step of domain dim 0
+  std::int64_t lanes = 8;
+  std::string isa;
+};
+
+class CompiledKernel {
+public:
+  CompiledKernel(std::shared_ptr<const x64::CodeBuffer> code, x64::KernelFn fn, KernelSignature sig)
+      : code_(std::move(code)), fn_(fn), sig_(std::move(sig)) {}
+
+  const KernelSignature& signature() const { return sig_; }
+  /// The generated machine code (for dumps and tests).
+  std::span<const std::uint8_t> code() const { return {code_->getCode(), code_->getSize()}; }
+
+  void run(std::span<const ConstTensorView> in, std::span<const TensorView> out,
+           const RunOptions& opt = {}) const {
+    check(in, sig_.inputs, "input");
+    std::vector<ConstTensorView> outs(out.begin(), out.end());
+    check(outs, sig_.outputs, "output");
+    std::vector<const void*> in_ptrs;
+    for (const auto& v : in) in_ptrs.push_back(v.data);
+    std::vector<void*> out_ptrs;
+    for (const auto& v : out) out_ptrs.push_back(v.data);
+    run_unchecked(in_ptrs.data(), out_ptrs.data(), opt);
+  }
+
+  /// Convenience for tests and demos: allocates and returns the outputs.
+  std::vector<reference::Tensor> run(std::span<const reference::Tensor> in,
+                                     const RunOptions& opt = {}) const {
+    std::vector<ConstTensorView> views;
+    for (const auto& t : in) views.push_back({t.type(), t.shape(), t.data()});
+    std::vector<reference::Tensor> outs;
+    std::vector<TensorView> out_views;
+    for (const auto& o : sig_.outputs) outs.emplace_back(o.type, o.shape);
+    for (auto& t : outs) out_views.push_back({t.type(), t.shape(), t.data()});
+    run(views, out_views, opt);
+    return outs;
+  }
+  std::vector<reference::Tensor> run(std::initializer_list<reference::Tensor> in,
+                                     const RunOptions& opt = {}) const {
+    return run(std::span<const reference::Tensor>(in.begin(), in.size()), opt);
+  }
+
+  /// No checks: `in` and `out` hold the data pointers in signature order, each buffer planar
+  /// and as large as its shape says.
+  void run_unchecked(const void* const* in, void* const* out, const RunOptions& opt = {}) const {
+    const std::int64_t work = sig_.domain[0];
+    const std::int64_t unit = sig_.domain.size() == 1 ? sig_.lanes : 1;
+    std::int64_t total = 1;
+    for (Dim d : sig_.domain) total *= d;
+    if (total == 0) return;
+    const std::int64_t units = (work + unit - 1) / unit;
+    int n = opt.threads > 0 ? opt.threads : omp_get_max_threads();
+    if (opt.threads <= 0) // keep at least ~16K elements per thread: below that, fork/join costs more
+      n = static_cast<int>(std::min<std::int64_t>(n, std::max<std::int64_t>(1, total / 16384)));
+    n = static_cast<int>(std::clamp<std::int64_t>(units, 1, n));
+    const std::size_t n_in = sig_.inputs.size(), n_out = sig_.outputs.size();
+    auto body = [&](int i) {
+      const Chunk c = chunk_of(work, unit, n, i);
+      if (c.count == 0) return;
+      x64::CallArgs args{};
+      for (std::size_t k = 0; k < n_in + n_out; ++k) {
+        const auto* base = static_cast<const char*>(k < n_in ? in[k] : out[k - n_in]);
+        args.data[k] = base + c.begin * sig_.outer_stride_bytes[k];
+      }
+      args.work = c.count;
+      fn_(&args);
+    };
+    if (opt.parallel_for) opt.parallel_for(n, body);
+    else openmp_parallel_for(n, body);
+  }
+
+private:
+  static void check(std::span<const ConstTensorView> got, const std::vector<ir::TensorType>& want,
+                    const char* what) {
+    if (got.size() != want.size())
+      raise("snippets.run.arg_count", std::string("the kernel takes ") + std::to_string(want.size()) +
+                                          " " + what + "(s) but " + std::to_string(got.size()) +
+                                          " were given");
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      const std::string which = std::string(what) + " " + std::to_string(i);
+      if (got[i].type != want[i].type)
+        raise("snippets.run.type_mismatch", which + " is " + std::string(to_string(got[i].type)) +
+                                                " but the kernel was compiled for " +
+                                                std::string(to_string(want[i].type)));
+      if (got[i].shape != want[i].shape)
+        raise("snippets.run.shape_mismatch", which + " has shape " + got[i].shape.to_string() +
+                                                 " but the kernel was compiled for " +
+                                                 want[i].shape.to_string());
+      if (!got[i].data && want[i].shape.element_count() != 0)
+        raise("snippets.run.null_pointer", which + " is a null pointer; pass the buffer's address");
+    }
+  }
+
+  std::shared_ptr<const x64::CodeBuffer> code_;
+  x64::KernelFn fn_;
+  KernelSignature sig_;
+};
+
+} // namespace snippets

@@ -1,0 +1,70 @@
+// snippets/target/x64/constant_table.hpp: the kernel's constants, placed after its code and
+// read RIP-relative. Each broadcast constant is stored replicated to the vector width, so any
+// instruction can take it as a full-width memory operand; raw blocks (the AVX2 tail-mask
+// table) are stored as given. Keys are enums or bit patterns, never strings. Identical
+// constants are stored once.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include <xbyak/xbyak.h>
+
+namespace snippets::x64 {
+
+/// Constants the emitters need by name.
+enum class Const : std::uint32_t {
+  abs_mask = 0x7fffffffu,
+  sign_mask = 0x80000000u,
+  one = 0x3f800000u,    // 1.0f
+  half = 0x3f000000u,   // 0.5f
+  three = 0x40400000u,  // 3.0f
+  six = 0x40c00000u,    // 6.0f
+};
+
+class ConstantTable {
+public:
+  explicit ConstantTable(int vector_bytes) : vector_bytes_(vector_bytes) {}
+
+  Xbyak::Address operator[](Const c) { return bits(static_cast<std::uint32_t>(c)); }
+  Xbyak::Address value(float v) { return bits(std::bit_cast<std::uint32_t>(v)); }
+  Xbyak::Address bits(std::uint32_t pattern) {
+    auto it = broadcast_.find(pattern);
+    if (it == broadcast_.end()) {
+      it = broadcast_.emplace(pattern, words_.size() * 4).first;
+      words_.insert(words_.end(), static_cast<std::size_t>(vector_bytes_ / 4), pattern);
+    }
+    return at(it->second);
+  }
+  /// The AVX2 tail-mask table: 8 all-ones words then 8 zero words. The 32 bytes at
+  /// `tail_mask(n)` enable exactly the first n lanes.
+  Xbyak::Address tail_mask(int n) {
+    if (mask_offset_ < 0) {
+      mask_offset_ = static_cast<std::int64_t>(words_.size() * 4);
+      words_.insert(words_.end(), 8, 0xffffffffu);
+      words_.insert(words_.end(), 8, 0u);
+    }
+    return at(static_cast<std::size_t>(mask_offset_ + (8 - n) * 4));
+  }
+
+  /// Emits the table (64-byte aligned) at the current position; call once, after the code.
+  void emit(Xbyak::CodeGenerator& h) {
+    h.align(64);
+    h.L(label_);
+    for (std::uint32_t w : words_) h.dd(w);
+  }
+
+private:
+  Xbyak::Address at(std::size_t offset) {
+    return Xbyak::util::ptr[Xbyak::util::rip + label_ + static_cast<std::int64_t>(offset)];
+  }
+  int vector_bytes_;
+  std::vector<std::uint32_t> words_;
+  std::map<std::uint32_t, std::size_t> broadcast_;
+  std::int64_t mask_offset_ = -1;
+  Xbyak::Label label_;
+};
+
+} // namespace snippets::x64

@@ -1,0 +1,219 @@
+// snippets/target/x64/kernel_emitter.hpp: turns a prepared Linear IR into machine code.
+//
+// The kernel emitter owns the ABI (SysV x86-64): the kernel is `void kernel(const CallArgs*)`
+// with the arguments pointer in rdi. It maps abstract registers to physical ones (vector
+// value i -> vmm i; the top `reserved` vmms are emitter scratch; GPR counter i -> a pool
+// register after the data pointers), saves the callee-saved GPRs it uses, loads the data
+// pointers, emits every expression in order, and appends the constant table.
+// Tails: AVX-512 loads/stores use opmask k1 (zeroing loads, fault-suppressed), AVX2 uses
+// VMASKMOVPS with a mask from the constant table; neither touches memory past a tensor.
+#pragma once
+
+#include <map>
+#include <vector>
+
+#include "snippets/ir/linear_ir.hpp"
+#include "snippets/passes/lir_queries.hpp"
+#include "snippets/target/x64/code_buffer.hpp"
+#include "snippets/target/x64/constant_table.hpp"
+#include "snippets/target/x64/emitters/emitter.hpp"
+#include "snippets/target/x64/abi.hpp"
+#include "snippets/target/x64/isa.hpp"
+
+namespace snippets::x64 {
+
+template <class T, class Vmm> class KernelEmitter {
+  using E = ir::Expression<T>;
+
+public:
+  KernelEmitter(CodeBuffer& h, ir::LinearIR<T>& lir, int reserved_vmm)
+      : h_(h), lir_(lir), consts_(sizeof(float) * lanes_), reserved_(reserved_vmm) {
+    static const Xbyak::Reg64 pool[usable_gprs] = {
+        Xbyak::util::rbx, Xbyak::util::rbp, Xbyak::util::r12, Xbyak::util::r13, Xbyak::util::r14,
+        Xbyak::util::r15, Xbyak::util::rsi, Xbyak::util::rdx, Xbyak::util::rcx, Xbyak::util::r8,
+        Xbyak::util::r9,  Xbyak::util::r10, Xbyak::util::r11};
+    const std::size_t n_io = lir.num_inputs + lir.num_outputs;
+    for (std::size_t i = 0; i < usable_gprs; ++i) (i < n_io ? data_ : counters_).push_back(pool[i]);
+    for (int k = 0; k < reserved_; ++k) scratch_.push_back(Vmm(total_vmm - 1 - k));
+    for (auto& e : lir)
+      if (std::holds_alternative<ir::LoopBegin>(e->op) && e->out_desc(0).reg.index >= 0)
+        counters_used_ = std::max(counters_used_, std::size_t(e->out_desc(0).reg.index) + 1);
+  }
+
+  void emit() {
+    using namespace Xbyak::util;
+    const std::vector<Xbyak::Reg64> saved = callee_saved_used();
+    for (const auto& r : saved) h_.push(r);
+    for (std::size_t i = 0; i < data_.size() && i < lir_.num_inputs + lir_.num_outputs; ++i)
+      h_.mov(data_[i], h_.ptr[rdi + static_cast<int>(i * sizeof(void*))]);
+    for (auto& e : lir_) emit_expr(*e);
+    h_.vzeroupper();
+    for (auto it = saved.rbegin(); it != saved.rend(); ++it) h_.pop(*it);
+    h_.ret();
+    consts_.emit(h_);
+  }
+
+private:
+  static constexpr bool avx512 = std::is_same_v<Vmm, Xbyak::Zmm>;
+  static constexpr int lanes_ = avx512 ? 16 : 8;
+  static constexpr int total_vmm = avx512 ? 32 : 16;
+
+  std::vector<Xbyak::Reg64> callee_saved_used() const {
+    std::vector<Xbyak::Reg64> out;
+    auto used = [&](const Xbyak::Reg64& r) {
+      for (const auto& d : data_) if (d.getIdx() == r.getIdx()) return true;
+      for (std::size_t i = 0; i < counters_.size() && i < counters_used_; ++i)
+        if (counters_[i].getIdx() == r.getIdx()) return true;
+      return false;
+    };
+    for (const auto& r : {Xbyak::util::rbx, Xbyak::util::rbp, Xbyak::util::r12, Xbyak::util::r13,
+                          Xbyak::util::r14, Xbyak::util::r15})
+      if (used(r)) out.push_back(r);
+    return out;
+  }
+
+  Vmm vmm(const ir::Reg& r) const {
+    SNIPPETS_ASSERT(r.kind == ir::RegKind::vec && r.index >= 0) << "value without a vector register";
+    return Vmm(r.index);
+  }
+  const Xbyak::Reg64& counter(const ir::Reg& r) const {
+    SNIPPETS_ASSERT(r.kind == ir::RegKind::gpr && std::size_t(r.index) < counters_.size())
+        << "loop counter without a register";
+    return counters_[static_cast<std::size_t>(r.index)];
+  }
+  Xbyak::Address data_ptr(const E& e) const { return h_.ptr[data_.at(e.data_index)]; }
+
+  /// k1 (AVX-512) or the AVX2 mask register enables the first `count` lanes.
+  Vmm set_tail_mask(std::int64_t count) {
+    if constexpr (avx512) {
+      h_.mov(Xbyak::util::eax, static_cast<std::uint32_t>((1u << count) - 1));
+      h_.kmovw(Xbyak::Opmask(1), Xbyak::util::eax);
+      return Vmm(0);
+    } else {
+      h_.vmovups(scratch_.at(0), consts_.tail_mask(static_cast<int>(count)));
+      return scratch_.at(0);
+    }
+  }
+
+  void emit_load(const E& e, std::int64_t count) {
+    const Vmm dst = vmm(e.out_desc(0).reg);
+    if (count == lanes_) h_.vmovups(dst, data_ptr(e));
+    else if (count == 1) h_.vmovss(Xbyak::Xmm(dst.getIdx()), data_ptr(e));
+    else if constexpr (avx512) {
+      set_tail_mask(count);
+      h_.vmovups(dst | Xbyak::Opmask(1) | Xbyak::util::T_z, data_ptr(e));
+    } else {
+      h_.vmaskmovps(dst, set_tail_mask(count), data_ptr(e));
+    }
+  }
+
+  void emit_store(const E& e, std::int64_t count) {
+    const Vmm src = vmm(e.in_desc(0).reg);
+    if (count == lanes_) h_.vmovups(data_ptr(e), src);
+    else if (count == 1) h_.vmovss(data_ptr(e), Xbyak::Xmm(src.getIdx()));
+    else if constexpr (avx512) {
+      set_tail_mask(count);
+      h_.vmovups(data_ptr(e) | Xbyak::Opmask(1), src);
+    } else {
+      h_.vmaskmovps(data_ptr(e), set_tail_mask(count), src);
+    }
+  }
+
+  void shift_pointers(const ir::LoopInfo& info, bool finalization) {
+    for (const auto& p : info.ports) {
+      const std::int64_t elems = finalization ? p.finalization_offset : p.ptr_increment;
+      if (elems != 0) h_.add(data_.at(p.data_index), static_cast<int>(elems * p.element_size));
+    }
+  }
+
+  void emit_loop_begin(const E& e, std::size_t id) {
+    const ir::LoopInfo& info = lir_.loops().at(id);
+    Labels& l = labels_[id];
+    if (info.evaluate_once) {
+      if (info.tail_of >= 0) { // the tail of the run-time loop runs iff work is left
+        const auto& main_counter = counter(loop_begin_reg_.at(static_cast<std::size_t>(info.tail_of)));
+        h_.test(main_counter, main_counter);
+        h_.jz(l.end, Xbyak::CodeGenerator::T_NEAR);
+      }
+      return;
+    }
+    const ir::Reg reg = e.out_desc(0).reg;
+    loop_begin_reg_[id] = reg;
+    const auto& cnt = counter(reg);
+    if (info.runtime_work_amount) {
+      h_.mov(cnt, h_.ptr[Xbyak::util::rdi + static_cast<int>(offsetof(CallArgs, work))]);
+      h_.cmp(cnt, static_cast<int>(info.increment));
+      h_.jl(l.end, Xbyak::CodeGenerator::T_NEAR);
+    } else {
+      h_.mov(cnt, info.work_amount);
+    }
+    h_.L(l.begin);
+  }
+
+  void emit_loop_end(std::size_t id) {
+    const ir::LoopInfo& info = lir_.loops().at(id);
+    Labels& l = labels_[id];
+    if (!info.evaluate_once) {
+      shift_pointers(info, false);
+      const auto& cnt = counter(loop_begin_reg_.at(id));
+      h_.sub(cnt, static_cast<int>(info.increment));
+      h_.cmp(cnt, static_cast<int>(info.increment));
+      h_.jge(l.begin, Xbyak::CodeGenerator::T_NEAR);
+    }
+    shift_pointers(info, true);
+    h_.L(l.end);
+  }
+
+  void emit_expr(E& e) {
+    std::visit(
+        [&](const auto& tag) {
+          using Tag = std::decay_t<decltype(tag)>;
+          if constexpr (std::is_same_v<Tag, ir::Parameter> || std::is_same_v<Tag, ir::Result>) {
+          } else if constexpr (std::is_same_v<Tag, ir::Scalar>) {
+            h_.vmovups(vmm(e.out_desc(0).reg), consts_.value(static_cast<float>(tag.value)));
+          } else if constexpr (std::is_same_v<Tag, ir::Load>) {
+            emit_load(e, tag.count);
+          } else if constexpr (std::is_same_v<Tag, ir::Store>) {
+            emit_store(e, tag.count);
+          } else if constexpr (std::is_same_v<Tag, ir::BroadcastLoad>) {
+            h_.vbroadcastss(vmm(e.out_desc(0).reg), data_ptr(e));
+          } else if constexpr (std::is_same_v<Tag, ir::BroadcastMove>) {
+            h_.vbroadcastss(vmm(e.out_desc(0).reg), Xbyak::Xmm(vmm(e.in_desc(0).reg).getIdx()));
+          } else if constexpr (std::is_same_v<Tag, ir::LoopBegin>) {
+            emit_loop_begin(e, tag.loop_id);
+          } else if constexpr (std::is_same_v<Tag, ir::LoopEnd>) {
+            emit_loop_end(tag.loop_id);
+          } else if constexpr (T::template fusable<Tag>) {
+            static_assert(HasEmitter<Tag>,
+                          "snippets::x64: the backend traits call this op fusable but it has no "
+                          "emitter. Specialise snippets::x64::Emitter<Op> (scratch + emit), "
+                          "decompose the op in a pass, or make fusable<Op> false");
+            Vmm in[4];
+            SNIPPETS_ASSERT(e.num_inputs() <= 4) << e.name;
+            for (std::size_t i = 0; i < e.num_inputs(); ++i) in[i] = vmm(e.in_desc(i).reg);
+            EmitContext<Vmm> ctx{h_, consts_, scratch_};
+            Emitter<Tag>::emit(ctx, tag, vmm(e.out_desc(0).reg),
+                               std::span<const Vmm>(in, e.num_inputs()));
+          } else {
+            SNIPPETS_ASSERT(false) << "op " << Tag::name << " reached emission without an emitter";
+          }
+        },
+        e.op);
+  }
+
+  struct Labels {
+    Xbyak::Label begin, end;
+  };
+
+  CodeBuffer& h_;
+  ir::LinearIR<T>& lir_;
+  ConstantTable consts_;
+  int reserved_;
+  std::vector<Vmm> scratch_;
+  std::vector<Xbyak::Reg64> data_, counters_;
+  std::size_t counters_used_ = 0;
+  std::map<std::size_t, Labels> labels_;
+  std::map<std::size_t, ir::Reg> loop_begin_reg_;
+};
+
+} // namespace snippets::x64

@@ -1,0 +1,32 @@
+// snippets/target/x64/traits.hpp: the backend traits of the x86-64 target.
+//
+// One traits type covers AVX2 and AVX-512: the ISA is chosen when a kernel is compiled
+// (CompileOptions::isa, default best_host_isa()). The register budget states the larger ISA;
+// passes read the chosen ISA's numbers from the LoweringConfig. An op is fusable exactly when
+// it has an Emitter specialization (a derived traits type that claims more fusable ops gets a
+// compile error naming the op without an emitter).
+#pragma once
+
+#include <string_view>
+
+#include "snippets/backend_traits.hpp"
+#include "snippets/target/x64/abi.hpp"
+#include "snippets/target/x64/emitters/eltwise.hpp"
+#include "snippets/target/x64/isa.hpp"
+
+namespace snippets::x64 {
+
+struct Traits {
+  static constexpr std::string_view name = "x64";
+  static constexpr int vector_registers = 32;
+  static constexpr int vector_bytes = 64;
+  static constexpr int gp_registers = usable_gprs;
+  /// Inputs + outputs of one kernel; the rest of the usable GPRs count loops.
+  static constexpr int data_pointer_registers = 10;
+  static bool host_supported() { return host_supports(Isa::avx2); }
+  template <class Op> static constexpr bool fusable = HasEmitter<Op>;
+};
+
+static_assert(check_backend_traits<Traits>());
+
+} // namespace snippets::x64
