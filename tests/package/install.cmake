@@ -1,0 +1,57 @@
+# cmake -DBUILD_DIR=<snippets build> -DPREFIX=<dir> [-DCONFIG=<cfg>] -P install.cmake
+#
+# Installs snippets from its build tree into a fresh PREFIX (the fixture for the find_package
+# tests) and checks the installed tree by name: headers, the exported targets, the package
+# config and an architecture-independent version file.
+cmake_minimum_required(VERSION 3.25)
+foreach(var IN ITEMS BUILD_DIR PREFIX)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "install.cmake: -D${var}=... is required")
+  endif()
+endforeach()
+if(NOT CONFIG)
+  set(CONFIG Release)
+endif()
+
+file(REMOVE_RECURSE "${PREFIX}")
+execute_process(
+  COMMAND "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${PREFIX}" --config "${CONFIG}"
+  RESULT_VARIABLE result)
+if(NOT result EQUAL 0)
+  message(FATAL_ERROR "cmake --install ${BUILD_DIR} failed: ${result}")
+endif()
+
+set(config_dir "${PREFIX}/share/cmake/snippets")
+foreach(file IN ITEMS
+    include/snippets/snippets.hpp
+    include/snippets/version.hpp
+    share/cmake/snippets/snippetsConfig.cmake
+    share/cmake/snippets/snippetsConfigVersion.cmake
+    share/cmake/snippets/snippetsTargets.cmake)
+  if(NOT EXISTS "${PREFIX}/${file}")
+    message(FATAL_ERROR "not installed: ${file}")
+  endif()
+endforeach()
+
+# The imported target must point at the installed headers (see DESIGN.md 8).
+file(READ "${config_dir}/snippetsTargets.cmake" targets)
+if(NOT targets MATCHES "INTERFACE_INCLUDE_DIRECTORIES \"\\\${_IMPORT_PREFIX}/include\"")
+  message(FATAL_ERROR "snippetsTargets.cmake lacks INTERFACE_INCLUDE_DIRECTORIES .../include")
+endif()
+# A header-only package must not reject a consumer built for another pointer size: evaluate
+# the version file as find_package() would, for a 32-bit consumer asking for 0.1.
+function(check_arch_independent)
+  set(CMAKE_SIZEOF_VOID_P 4)
+  set(PACKAGE_FIND_NAME snippets)
+  set(PACKAGE_FIND_VERSION 0.1)
+  set(PACKAGE_FIND_VERSION_MAJOR 0)
+  set(PACKAGE_FIND_VERSION_MINOR 1)
+  set(PACKAGE_FIND_VERSION_COUNT 2)
+  include("${config_dir}/snippetsConfigVersion.cmake")
+  if(NOT PACKAGE_VERSION_COMPATIBLE OR PACKAGE_VERSION_UNSUITABLE)
+    message(FATAL_ERROR "snippetsConfigVersion.cmake refuses a 32-bit consumer of 0.1 "
+                        "(want ARCH_INDEPENDENT): ${PACKAGE_VERSION}")
+  endif()
+endfunction()
+check_arch_independent()
+message(STATUS "snippets installed into ${PREFIX}")
