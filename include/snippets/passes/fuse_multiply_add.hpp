@@ -1,6 +1,7 @@
 // snippets/passes/fuse_multiply_add.hpp: FuseMultiplyAdd contracts a Multiply whose only
 // consumer is an Add into one FusedMulAdd (a * b + c, one rounding: never less accurate).
-// Off when LoweringConfig::fma is false.
+// It runs before InsertBroadcastMove, so broadcast operands get their moves as usual; the
+// Multiply must already produce the Add's shape. Off when LoweringConfig::fma is false.
 #pragma once
 
 #include "snippets/passes/pass.hpp"
@@ -20,8 +21,7 @@ struct FuseMultiplyAdd {
       for (std::size_t i = 0; i < 2; ++i) {
         auto& mul = add->input_expr(i);
         if (!std::holds_alternative<ir::Multiply>(mul.op) || mul.output(0).num_consumers() != 1 ||
-            mul.loop_ids != add->loop_ids || mul.in_desc(0).shape != add->out_desc(0).shape ||
-            mul.in_desc(1).shape != add->out_desc(0).shape)
+            mul.loop_ids != add->loop_ids || mul.out_desc(0).shape != add->out_desc(0).shape)
           continue;
         ir::PortConnector<T>* in[] = {&mul.input_connector(0), &mul.input_connector(1),
                                       &add->input_connector(1 - i)};

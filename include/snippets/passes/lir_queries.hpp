@@ -22,7 +22,8 @@ template <class T> bool is_loop_body(const ir::Expression<T>& e) {
 }
 /// Expressions whose output is a vector register.
 template <class T> bool defines_vector(const ir::Expression<T>& e) {
-  return is_loop_body(e) && !std::holds_alternative<ir::Store>(e.op);
+  return (is_loop_body(e) && !std::holds_alternative<ir::Store>(e.op)) ||
+         std::holds_alternative<ir::Scalar>(e.op);
 }
 /// Elements between consecutive indices of domain dimension `dim` in a planar tensor whose
 /// domain-aligned shape is `shape`; 0 when the tensor is broadcast along `dim`.
