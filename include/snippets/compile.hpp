@@ -72,8 +72,10 @@ template <class T> void check_body(const ir::Graph<T>& body) {
   }
 }
 
-template <class T> int max_scratch(ir::LinearIR<T>& lir) {
-  int n = 0;
+/// Vector registers kept from the allocator: the most scratch any emitter in `lir` needs,
+/// and on AVX2 at least one for tail masks.
+template <class T> int reserved_registers(ir::LinearIR<T>& lir, x64::Isa isa) {
+  int n = isa == x64::Isa::avx2 ? 1 : 0;
   for (auto& e : lir)
     std::visit(
         [&](const auto& tag) {
@@ -115,32 +117,38 @@ CompiledKernel emit(ir::LinearIR<T>& lir, int reserved, x64::Isa isa, KernelSign
 
 } // namespace detail
 
+/// Runs the front half of compile(): checks, conversion to a Linear IR and the lowering
+/// pipeline for `isa`. Returns the prepared LIR (for dumps, golden tests and custom emission).
 template <class T = x64::Traits, class Lowering = passes::DefaultLowering>
-CompiledKernel compile(const ir::Graph<T>& body, const CompileOptions& opt = {}) {
+ir::LinearIR<T> lower(const ir::Graph<T>& body, x64::Isa isa, const CompileOptions& opt = {}) {
   static_assert(check_backend_traits<T>());
-  const x64::Isa isa = opt.isa.value_or(x64::best_host_isa());
-  if (!x64::host_supports(isa))
-    raise("snippets.isa.unsupported_host", "the " + std::string(x64::to_string(isa)) +
-                                               " ISA was requested but this CPU cannot run it; "
-                                               "request avx2 or leave the ISA unset");
   detail::check_body(body);
   ir::LinearIR<T> lir = passes::convert_to_linear_ir(body);
-
   passes::PassContext<T> ctx;
   ctx.verify = opt.verify;
   ctx.config.lanes = x64::lanes(isa);
   ctx.config.vector_registers = x64::vector_registers(isa);
   ctx.config.fma = opt.fma;
   // emitter scratch sits in the top registers; AVX2 tails need one for their mask
-  const int reserved = std::max(detail::max_scratch(lir), isa == x64::Isa::avx2 ? 1 : 0);
-  ctx.config.reserved_vector_registers = reserved;
+  ctx.config.reserved_vector_registers = detail::reserved_registers(lir, isa);
   ctx.config.gp_registers = x64::usable_gprs - static_cast<int>(lir.num_inputs + lir.num_outputs);
   Lowering{}.run(lir, ctx);
   if (opt.trace) *opt.trace = ctx.trace;
+  return lir;
+}
 
+template <class T = x64::Traits, class Lowering = passes::DefaultLowering>
+CompiledKernel compile(const ir::Graph<T>& body, const CompileOptions& opt = {}) {
+  const x64::Isa isa = opt.isa.value_or(x64::best_host_isa());
+  if (!x64::host_supports(isa))
+    raise("snippets.isa.unsupported_host", "the " + std::string(x64::to_string(isa)) +
+                                               " ISA was requested but this CPU cannot run it; "
+                                               "request avx2 or leave the ISA unset");
+  ir::LinearIR<T> lir = lower<T, Lowering>(body, isa, opt);
   KernelSignature sig;
   for (ir::NodeId p : body.parameters()) sig.inputs.push_back(body.node(p).outputs[0]);
   for (ir::NodeId r : body.results()) sig.outputs.push_back(body.type(body.node(r).inputs[0]));
+  const int reserved = detail::reserved_registers(lir, isa);
   if (isa == x64::Isa::avx512) return detail::emit<T, Xbyak::Zmm>(lir, reserved, isa, std::move(sig));
   return detail::emit<T, Xbyak::Ymm>(lir, reserved, isa, std::move(sig));
 }

@@ -86,6 +86,7 @@ public:
   }
 
 private:
+  friend class PortConnector<T>;
   void unlink() {
     if (!conn_) return;
     *prev_ = next_;
@@ -220,6 +221,15 @@ public:
   using ExprList = std::list<std::unique_ptr<Expression<T>>>;
   using iterator = typename ExprList::iterator;
   using const_iterator = typename ExprList::const_iterator;
+
+  LinearIR() = default;
+  LinearIR(LinearIR&&) noexcept = default;
+  LinearIR& operator=(LinearIR&&) noexcept = default;
+  /// Unlinks every use first, so expressions can then die in any order.
+  ~LinearIR() {
+    for (auto& e : exprs_)
+      for (std::size_t i = 0; i < e->num_inputs(); ++i) e->input(i).set(nullptr);
+  }
 
   iterator begin() { return exprs_.begin(); }
   iterator end() { return exprs_.end(); }

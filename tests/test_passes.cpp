@@ -1,0 +1,125 @@
+// Behaviour of the control-flow and preparation passes, observed on lowered LIRs.
+#include <doctest/doctest.h>
+
+#include "snippets/compile.hpp"
+#include "snippets/ir/lir_printer.hpp"
+
+using namespace snippets;
+using G = ir::Graph<x64::Traits>;
+constexpr auto f32 = ElementType::f32;
+
+namespace {
+template <class Tag> int count(ir::LinearIR<x64::Traits>& lir) {
+  int n = 0;
+  for (auto& e : lir) n += std::holds_alternative<Tag>(e->op);
+  return n;
+}
+} // namespace
+
+TEST_CASE("OptimizeDomain collapses the seed's [1,16,29,7] with a [1,16,29,1] input into [464,7]") {
+  G g;
+  auto a = g.parameter(f32, {1, 16, 29, 7});
+  auto b = g.parameter(f32, {1, 16, 29, 1});
+  g.result(g.add(a, b));
+  auto lir = lower(g, x64::Isa::avx512);
+  CHECK(lir.domain == std::vector<Dim>{464, 7});
+}
+
+TEST_CASE("OptimizeDomain flattens a plain elementwise op to one dimension") {
+  G g;
+  auto a = g.parameter(f32, {8, 3, 5, 7});
+  g.result(g.relu(a));
+  auto lir = lower(g, x64::Isa::avx2);
+  CHECK(lir.domain == std::vector<Dim>{840});
+}
+
+TEST_CASE("OptimizeDomain keeps dimensions apart where broadcasting differs") {
+  G g;
+  auto a = g.parameter(f32, {2, 3, 4, 5});
+  auto bias = g.parameter(f32, {3, 1, 1});
+  g.result(g.add(a, bias));
+  auto lir = lower(g, x64::Isa::avx2);
+  CHECK(lir.domain == std::vector<Dim>{2, 3, 20});
+}
+
+TEST_CASE("FuseMultiplyAdd contracts a Multiply feeding only an Add, and not when fma is off") {
+  G g;
+  auto a = g.parameter(f32, {64});
+  auto b = g.parameter(f32, {64});
+  g.result(g.add(g.multiply(a, b), a));
+  auto on = lower(g, x64::Isa::avx2);
+  CHECK(count<ir::FusedMulAdd>(on) == 1);
+  CHECK(count<ir::Multiply>(on) == 0);
+  auto off = lower(g, x64::Isa::avx2, {.fma = false});
+  CHECK(count<ir::FusedMulAdd>(off) == 0);
+}
+
+TEST_CASE("a Multiply with a second consumer is not contracted") {
+  G g;
+  auto a = g.parameter(f32, {64});
+  auto m = g.multiply(a, a);
+  g.result(g.add(m, a));
+  g.result(m);
+  auto lir = lower(g, x64::Isa::avx2);
+  CHECK(count<ir::FusedMulAdd>(lir) == 0);
+}
+
+TEST_CASE("an input broadcast along the innermost dimension becomes one BroadcastLoad") {
+  G g;
+  auto a = g.parameter(f32, {4, 32});
+  auto b = g.parameter(f32, {4, 1});
+  g.result(g.add(a, b));
+  auto lir = lower(g, x64::Isa::avx512);
+  CHECK(count<ir::BroadcastLoad>(lir) == 1); // no tail: 32 is two full vectors
+  CHECK(count<ir::BroadcastMove>(lir) == 0);
+}
+
+TEST_CASE("InsertSpecificIterations adds one masked tail only when the work is not a multiple") {
+  for (Dim n : {16, 17, 5}) {
+    G g; // the per-row input keeps the domain two-dimensional
+    g.result(g.add(g.parameter(f32, {3, n}), g.parameter(f32, {3, 1})));
+    auto lir = lower(g, x64::Isa::avx512);
+    int tails = 0;
+    for (const auto& l : lir.loops().loops()) tails += l.is_tail;
+    CAPTURE(n);
+    CHECK(tails == (n == 17 ? 1 : 0)); // n = 5 is one short iteration of the loop itself
+    CHECK(count<ir::LoopBegin>(lir) == (n == 17 ? 3 : 2));
+  }
+}
+
+TEST_CASE("AssignRegisters reuses a register once its last reader has run") {
+  G g;
+  auto x = g.parameter(f32, {1024});
+  auto y = x;
+  for (int i = 0; i < 40; ++i) y = g.abs(g.negative(y)); // 80 values in a chain
+  g.result(y);
+  auto lir = lower(g, x64::Isa::avx2);
+  int max_reg = -1;
+  for (auto& e : lir)
+    for (std::size_t i = 0; i < e->num_outputs(); ++i)
+      if (e->out_desc(i).reg.kind == ir::RegKind::vec) max_reg = std::max(max_reg, e->out_desc(i).reg.index);
+  CHECK(max_reg == 0); // a chain needs one register
+}
+
+TEST_CASE("CleanupLoopOffsets folds the inner loop's rewind into the outer increment") {
+  G g;
+  auto a = g.parameter(f32, {5, 33});
+  auto b = g.parameter(f32, {1, 33}); // broadcast across rows: rewinds every row
+  g.result(g.add(a, b));
+  auto lir = lower(g, x64::Isa::avx2);
+  const auto& outer = lir.loops().at(0);
+  REQUIRE(outer.ports.size() == 3);
+  CHECK(outer.ports[0].ptr_increment == 0);   // a: the inner loops walked the whole row
+  CHECK(outer.ports[1].ptr_increment == -33); // b: back to the row start
+  for (const auto& p : outer.ports) CHECK(p.finalization_offset == 0);
+}
+
+TEST_CASE("the verifier accepts every stage of the default pipeline") {
+  G g;
+  auto a = g.parameter(f32, {2, 3, 9});
+  auto c = g.parameter(f32, {3, 1});
+  auto s = g.select(g.greater(a, c), g.sqrt(g.abs(a)), g.negative(c));
+  g.result(g.maximum(s, g.scalar(f32, -1.0)));
+  CHECK_NOTHROW(lower(g, x64::Isa::avx2, {.verify = true}));
+  CHECK_NOTHROW(lower(g, x64::Isa::avx512, {.verify = true}));
+}
