@@ -10,7 +10,11 @@
 //  - every edge refers to an existing output of a node of this graph, and the graph is acyclic;
 //  - each node's output types are those type inference gives for its op and inputs;
 //  - a failed construction or mutation throws snippets::Error and leaves the graph unchanged.
-// A Value is a handle to one output of one node of one graph; it is checked on every use.
+// A Value is a handle to one output of one node of one graph; it is checked on every use
+// ([snippets.graph.foreign_value], [snippets.graph.dangling_edge]). Moving a graph moves its
+// identity: its Values stay valid in the new graph, and the moved-from graph is empty with a
+// fresh id. Source ops (Parameter, Constant, Scalar) are checked by type inference, so
+// make() with a hand-built tag is checked exactly like the builder methods.
 #pragma once
 
 #include <atomic>

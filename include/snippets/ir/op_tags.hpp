@@ -90,6 +90,7 @@ struct Scalar {
 SNIPPETS_OP_TAG(Abs, unary, false);
 SNIPPETS_OP_TAG(Negative, unary, false);
 SNIPPETS_OP_TAG(Relu, unary, false);
+/// min(max(x, lo), hi); type inference rejects lo > hi and NaN bounds.
 struct Clamp {
   static constexpr std::string_view name = "Clamp";
   static constexpr OpCategory category = OpCategory::unary;
