@@ -58,7 +58,7 @@ TEST_CASE("the default pipeline runs the passes the seed names, in order") {
   compile(g, {.trace = &trace});
   const std::vector<std::string_view> expected{
       "OptimizeDomain", "FuseMultiplyAdd", "MarkLoops", "FuseLoops", "InsertLoadStore",
-      "InsertBroadcastMove", "LoadMoveBroadcastToBroadcastLoad", "InitLoops",
+      "InsertBroadcastMove", "LoadMoveBroadcastToBroadcastLoad", "ExtractLoopInvariants", "InitLoops",
       "CleanRepeatedDataPointerShifts", "InsertLoops", "InitLiveRanges", "AssignRegisters",
       "InsertSpecificIterations", "CleanupLoopOffsets", "OptimizeLoopSingleEvaluation"};
   CHECK(trace == expected);

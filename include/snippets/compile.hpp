@@ -26,6 +26,7 @@ namespace snippets {
 struct CompileOptions {
   std::optional<x64::Isa> isa;  // default: x64::best_host_isa()
   bool fma = true;              // contract Multiply -> Add
+  int unroll = 4;               // innermost loop body copies per iteration (1: no unrolling)
   bool verify = false;          // run the LIR verifier after every pass
   /// Receives the pass names in the order they ran (tests, debugging).
   std::vector<std::string_view>* trace = nullptr;
@@ -102,7 +103,8 @@ CompiledKernel emit(ir::LinearIR<T>& lir, int reserved, x64::Isa isa, KernelSign
     }
     const auto fn = buf->template finalize<x64::KernelFn>();
     sig.domain = lir.domain;
-    sig.lanes = x64::lanes(isa);
+    for (const auto& l : lir.loops().loops()) // a flat domain splits in main-loop steps
+      if (l.runtime_work_amount && lir.domain.size() == 1) sig.chunk_unit = l.increment;
     sig.isa = std::string(x64::to_string(isa));
     for (auto& e : lir) {
       if (!passes::holds_io(*e)) continue;
@@ -129,6 +131,10 @@ ir::LinearIR<T> lower(const ir::Graph<T>& body, x64::Isa isa, const CompileOptio
   ctx.config.lanes = x64::lanes(isa);
   ctx.config.vector_registers = x64::vector_registers(isa);
   ctx.config.fma = opt.fma;
+  if (opt.unroll < 1 || opt.unroll > 16)
+    raise("snippets.compile.bad_option", "CompileOptions::unroll must be in [1, 16], got " +
+                                             std::to_string(opt.unroll));
+  ctx.config.unroll = opt.unroll;
   // emitter scratch sits in the top registers; AVX2 tails need one for their mask
   ctx.config.reserved_vector_registers = detail::reserved_registers(lir, isa);
   ctx.config.gp_registers = x64::usable_gprs - static_cast<int>(lir.num_inputs + lir.num_outputs);

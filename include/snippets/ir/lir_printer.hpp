@@ -40,6 +40,8 @@ template <class T> std::string to_string(LinearIR<T>& lir) {
         [&](const auto& tag) {
           using Tag = std::decay_t<decltype(tag)>;
           if constexpr (std::is_same_v<Tag, Load> || std::is_same_v<Tag, Store>) os << " x" << tag.count;
+          if constexpr (requires { tag.offset; })
+            if (tag.offset) os << " @" << tag.offset;
           if constexpr (std::is_same_v<Tag, LoopBegin> || std::is_same_v<Tag, LoopEnd>) os << " #" << tag.loop_id;
           if constexpr (std::is_same_v<Tag, Scalar>) os << ' ' << tag.value;
         },

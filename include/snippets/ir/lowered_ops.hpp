@@ -3,7 +3,8 @@
 // The control-flow passes insert them; each has an emitter in every target:
 //  - Load / Store: move `count` elements between memory and a vector register. `count` is the
 //    loop increment (a full vector) or, in a tail iteration, fewer elements (masked access).
-//  - BroadcastLoad: load one element and fill a vector register with it.
+//    `offset` (elements) is added to the data pointer: unrolled copies of a loop body use it.
+//  - BroadcastLoad: load one element (at `offset`) and fill a vector register with it.
 //  - BroadcastMove: fill a vector register with lane 0 of another.
 //  - LoopBegin / LoopEnd: the bounds of loop `loop_id` (see LoopManager); LoopEnd takes the
 //    data pointers the loop advances as inputs.
@@ -26,9 +27,9 @@ namespace snippets::ir {
     Members bool operator==(const Name &) const = default;                                         \
   }
 
-SNIPPETS_LOWERED_TAG(Load, std::int64_t count = 0;);
-SNIPPETS_LOWERED_TAG(Store, std::int64_t count = 0;);
-SNIPPETS_LOWERED_TAG(BroadcastLoad, );
+SNIPPETS_LOWERED_TAG(Load, std::int64_t count = 0; std::int64_t offset = 0;);
+SNIPPETS_LOWERED_TAG(Store, std::int64_t count = 0; std::int64_t offset = 0;);
+SNIPPETS_LOWERED_TAG(BroadcastLoad, std::int64_t offset = 0;);
 SNIPPETS_LOWERED_TAG(BroadcastMove, );
 SNIPPETS_LOWERED_TAG(LoopBegin, std::size_t loop_id = 0;);
 SNIPPETS_LOWERED_TAG(LoopEnd, std::size_t loop_id = 0;);

@@ -98,14 +98,15 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T>& body
             "Constant '" + n.name + "' holds different values; pass it as an input instead");
     add(n, ir::Scalar{n.outputs[0], *v}, {}, 0);
   }
-  std::size_t result_index = 0;
+  std::map<ir::NodeId, std::size_t> result_index; // kernel outputs follow Graph::results()
+  for (std::size_t i = 0; i < body.results().size(); ++i) result_index[body.results()[i]] = i;
   for (ir::NodeId id : order) {
     const auto& n = body.node(id);
     if (ir::is<ir::Parameter>(n.op) || ir::is<ir::Scalar>(n.op) || ir::is<ir::Constant>(n.op)) continue;
     std::vector<ir::PortConnector<T>*> in;
     for (const ir::Output& o : n.inputs) in.push_back(value_of.at({o.node, o.port}));
     if (ir::is<ir::Result>(n.op)) {
-      add(n, ir::Result{}, in, lir.num_inputs + result_index++);
+      add(n, ir::Result{}, in, lir.num_inputs + result_index.at(id));
       continue;
     }
     if (ir::is<ir::Power>(n.op)) { // ConvertPowerToPowerStatic

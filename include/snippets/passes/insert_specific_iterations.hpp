@@ -1,13 +1,17 @@
-// snippets/passes/insert_specific_iterations.hpp: InsertSpecificIterations splits an
-// innermost loop whose work amount is not a multiple of its increment into the main vector
-// body and one masked tail iteration (no scalar loop).
+// snippets/passes/insert_specific_iterations.hpp: InsertSpecificIterations gives each
+// innermost loop its specific iterations: an unrolled main body, then one straight-line
+// remainder block (a few full vectors and a masked tail, no scalar loop).
 //
-// The tail is a copy of the body placed right after the loop, with Loads and Stores of
-// `work % increment` elements. It runs after register assignment and copies the registers:
-// the tail runs after the body with the same data flow, so the assignment stays valid.
-// A loop shorter than one vector becomes its own tail. For the run-time (parallel) loop the
-// executor hands every thread a multiple of the increment except the last, whose remainder
-// is exactly the static tail; the tail then runs iff the main loop left work (`tail_of`).
+// For work W, vector length L and unroll U (LoweringConfig::unroll, reduced so the main body
+// runs at least once), the main loop steps by U*L with U copies of the body at element offsets
+// 0, L, ..., (U-1)L; the remainder block holds (W mod U*L) / L full copies and, when
+// W mod L != 0, one copy with Loads and Stores of W mod L elements.
+// It runs after register assignment and copies the registers: the copies run one after the
+// other with the same data flow, so the assignment stays valid, and the CPU renames the
+// reused registers, so unrolled copies still overlap.
+// For the run-time (parallel) loop the executor hands every thread a multiple of U*L except
+// the last, whose remainder is then exactly the static one; the block runs iff work is left
+// (`tail_of`).
 #pragma once
 
 #include <map>
@@ -21,26 +25,50 @@ struct InsertSpecificIterations {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "InsertSpecificIterations";
 
-  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>&) const {
+  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
     const std::size_t inner_dim = lir.domain.size() - 1;
     const std::size_t n_loops = lir.loops().size();
     for (std::size_t id = 0; id < n_loops; ++id) {
       ir::LoopInfo& info = lir.loops().at(id);
       if (info.dim != inner_dim || info.is_tail) continue;
-      const std::int64_t w = lir.domain[inner_dim], inc = info.increment, tail = w % inc;
-      if (tail == 0) continue;
+      const std::int64_t w = lir.domain[inner_dim], lanes = info.increment;
       auto [begin, end] = bounds(lir, id);
-      if (w < inc && !info.runtime_work_amount) { // the whole loop is one short iteration
-        set_counts(begin, std::next(end), inc, tail);
-        rescale(info, tail);
-        info.increment = info.work_amount = tail;
+      std::vector<ir::Expression<T>*> body;
+      for (auto it = std::next(begin); it != end; ++it) body.push_back(it->get());
+      if (w < lanes && !info.runtime_work_amount) { // the whole loop is one short iteration
+        for (auto* e : body) set_count(*e, lanes, w);
+        scale_increments(info, w);
+        info.increment = info.work_amount = w;
         continue;
       }
-      const std::size_t tail_id = clone_as_tail(lir, id, begin, end, tail);
+      const std::int64_t unroll = std::clamp<std::int64_t>(w / lanes, 1, ctx.config.unroll);
+      const std::int64_t step = unroll * lanes, full = w % step / lanes, tail = w % lanes;
+      const std::int64_t rest = full * lanes + tail;
+      if (rest > 0) {
+        ir::LoopInfo r = info;
+        scale_increments(r, rest);
+        r.is_tail = r.evaluate_once = true;
+        r.runtime_work_amount = false;
+        r.tail_of = info.runtime_work_amount ? static_cast<std::int64_t>(id) : -1;
+        r.work_amount = r.increment = rest;
+        const std::size_t rid = lir.loops().add(r);
+        const auto pos = std::next(end);
+        auto& rb = lir.insert_node(pos, ir::LoopBegin{rid}, {}, 1, (*begin)->loop_ids);
+        rb.out_desc(0) = (*begin)->out_desc(0);
+        std::map<const void*, const void*> first_copy;
+        for (std::int64_t j = 0; j < full; ++j) copy_body(lir, body, pos, id, rid, j * lanes, lanes, lanes, j ? nullptr : &first_copy);
+        if (tail) copy_body(lir, body, pos, id, rid, full * lanes, lanes, tail, full ? nullptr : &first_copy);
+        lir.insert_node(pos, ir::LoopEnd{rid}, {&rb.output(0)}, 0, (*begin)->loop_ids).in_desc(0).reg =
+            rb.out_desc(0).reg;
+        for (auto& p : lir.loops().at(rid).ports) p.expr = first_copy.at(p.expr);
+        ir::LoopInfo& main = lir.loops().at(id);
+        for (auto& p : main.ports) p.finalization_offset = 0; // the remainder continues from there
+        if (!main.runtime_work_amount) main.work_amount = w - rest;
+      }
+      for (std::int64_t j = 1; j < unroll; ++j) copy_body(lir, body, end, id, id, j * lanes, lanes, lanes, nullptr);
       ir::LoopInfo& main = lir.loops().at(id);
-      if (main.runtime_work_amount) lir.loops().at(tail_id).tail_of = static_cast<std::int64_t>(id);
-      else main.work_amount = w - tail;
-      for (auto& p : main.ports) p.finalization_offset = 0; // the tail continues from there
+      scale_increments(main, step);
+      main.increment = step;
     }
     return Preserved::none;
   }
@@ -56,60 +84,55 @@ private:
     return std::pair(b, e);
   }
 
-  template <class It> static void set_counts(It first, It last, std::int64_t full, std::int64_t count) {
-    for (auto it = first; it != last; ++it) {
-      if (auto* l = std::get_if<ir::Load>(&(*it)->op); l && l->count == full) l->count = count;
-      if (auto* s = std::get_if<ir::Store>(&(*it)->op); s && s->count == full) s->count = count;
-    }
+  template <class T> static void set_count(ir::Expression<T>& e, std::int64_t full, std::int64_t count) {
+    if (auto* l = std::get_if<ir::Load>(&e.op); l && l->count == full) l->count = count;
+    if (auto* s = std::get_if<ir::Store>(&e.op); s && s->count == full) s->count = count;
   }
 
-  static void rescale(ir::LoopInfo& info, std::int64_t count) {
-    for (auto& p : info.ports) p.ptr_increment = p.ptr_increment / info.increment * count;
+  /// Per-iteration pointer increments for a new number of elements per iteration.
+  static void scale_increments(ir::LoopInfo& info, std::int64_t per_iteration) {
+    for (auto& p : info.ports) p.ptr_increment = p.ptr_increment / info.increment * per_iteration;
   }
 
+  /// Copies `body` before `pos` as loop `to` (in place of `from`), with memory offsets
+  /// advanced by `offset` elements of the loop's dimension and full accesses of `lanes`
+  /// elements narrowed to `count`. Registers are copied.
   template <class T>
-  static std::size_t clone_as_tail(ir::LinearIR<T>& lir, std::size_t id,
-                                   typename ir::LinearIR<T>::iterator begin,
-                                   typename ir::LinearIR<T>::iterator end, std::int64_t tail) {
-    ir::LoopInfo info = lir.loops().at(id);
-    const std::int64_t inc = info.increment;
-    ir::LoopInfo tinfo = info;
-    rescale(tinfo, tail);
-    tinfo.is_tail = true;
-    tinfo.evaluate_once = true;
-    tinfo.runtime_work_amount = false;
-    tinfo.work_amount = tinfo.increment = tail;
-    const std::size_t tail_id = lir.loops().add(tinfo);
+  static void copy_body(ir::LinearIR<T>& lir, const std::vector<ir::Expression<T>*>& body,
+                        typename ir::LinearIR<T>::iterator pos, std::size_t from, std::size_t to,
+                        std::int64_t offset, std::int64_t lanes, std::int64_t count,
+                        std::map<const void*, const void*>* expr_map) {
+    const std::size_t dim = lir.loops().at(from).dim;
     std::map<const ir::PortConnector<T>*, ir::PortConnector<T>*> remap;
-    std::map<const void*, const void*> expr_map;
-    const auto pos = std::next(end);
-    std::vector<ir::Expression<T>*> body;
-    for (auto it = begin; it != pos; ++it) body.push_back(it->get());
-    for (ir::Expression<T>* src_ptr : body) {
-      ir::Expression<T>& src = *src_ptr;
-      auto op = src.op;
-      if (auto* lb = std::get_if<ir::LoopBegin>(&op)) lb->loop_id = tail_id;
-      if (auto* le = std::get_if<ir::LoopEnd>(&op)) le->loop_id = tail_id;
+    for (ir::Expression<T>* src : body) {
+      auto op = src->op;
+      const auto& shape = std::holds_alternative<ir::Store>(op) ? src->out_desc(0).shape : src->in_desc(0).shape;
+      const std::int64_t shift = is_memory_access(*src) ? offset * stride_along(shape, dim) : 0;
+      std::visit(
+          [&](auto& tag) {
+            using Tag = std::decay_t<decltype(tag)>;
+            if constexpr (requires { tag.offset; }) tag.offset += shift;
+            if constexpr (std::is_same_v<Tag, ir::LoopBegin> || std::is_same_v<Tag, ir::LoopEnd>)
+              if (tag.loop_id == from) tag.loop_id = to;
+          },
+          op);
       std::vector<ir::PortConnector<T>*> in;
-      for (std::size_t i = 0; i < src.num_inputs(); ++i) {
-        auto* c = &src.input_connector(i);
+      for (std::size_t i = 0; i < src->num_inputs(); ++i) {
+        auto* c = &src->input_connector(i);
         in.push_back(remap.count(c) ? remap[c] : c);
       }
-      auto ids = src.loop_ids;
-      std::replace(ids.begin(), ids.end(), id, tail_id);
-      auto& copy = lir.insert_node(pos, std::move(op), in, src.num_outputs(), ids, src.name);
-      copy.data_index = src.data_index;
-      for (std::size_t i = 0; i < src.num_inputs(); ++i) copy.in_desc(i) = src.in_desc(i);
-      for (std::size_t i = 0; i < src.num_outputs(); ++i) {
-        copy.out_desc(i) = src.out_desc(i);
-        remap[&src.output(i)] = &copy.output(i);
+      auto ids = src->loop_ids;
+      std::replace(ids.begin(), ids.end(), from, to);
+      auto& copy = lir.insert_node(pos, std::move(op), in, src->num_outputs(), ids, src->name);
+      copy.data_index = src->data_index;
+      set_count(copy, lanes, count);
+      for (std::size_t i = 0; i < src->num_inputs(); ++i) copy.in_desc(i) = src->in_desc(i);
+      for (std::size_t i = 0; i < src->num_outputs(); ++i) {
+        copy.out_desc(i) = src->out_desc(i);
+        remap[&src->output(i)] = &copy.output(i);
       }
-      expr_map[&src] = &copy;
+      if (expr_map) (*expr_map)[src] = &copy;
     }
-    set_counts(std::next(end), pos, inc, tail);
-    ir::LoopInfo& t = lir.loops().at(tail_id);
-    for (auto& p : t.ports) p.expr = expr_map.at(p.expr);
-    return tail_id;
   }
 };
 

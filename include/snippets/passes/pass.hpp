@@ -34,6 +34,7 @@ struct LoweringConfig {
   int reserved_vector_registers = 0; // taken by emitter scratch and tail masks
   int gp_registers = 4;          // GPRs left for loop counters after data pointers
   bool fma = true;               // contract Multiply -> Add into FusedMulAdd
+  int unroll = 4;                // copies of an innermost loop body per iteration
 };
 
 /// A value's live interval in expression order: [def, end].

@@ -35,7 +35,7 @@ struct KernelSignature {
   std::vector<ir::TensorType> inputs, outputs;
   std::vector<Dim> domain;                      // collapsed scheduling domain
   std::vector<std::int64_t> outer_stride_bytes; // per argument: bytes per step of domain dim 0
-  std::int64_t lanes = 8;
+  std::int64_t chunk_unit = 1; // threads split domain dim 0 in multiples of this
   std::string isa;
 };
 
@@ -81,7 +81,7 @@ public:
   /// and as large as its shape says.
   void run_unchecked(const void* const* in, void* const* out, const RunOptions& opt = {}) const {
     const std::int64_t work = sig_.domain[0];
-    const std::int64_t unit = sig_.domain.size() == 1 ? sig_.lanes : 1;
+    const std::int64_t unit = sig_.chunk_unit;
     std::int64_t total = 1;
     for (Dim d : sig_.domain) total *= d;
     if (total == 0) return;

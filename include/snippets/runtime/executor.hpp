@@ -3,7 +3,8 @@
 // The outermost domain dimension is split into one contiguous chunk per thread and each
 // thread runs the kernel once over its chunk (the kernel loops over it), so the call
 // overhead stays off small tensors. For a one-dimensional domain, chunks are multiples of the
-// vector length except the last, which carries the tail. OpenMP is the default executor; a
+// main loop's step (vector length times unroll) except the last, which carries the static
+// remainder. OpenMP is the default executor; a
 // runtime plugs in its own pool by passing any callable with the ParallelFor signature.
 #pragma once
 

@@ -81,7 +81,10 @@ private:
         << "loop counter without a register";
     return counters_[static_cast<std::size_t>(r.index)];
   }
-  Xbyak::Address data_ptr(const E& e) const { return h_.ptr[data_.at(e.data_index)]; }
+  /// The memory `e` accesses: its argument's pointer plus the access's element offset.
+  Xbyak::Address data_ptr(const E& e, std::int64_t offset) const {
+    return h_.ptr[data_.at(e.data_index) + static_cast<int>(offset * sizeof(float))];
+  }
 
   /// k1 (AVX-512) or the AVX2 mask register enables the first `count` lanes.
   Vmm set_tail_mask(std::int64_t count) {
@@ -95,27 +98,27 @@ private:
     }
   }
 
-  void emit_load(const E& e, std::int64_t count) {
+  void emit_load(const E& e, std::int64_t count, std::int64_t offset) {
     const Vmm dst = vmm(e.out_desc(0).reg);
-    if (count == lanes_) h_.vmovups(dst, data_ptr(e));
-    else if (count == 1) h_.vmovss(Xbyak::Xmm(dst.getIdx()), data_ptr(e));
+    if (count == lanes_) h_.vmovups(dst, data_ptr(e, offset));
+    else if (count == 1) h_.vmovss(Xbyak::Xmm(dst.getIdx()), data_ptr(e, offset));
     else if constexpr (avx512) {
       set_tail_mask(count);
-      h_.vmovups(dst | Xbyak::Opmask(1) | Xbyak::util::T_z, data_ptr(e));
+      h_.vmovups(dst | Xbyak::Opmask(1) | Xbyak::util::T_z, data_ptr(e, offset));
     } else {
-      h_.vmaskmovps(dst, set_tail_mask(count), data_ptr(e));
+      h_.vmaskmovps(dst, set_tail_mask(count), data_ptr(e, offset));
     }
   }
 
-  void emit_store(const E& e, std::int64_t count) {
+  void emit_store(const E& e, std::int64_t count, std::int64_t offset) {
     const Vmm src = vmm(e.in_desc(0).reg);
-    if (count == lanes_) h_.vmovups(data_ptr(e), src);
-    else if (count == 1) h_.vmovss(data_ptr(e), Xbyak::Xmm(src.getIdx()));
+    if (count == lanes_) h_.vmovups(data_ptr(e, offset), src);
+    else if (count == 1) h_.vmovss(data_ptr(e, offset), Xbyak::Xmm(src.getIdx()));
     else if constexpr (avx512) {
       set_tail_mask(count);
-      h_.vmovups(data_ptr(e) | Xbyak::Opmask(1), src);
+      h_.vmovups(data_ptr(e, offset) | Xbyak::Opmask(1), src);
     } else {
-      h_.vmaskmovps(data_ptr(e), set_tail_mask(count), src);
+      h_.vmaskmovps(data_ptr(e, offset), set_tail_mask(count), src);
     }
   }
 
@@ -172,11 +175,11 @@ private:
           } else if constexpr (std::is_same_v<Tag, ir::Scalar>) {
             h_.vmovups(vmm(e.out_desc(0).reg), consts_.value(static_cast<float>(tag.value)));
           } else if constexpr (std::is_same_v<Tag, ir::Load>) {
-            emit_load(e, tag.count);
+            emit_load(e, tag.count, tag.offset);
           } else if constexpr (std::is_same_v<Tag, ir::Store>) {
-            emit_store(e, tag.count);
+            emit_store(e, tag.count, tag.offset);
           } else if constexpr (std::is_same_v<Tag, ir::BroadcastLoad>) {
-            h_.vbroadcastss(vmm(e.out_desc(0).reg), data_ptr(e));
+            h_.vbroadcastss(vmm(e.out_desc(0).reg), data_ptr(e, tag.offset));
           } else if constexpr (std::is_same_v<Tag, ir::BroadcastMove>) {
             h_.vbroadcastss(vmm(e.out_desc(0).reg), Xbyak::Xmm(vmm(e.in_desc(0).reg).getIdx()));
           } else if constexpr (std::is_same_v<Tag, ir::LoopBegin>) {
