@@ -223,11 +223,11 @@ public:
   using const_iterator = typename ExprList::const_iterator;
 
   LinearIR() = default;
-  LinearIR(LinearIR&&) noexcept = default;
-  LinearIR& operator=(LinearIR&&) noexcept = default;
+  LinearIR(LinearIR &&) noexcept = default;
+  LinearIR &operator=(LinearIR &&) noexcept = default;
   /// Unlinks every use first, so expressions can then die in any order.
   ~LinearIR() {
-    for (auto& e : exprs_)
+    for (auto &e : exprs_)
       for (std::size_t i = 0; i < e->num_inputs(); ++i) e->input(i).set(nullptr);
   }
 

@@ -15,13 +15,13 @@ namespace snippets::ir {
 
 namespace detail {
 // Streams, not string concatenation: g++ 12 reports false -Wstringop-overflow on the latter.
-inline std::string reg_name(const Reg& r) {
+inline std::string reg_name(const Reg &r) {
   if (r.kind == RegKind::none) return {};
   std::ostringstream os;
   os << (r.kind == RegKind::vec ? " v" : " g") << r.index;
   return os.str();
 }
-inline std::string dims(const std::vector<Dim>& d) {
+inline std::string dims(const std::vector<Dim> &d) {
   std::ostringstream os;
   os << '[';
   for (std::size_t i = 0; i < d.size(); ++i) os << (i ? "," : "") << d[i];
@@ -30,19 +30,21 @@ inline std::string dims(const std::vector<Dim>& d) {
 }
 } // namespace detail
 
-template <class T> std::string to_string(LinearIR<T>& lir) {
+template <class T> std::string to_string(LinearIR<T> &lir) {
   lir.renumber();
   std::ostringstream os;
   os << "domain " << detail::dims(lir.domain) << '\n';
-  for (auto& e : lir) {
+  for (auto &e : lir) {
     os << e->order << ": " << std::string(2 * e->loop_ids.size(), ' ') << e->op_name();
     std::visit(
-        [&](const auto& tag) {
+        [&](const auto &tag) {
           using Tag = std::decay_t<decltype(tag)>;
-          if constexpr (std::is_same_v<Tag, Load> || std::is_same_v<Tag, Store>) os << " x" << tag.count;
+          if constexpr (std::is_same_v<Tag, Load> || std::is_same_v<Tag, Store>)
+            os << " x" << tag.count;
           if constexpr (requires { tag.offset; })
             if (tag.offset) os << " @" << tag.offset;
-          if constexpr (std::is_same_v<Tag, LoopBegin> || std::is_same_v<Tag, LoopEnd>) os << " #" << tag.loop_id;
+          if constexpr (std::is_same_v<Tag, LoopBegin> || std::is_same_v<Tag, LoopEnd>)
+            os << " #" << tag.loop_id;
           if constexpr (std::is_same_v<Tag, Scalar>) os << ' ' << tag.value;
         },
         e->op);
@@ -50,7 +52,8 @@ template <class T> std::string to_string(LinearIR<T>& lir) {
     if (e->num_inputs()) {
       os << " (";
       for (std::size_t i = 0; i < e->num_inputs(); ++i)
-        os << (i ? ", " : "") << '%' << e->input_expr(i).order << detail::reg_name(e->in_desc(i).reg);
+        os << (i ? ", " : "") << '%' << e->input_expr(i).order
+           << detail::reg_name(e->in_desc(i).reg);
       os << ')';
     }
     for (std::size_t i = 0; i < e->num_outputs(); ++i)
@@ -58,9 +61,10 @@ template <class T> std::string to_string(LinearIR<T>& lir) {
     os << '\n';
   }
   for (std::size_t id = 0; id < lir.loops().size(); ++id) {
-    const LoopInfo& l = lir.loops().at(id);
-    os << "loop " << id << ": dim " << l.dim << " work " << (l.runtime_work_amount ? "runtime" : std::to_string(l.work_amount))
-       << " inc " << l.increment << (l.is_tail ? " tail" : "") << (l.evaluate_once ? " once" : "");
+    const LoopInfo &l = lir.loops().at(id);
+    os << "loop " << id << ": dim " << l.dim << " work "
+       << (l.runtime_work_amount ? "runtime" : std::to_string(l.work_amount)) << " inc "
+       << l.increment << (l.is_tail ? " tail" : "") << (l.evaluate_once ? " once" : "");
     if (l.tail_of >= 0) os << " tail_of " << l.tail_of;
     os << " |";
     for (std::size_t p = 0; p < l.ports.size(); ++p)

@@ -32,8 +32,8 @@ struct LoopInfo {
   std::int64_t increment = 1;
   bool runtime_work_amount = false; // taken from the call arguments (the parallel loop)
   bool is_tail = false;             // the masked last iteration of an innermost loop
-  bool evaluate_once = false;        // at most one iteration: no counter, no back-edge
-  std::int64_t tail_of = -1;         // tail of a run-time loop: runs iff that loop left work
+  bool evaluate_once = false;       // at most one iteration: no counter, no back-edge
+  std::int64_t tail_of = -1;        // tail of a run-time loop: runs iff that loop left work
   std::vector<LoopPort> ports;
 };
 

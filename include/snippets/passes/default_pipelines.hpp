@@ -7,8 +7,8 @@
 
 #include "snippets/passes/assign_registers.hpp"
 #include "snippets/passes/clean_repeated_data_pointer_shifts.hpp"
-#include "snippets/passes/extract_loop_invariants.hpp"
 #include "snippets/passes/cleanup_loop_offsets.hpp"
+#include "snippets/passes/extract_loop_invariants.hpp"
 #include "snippets/passes/fuse_loops.hpp"
 #include "snippets/passes/fuse_multiply_add.hpp"
 #include "snippets/passes/init_live_ranges.hpp"
@@ -28,8 +28,8 @@ namespace snippets::passes {
 /// Control flow: loops, memory access, broadcasting, pointer shifts.
 using DefaultControlFlow =
     Pipeline<OptimizeDomain, FuseMultiplyAdd, MarkLoops, FuseLoops, InsertLoadStore,
-             InsertBroadcastMove, LoadMoveBroadcastToBroadcastLoad, ExtractLoopInvariants, InitLoops,
-             CleanRepeatedDataPointerShifts, InsertLoops>;
+             InsertBroadcastMove, LoadMoveBroadcastToBroadcastLoad, ExtractLoopInvariants,
+             InitLoops, CleanRepeatedDataPointerShifts, InsertLoops>;
 
 /// Generator preparation: registers, tails, final pointer arithmetic.
 using DefaultPreparation = Pipeline<InitLiveRanges, AssignRegisters, InsertSpecificIterations,

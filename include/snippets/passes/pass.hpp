@@ -29,12 +29,12 @@ enum class Preserved { none, all };
 
 /// How to lower: chosen by the target and the user, read by passes.
 struct LoweringConfig {
-  int lanes = 8;                 // f32 elements per vector register
-  int vector_registers = 16;     // physical vector registers
+  int lanes = 8;                     // f32 elements per vector register
+  int vector_registers = 16;         // physical vector registers
   int reserved_vector_registers = 0; // taken by emitter scratch and tail masks
-  int gp_registers = 4;          // GPRs left for loop counters after data pointers
-  bool fma = true;               // contract Multiply -> Add into FusedMulAdd
-  int unroll = 4;                // copies of an innermost loop body per iteration
+  int gp_registers = 4;              // GPRs left for loop counters after data pointers
+  bool fma = true;                   // contract Multiply -> Add into FusedMulAdd
+  int unroll = 4;                    // copies of an innermost loop body per iteration
 };
 
 /// A value's live interval in expression order: [def, end].
@@ -43,8 +43,8 @@ struct LiveRange {
 };
 
 template <class T> struct Analyses {
-  std::map<const ir::PortConnector<T>*, LiveRange> live_ranges; // InitLiveRanges
-  int spill_slots = 0;                                          // InsertRegSpills
+  std::map<const ir::PortConnector<T> *, LiveRange> live_ranges; // InitLiveRanges
+  int spill_slots = 0;                                           // InsertRegSpills
 };
 
 template <class T> struct PassContext {
@@ -55,11 +55,14 @@ template <class T> struct PassContext {
 };
 
 template <class P, class IR, class Ctx>
-concept LirPass = requires { typename P::pass_tag; } &&
-                  std::same_as<typename P::pass_tag, lir_pass_tag> && requires {
-                    { P::name } -> std::convertible_to<std::string_view>;
-                  } && requires(const P& p, IR& ir, Ctx& ctx) {
-                    { p.run(ir, ctx) } -> std::same_as<Preserved>;
-                  };
+concept LirPass = requires {
+  typename P::pass_tag;
+}
+&&std::same_as<typename P::pass_tag, lir_pass_tag> &&requires {
+  { P::name } -> std::convertible_to<std::string_view>;
+}
+&&requires(const P &p, IR &ir, Ctx &ctx) {
+  { p.run(ir, ctx) } -> std::same_as<Preserved>;
+};
 
 } // namespace snippets::passes

@@ -41,7 +41,7 @@ template <class... Ps> struct Pipeline {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "Pipeline";
 
-  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
+  template <class T> Preserved run(ir::LinearIR<T> &lir, PassContext<T> &ctx) const {
     if constexpr ((detail::check_pass<Ps, ir::LinearIR<T>, PassContext<T>>() && ...)) {
       (run_one<Ps>(lir, ctx), ...);
     }
@@ -49,7 +49,7 @@ template <class... Ps> struct Pipeline {
   }
 
 private:
-  template <class P, class T> static void run_one(ir::LinearIR<T>& lir, PassContext<T>& ctx) {
+  template <class P, class T> static void run_one(ir::LinearIR<T> &lir, PassContext<T> &ctx) {
     P{}.run(lir, ctx);
     if constexpr (!requires { typename P::is_pipeline; }) ctx.trace.push_back(P::name);
     if (ctx.verify) verify(lir, P::name);
@@ -75,12 +75,12 @@ template <class Pipe, class Anchor, class New, bool after, class Done = Pipeline
 // the anchor found: splice New in and stop
 template <class Anchor, class... Ps, class New, bool after, class... Done>
 struct Insert<Pipeline<Anchor, Ps...>, Anchor, New, after, Pipeline<Done...>> {
-  using type =
-      std::conditional_t<after, Pipeline<Done..., Anchor, New, Ps...>, Pipeline<Done..., New, Anchor, Ps...>>;
+  using type = std::conditional_t<after, Pipeline<Done..., Anchor, New, Ps...>,
+                                  Pipeline<Done..., New, Anchor, Ps...>>;
 };
 template <class P, class... Ps, class Anchor, class New, bool after, class... Done>
-  requires(!std::is_same_v<P, Anchor>)
-struct Insert<Pipeline<P, Ps...>, Anchor, New, after, Pipeline<Done...>> {
+requires(!std::is_same_v<P, Anchor>) struct Insert<Pipeline<P, Ps...>, Anchor, New, after,
+                                                   Pipeline<Done...>> {
   using type = typename Insert<Pipeline<Ps...>, Anchor, New, after, Pipeline<Done..., P>>::type;
 };
 
@@ -97,8 +97,9 @@ struct Remove<Pipeline<P, Ps...>, Drop, Pipeline<Done...>> {
 } // namespace detail
 
 template <class A, class B>
-  requires(requires { typename A::pass_tag; } && requires { typename B::pass_tag; })
-constexpr auto operator|(A, B) {
+requires(
+    requires { typename A::pass_tag; } && requires { typename B::pass_tag; }) constexpr auto
+operator|(A, B) {
   return typename detail::Concat<typename detail::AsList<A>::type,
                                  typename detail::AsList<B>::type>::type{};
 }

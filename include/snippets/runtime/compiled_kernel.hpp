@@ -35,51 +35,64 @@ struct KernelSignature {
   std::vector<ir::TensorType> inputs, outputs;
   std::vector<Dim> domain;                      // collapsed scheduling domain
   std::vector<std::int64_t> outer_stride_bytes; // per argument: bytes per step of domain dim 0
-  std::int64_t chunk_unit = 1; // threads split domain dim 0 in multiples of this
+  std::int64_t chunk_unit = 1;                  // threads split domain dim 0 in multiples of this
+  std::int64_t vector_bytes = 32;
   std::string isa;
+};
+
+/// One generated kernel: its code and entry point.
+struct KernelCode {
+  std::shared_ptr<const x64::CodeBuffer> buffer;
+  x64::KernelFn fn = nullptr;
 };
 
 class CompiledKernel {
 public:
-  CompiledKernel(std::shared_ptr<const x64::CodeBuffer> code, x64::KernelFn fn, KernelSignature sig)
-      : code_(std::move(code)), fn_(fn), sig_(std::move(sig)) {}
+  /// `streaming`, if given, is the variant with non-temporal stores; run() uses it when every
+  /// output address is aligned to `sig.vector_bytes`.
+  CompiledKernel(KernelCode code, KernelSignature sig, KernelCode streaming = {})
+      : code_(std::move(code)), streaming_(std::move(streaming)), sig_(std::move(sig)) {}
 
-  const KernelSignature& signature() const { return sig_; }
+  const KernelSignature &signature() const { return sig_; }
   /// The generated machine code (for dumps and tests).
-  std::span<const std::uint8_t> code() const { return {code_->getCode(), code_->getSize()}; }
+  std::span<const std::uint8_t> code() const {
+    return {code_.buffer->getCode(), code_.buffer->getSize()};
+  }
+  /// True when large aligned outputs are written with non-temporal stores.
+  bool has_streaming_variant() const { return streaming_.fn != nullptr; }
 
   void run(std::span<const ConstTensorView> in, std::span<const TensorView> out,
-           const RunOptions& opt = {}) const {
+           const RunOptions &opt = {}) const {
     check(in, sig_.inputs, "input");
     std::vector<ConstTensorView> outs(out.begin(), out.end());
     check(outs, sig_.outputs, "output");
-    std::vector<const void*> in_ptrs;
-    for (const auto& v : in) in_ptrs.push_back(v.data);
-    std::vector<void*> out_ptrs;
-    for (const auto& v : out) out_ptrs.push_back(v.data);
+    std::vector<const void *> in_ptrs;
+    for (const auto &v : in) in_ptrs.push_back(v.data);
+    std::vector<void *> out_ptrs;
+    for (const auto &v : out) out_ptrs.push_back(v.data);
     run_unchecked(in_ptrs.data(), out_ptrs.data(), opt);
   }
 
   /// Convenience for tests and demos: allocates and returns the outputs.
   std::vector<reference::Tensor> run(std::span<const reference::Tensor> in,
-                                     const RunOptions& opt = {}) const {
+                                     const RunOptions &opt = {}) const {
     std::vector<ConstTensorView> views;
-    for (const auto& t : in) views.push_back({t.type(), t.shape(), t.data()});
+    for (const auto &t : in) views.push_back({t.type(), t.shape(), t.data()});
     std::vector<reference::Tensor> outs;
     std::vector<TensorView> out_views;
-    for (const auto& o : sig_.outputs) outs.emplace_back(o.type, o.shape);
-    for (auto& t : outs) out_views.push_back({t.type(), t.shape(), t.data()});
+    for (const auto &o : sig_.outputs) outs.emplace_back(o.type, o.shape);
+    for (auto &t : outs) out_views.push_back({t.type(), t.shape(), t.data()});
     run(views, out_views, opt);
     return outs;
   }
   std::vector<reference::Tensor> run(std::initializer_list<reference::Tensor> in,
-                                     const RunOptions& opt = {}) const {
+                                     const RunOptions &opt = {}) const {
     return run(std::span<const reference::Tensor>(in.begin(), in.size()), opt);
   }
 
   /// No checks: `in` and `out` hold the data pointers in signature order, each buffer planar
   /// and as large as its shape says.
-  void run_unchecked(const void* const* in, void* const* out, const RunOptions& opt = {}) const {
+  void run_unchecked(const void *const *in, void *const *out, const RunOptions &opt = {}) const {
     const std::int64_t work = sig_.domain[0];
     const std::int64_t unit = sig_.chunk_unit;
     std::int64_t total = 1;
@@ -87,32 +100,43 @@ public:
     if (total == 0) return;
     const std::int64_t units = (work + unit - 1) / unit;
     int n = opt.threads > 0 ? opt.threads : omp_get_max_threads();
-    if (opt.threads <= 0) // keep at least ~16K elements per thread: below that, fork/join costs more
+    if (opt.threads <=
+        0) // keep at least ~16K elements per thread: below that, fork/join costs more
       n = static_cast<int>(std::min<std::int64_t>(n, std::max<std::int64_t>(1, total / 16384)));
     n = static_cast<int>(std::clamp<std::int64_t>(units, 1, n));
     const std::size_t n_in = sig_.inputs.size(), n_out = sig_.outputs.size();
+    x64::KernelFn fn = code_.fn;
+    if (streaming_.fn) {
+      bool aligned = true;
+      for (std::size_t k = 0; k < n_out; ++k)
+        aligned &=
+            reinterpret_cast<std::uintptr_t>(out[k]) % std::uintptr_t(sig_.vector_bytes) == 0;
+      if (aligned) fn = streaming_.fn;
+    }
     auto body = [&](int i) {
       const Chunk c = chunk_of(work, unit, n, i);
       if (c.count == 0) return;
       x64::CallArgs args{};
       for (std::size_t k = 0; k < n_in + n_out; ++k) {
-        const auto* base = static_cast<const char*>(k < n_in ? in[k] : out[k - n_in]);
+        const auto *base = static_cast<const char *>(k < n_in ? in[k] : out[k - n_in]);
         args.data[k] = base + c.begin * sig_.outer_stride_bytes[k];
       }
       args.work = c.count;
-      fn_(&args);
+      fn(&args);
     };
-    if (opt.parallel_for) opt.parallel_for(n, body);
-    else openmp_parallel_for(n, body);
+    if (opt.parallel_for)
+      opt.parallel_for(n, body);
+    else
+      openmp_parallel_for(n, body);
   }
 
 private:
-  static void check(std::span<const ConstTensorView> got, const std::vector<ir::TensorType>& want,
-                    const char* what) {
+  static void check(std::span<const ConstTensorView> got, const std::vector<ir::TensorType> &want,
+                    const char *what) {
     if (got.size() != want.size())
-      raise("snippets.run.arg_count", std::string("the kernel takes ") + std::to_string(want.size()) +
-                                          " " + what + "(s) but " + std::to_string(got.size()) +
-                                          " were given");
+      raise("snippets.run.arg_count", std::string("the kernel takes ") +
+                                          std::to_string(want.size()) + " " + what + "(s) but " +
+                                          std::to_string(got.size()) + " were given");
     for (std::size_t i = 0; i < got.size(); ++i) {
       const std::string which = std::string(what) + " " + std::to_string(i);
       if (got[i].type != want[i].type)
@@ -128,8 +152,7 @@ private:
     }
   }
 
-  std::shared_ptr<const x64::CodeBuffer> code_;
-  x64::KernelFn fn_;
+  KernelCode code_, streaming_;
   KernelSignature sig_;
 };
 

@@ -18,10 +18,10 @@ namespace snippets::x64 {
 enum class Const : std::uint32_t {
   abs_mask = 0x7fffffffu,
   sign_mask = 0x80000000u,
-  one = 0x3f800000u,    // 1.0f
-  half = 0x3f000000u,   // 0.5f
-  three = 0x40400000u,  // 3.0f
-  six = 0x40c00000u,    // 6.0f
+  one = 0x3f800000u,   // 1.0f
+  half = 0x3f000000u,  // 0.5f
+  three = 0x40400000u, // 3.0f
+  six = 0x40c00000u,   // 6.0f
 };
 
 class ConstantTable {
@@ -50,7 +50,7 @@ public:
   }
 
   /// Emits the table (64-byte aligned) at the current position; call once, after the code.
-  void emit(Xbyak::CodeGenerator& h) {
+  void emit(Xbyak::CodeGenerator &h) {
     h.align(64);
     h.L(label_);
     for (std::uint32_t w : words_) h.dd(w);

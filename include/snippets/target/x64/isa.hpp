@@ -47,12 +47,12 @@ inline bool host_supports(Isa isa) {
 /// @throws [snippets.isa.unsupported_host] when the host lacks AVX2 and FMA.
 inline Isa best_host_isa() {
   static const std::optional<Isa> cap = [] {
-    const char* env = std::getenv("SNIPPETS_MAX_ISA");
+    const char *env = std::getenv("SNIPPETS_MAX_ISA");
     if (!env) return std::optional<Isa>{};
     const auto isa = isa_from_string(env);
     if (!isa)
-      raise("snippets.isa.bad_env", std::string("SNIPPETS_MAX_ISA='") + env +
-                                        "' is not an ISA; use avx2 or avx512");
+      raise("snippets.isa.bad_env",
+            std::string("SNIPPETS_MAX_ISA='") + env + "' is not an ISA; use avx2 or avx512");
     return isa;
   }();
   if (host_supports(Isa::avx512) && cap.value_or(Isa::avx512) == Isa::avx512) return Isa::avx512;

@@ -22,24 +22,26 @@ namespace snippets::x64 {
 
 template <class Vmm> struct EmitContext {
   static constexpr bool avx512 = std::is_same_v<Vmm, Xbyak::Zmm>;
-  Xbyak::CodeGenerator& h;
-  ConstantTable& consts;
-  std::span<const Vmm> scratch;          // reserved by the kernel for the emitter being run
-  Xbyak::Opmask kscratch{2};             // AVX-512 only; k1 is the tail mask
+  Xbyak::CodeGenerator &h;
+  ConstantTable &consts;
+  std::span<const Vmm> scratch; // reserved by the kernel for the emitter being run
+  Xbyak::Opmask kscratch{2};    // AVX-512 only; k1 is the tail mask
 };
 
 /// The primary template marks "no emitter"; specializations replace it.
-template <class Op> struct Emitter {
-  using no_emitter = void;
-};
+template <class Op> struct Emitter { using no_emitter = void; };
 
 template <class Op>
-concept HasEmitter = !requires { typename Emitter<Op>::no_emitter; };
+concept HasEmitter = !requires {
+  typename Emitter<Op>::no_emitter;
+};
 
 /// Whether the emitter accepts these attributes (e.g. PowerStatic's exponent).
-template <class Op> bool emitter_supports(const Op& op) {
-  if constexpr (requires { Emitter<Op>::supports(op); }) return Emitter<Op>::supports(op);
-  else return true;
+template <class Op> bool emitter_supports(const Op &op) {
+  if constexpr (requires { Emitter<Op>::supports(op); })
+    return Emitter<Op>::supports(op);
+  else
+    return true;
 }
 
 } // namespace snippets::x64

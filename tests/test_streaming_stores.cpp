@@ -1,0 +1,69 @@
+// The non-temporal store variant: chosen for large outputs, used only for aligned outputs,
+// and bit-identical to the ordinary kernel.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <memory>
+
+#include "snippets/compile.hpp"
+#include "snippets/reference/interpreter.hpp"
+
+using namespace snippets;
+constexpr auto f32 = ElementType::f32;
+
+namespace {
+struct Aligned {
+  float *p;
+  explicit Aligned(std::size_t n)
+      : p(static_cast<float *>(std::aligned_alloc(64, (n * 4 + 63) / 64 * 64 + 64))) {}
+  ~Aligned() { std::free(p); }
+};
+} // namespace
+
+TEST_CASE("streaming stores are compiled only above the threshold and for whole-vector rows") {
+  auto kernel = [](Shape s, std::int64_t threshold) {
+    ir::Graph<x64::Traits> g;
+    g.result(g.relu(g.parameter(f32, s)));
+    return compile(g, {.streaming_threshold_bytes = threshold});
+  };
+  CHECK_FALSE(kernel({1000}, 0).has_streaming_variant());
+  CHECK_FALSE(kernel({1000}, 1 << 20).has_streaming_variant());
+  CHECK(kernel({1000}, 1).has_streaming_variant());
+  CHECK(kernel({1 << 20}, std::int64_t{4} << 20).has_streaming_variant()); // 4 MiB output
+  ir::Graph<x64::Traits> g; // rows of 17 floats cannot all start aligned
+  g.result(g.add(g.parameter(f32, {64, 17}), g.parameter(f32, {64, 1})));
+  CHECK_FALSE(compile(g, {.streaming_threshold_bytes = 1}).has_streaming_variant());
+}
+
+TEST_CASE("the streaming variant writes the same values, aligned or not, with tails") {
+  for (auto isa : {x64::Isa::avx2, x64::Isa::avx512})
+    for (Dim n : {Dim{16}, Dim{1000}, Dim{4099}, Dim{100003}})
+      for (int threads : {1, 2, 3}) {
+        CAPTURE(n);
+        CAPTURE(threads);
+        ir::Graph<x64::Traits> g;
+        auto a = g.parameter(f32, {n});
+        auto b = g.parameter(f32, {n});
+        g.result(g.add(g.multiply(a, b), b));
+        auto k = compile(g, {.isa = isa, .streaming_threshold_bytes = 1});
+        REQUIRE(k.has_streaming_variant());
+        const auto count = static_cast<std::size_t>(n);
+        Aligned in0{count}, in1{count}, out{count + 1};
+        std::vector<double> va(count), vb(count);
+        for (std::size_t i = 0; i < va.size(); ++i) {
+          in0.p[i] = float(va[i] = double(i % 17) - 8);
+          in1.p[i] = float(vb[i] = double(i % 5) * 0.25);
+        }
+        const auto ref = reference::evaluate(g, {reference::Tensor::from_values(f32, {n}, va),
+                                                 reference::Tensor::from_values(f32, {n}, vb)});
+        for (int misalign : {0, 1}) { // output at a 64-byte boundary, then one float past it
+          float *dst = out.p + misalign;
+          const ConstTensorView ins[] = {{f32, {n}, in0.p}, {f32, {n}, in1.p}};
+          const TensorView outs[] = {{f32, {n}, dst}};
+          k.run(ins, outs, {.threads = threads});
+          int bad = 0;
+          for (std::size_t i = 0; i < count; ++i) bad += dst[i] != float(ref[0].at(i));
+          CHECK(bad == 0);
+        }
+      }
+}
