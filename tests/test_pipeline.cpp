@@ -21,21 +21,28 @@ struct CountExpressions {
 };
 } // namespace
 
-static_assert(std::is_same_v<decltype(p::MarkLoops{} | p::FuseLoops{}), p::Pipeline<p::MarkLoops, p::FuseLoops>>);
-static_assert(std::is_same_v<decltype(p::Pipeline<p::MarkLoops>{} | p::Pipeline<p::FuseLoops, p::InitLoops>{}),
+static_assert(std::is_same_v<decltype(p::MarkLoops{} | p::FuseLoops{}),
+                             p::Pipeline<p::MarkLoops, p::FuseLoops>>);
+static_assert(std::is_same_v<decltype(p::Pipeline<p::MarkLoops>{} |
+                                      p::Pipeline<p::FuseLoops, p::InitLoops>{}),
                              p::Pipeline<p::MarkLoops, p::FuseLoops, p::InitLoops>>);
-static_assert(std::is_same_v<p::insert_after_t<p::Pipeline<p::MarkLoops, p::InitLoops>, p::MarkLoops, p::FuseLoops>,
+static_assert(std::is_same_v<p::insert_after_t<p::Pipeline<p::MarkLoops, p::InitLoops>,
+                                               p::MarkLoops, p::FuseLoops>,
                              p::Pipeline<p::MarkLoops, p::FuseLoops, p::InitLoops>>);
-static_assert(std::is_same_v<p::insert_before_t<p::Pipeline<p::MarkLoops, p::InitLoops>, p::InitLoops, p::FuseLoops>,
+static_assert(std::is_same_v<p::insert_before_t<p::Pipeline<p::MarkLoops, p::InitLoops>,
+                                                p::InitLoops, p::FuseLoops>,
                              p::Pipeline<p::MarkLoops, p::FuseLoops, p::InitLoops>>);
-static_assert(std::is_same_v<p::remove_t<p::Pipeline<p::MarkLoops, p::FuseLoops, p::InitLoops>, p::FuseLoops>,
-                             p::Pipeline<p::MarkLoops, p::InitLoops>>);
-static_assert(std::is_same_v<p::replace_t<p::Pipeline<p::MarkLoops, p::FuseLoops>, p::FuseLoops, p::InitLoops>,
-                             p::Pipeline<p::MarkLoops, p::InitLoops>>);
+static_assert(
+    std::is_same_v<p::remove_t<p::Pipeline<p::MarkLoops, p::FuseLoops, p::InitLoops>, p::FuseLoops>,
+                   p::Pipeline<p::MarkLoops, p::InitLoops>>);
+static_assert(std::is_same_v<
+              p::replace_t<p::Pipeline<p::MarkLoops, p::FuseLoops>, p::FuseLoops, p::InitLoops>,
+              p::Pipeline<p::MarkLoops, p::InitLoops>>);
 
 TEST_CASE("a user pass inserted after InsertLoops runs there and the kernel still works") {
-  using Mine = p::Pipeline<p::insert_after_t<p::DefaultControlFlow, p::InsertLoops, CountExpressions>,
-                           p::DefaultPreparation>;
+  using Mine =
+      p::Pipeline<p::insert_after_t<p::DefaultControlFlow, p::InsertLoops, CountExpressions>,
+                  p::DefaultPreparation>;
   ir::Graph<x64::Traits> g;
   auto x = g.parameter(ElementType::f32, {20});
   g.result(g.relu(x));
@@ -56,10 +63,22 @@ TEST_CASE("the default pipeline runs the passes the seed names, in order") {
   g.result(g.abs(g.parameter(ElementType::f32, {9})));
   std::vector<std::string_view> trace;
   compile(g, {.trace = &trace});
-  const std::vector<std::string_view> expected{
-      "OptimizeDomain", "FuseMultiplyAdd", "MarkLoops", "FuseLoops", "InsertLoadStore",
-      "InsertBroadcastMove", "LoadMoveBroadcastToBroadcastLoad", "ExtractLoopInvariants", "InitLoops",
-      "CleanRepeatedDataPointerShifts", "InsertLoops", "InitLiveRanges", "AssignRegisters",
-      "InsertSpecificIterations", "CleanupLoopOffsets", "OptimizeLoopSingleEvaluation"};
+  const std::vector<std::string_view> expected{"OptimizeDomain",
+                                               "FuseMultiplyAdd",
+                                               "MarkLoops",
+                                               "FuseLoops",
+                                               "InsertLoadStore",
+                                               "InsertBroadcastMove",
+                                               "LoadMoveBroadcastToBroadcastLoad",
+                                               "ExtractLoopInvariants",
+                                               "InitLoops",
+                                               "CleanRepeatedDataPointerShifts",
+                                               "InsertLoops",
+                                               "InitLiveRanges",
+                                               "InsertRegSpills",
+                                               "AssignRegisters",
+                                               "InsertSpecificIterations",
+                                               "CleanupLoopOffsets",
+                                               "OptimizeLoopSingleEvaluation"};
   CHECK(trace == expected);
 }

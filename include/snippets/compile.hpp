@@ -32,12 +32,12 @@ struct CompileOptions {
   std::int64_t streaming_threshold_bytes = std::int64_t{16} << 20;
   bool verify = false; // run the LIR verifier after every pass
   /// Receives the pass names in the order they ran (tests, debugging).
-  std::vector<std::string_view> *trace = nullptr;
+  std::vector<std::string_view>* trace = nullptr;
 };
 
 namespace detail {
 
-template <class T> void check_body(const ir::Graph<T> &body) {
+template <class T> void check_body(const ir::Graph<T>& body) {
   if (static_cast<int>(body.parameters().size() + body.results().size()) >
       T::data_pointer_registers)
     raise("snippets.compile.too_many_io",
@@ -46,9 +46,9 @@ template <class T> void check_body(const ir::Graph<T> &body) {
               " kernel takes at most " + std::to_string(T::data_pointer_registers) +
               " in all; split the subgraph");
   for (ir::NodeId id = 0; id < body.size(); ++id) {
-    const auto &n = body.node(id);
+    const auto& n = body.node(id);
     std::visit(
-        [&](const auto &tag) {
+        [&](const auto& tag) {
           using Tag = std::decay_t<decltype(tag)>;
           if constexpr (std::is_same_v<Tag, ir::Parameter> || std::is_same_v<Tag, ir::Result> ||
                         std::is_same_v<Tag, ir::Constant> || std::is_same_v<Tag, ir::Scalar>) {
@@ -66,7 +66,7 @@ template <class T> void check_body(const ir::Graph<T> &body) {
         },
         n.op);
     const bool io = ir::is<ir::Parameter>(n.op) || ir::is<ir::Result>(n.op);
-    for (const auto &t : n.outputs)
+    for (const auto& t : n.outputs)
       if (io && t.type != ElementType::f32)
         raise("snippets.compile.unsupported_type",
               n.describe() + " is " + t.to_string() + "; kernels take f32 inputs and outputs");
@@ -79,11 +79,11 @@ template <class T> void check_body(const ir::Graph<T> &body) {
 
 /// Vector registers kept from the allocator: the most scratch any emitter in `lir` needs,
 /// and on AVX2 at least one for tail masks.
-template <class T> int reserved_registers(ir::LinearIR<T> &lir, x64::Isa isa) {
+template <class T> int reserved_registers(ir::LinearIR<T>& lir, x64::Isa isa) {
   int n = isa == x64::Isa::avx2 ? 1 : 0;
-  for (auto &e : lir)
+  for (auto& e : lir)
     std::visit(
-        [&](const auto &tag) {
+        [&](const auto& tag) {
           using Tag = std::decay_t<decltype(tag)>;
           if constexpr (x64::HasEmitter<Tag>) n = std::max(n, x64::Emitter<Tag>::scratch);
         },
@@ -91,13 +91,13 @@ template <class T> int reserved_registers(ir::LinearIR<T> &lir, x64::Isa isa) {
   return n;
 }
 
-template <class T, class Vmm> KernelCode emit(ir::LinearIR<T> &lir, int reserved, bool streaming) {
+template <class T, class Vmm> KernelCode emit(ir::LinearIR<T>& lir, int reserved, bool streaming) {
   std::size_t bytes = 16384 + 512 * lir.size();
   for (;;) {
     auto buf = std::make_shared<x64::CodeBuffer>(bytes);
     try {
       x64::KernelEmitter<T, Vmm>(*buf, lir, reserved, streaming).emit();
-    } catch (const Xbyak::Error &err) {
+    } catch (const Xbyak::Error& err) {
       if (static_cast<int>(err) == Xbyak::ERR_CODE_IS_TOO_BIG && bytes < (1u << 26)) {
         bytes *= 4;
         continue;
@@ -110,24 +110,24 @@ template <class T, class Vmm> KernelCode emit(ir::LinearIR<T> &lir, int reserved
 }
 
 /// What the executor needs to know about the lowered kernel.
-template <class T> void describe(ir::LinearIR<T> &lir, x64::Isa isa, KernelSignature &sig) {
+template <class T> void describe(ir::LinearIR<T>& lir, x64::Isa isa, KernelSignature& sig) {
   sig.domain = lir.domain;
   sig.isa = std::string(x64::to_string(isa));
   sig.vector_bytes = x64::lanes(isa) * 4;
-  for (const auto &l : lir.loops().loops()) // a flat domain splits in main-loop steps
+  for (const auto& l : lir.loops().loops()) // a flat domain splits in main-loop steps
     if (l.runtime_work_amount && lir.domain.size() == 1) sig.chunk_unit = l.increment;
   sig.outer_stride_bytes.resize(lir.num_inputs + lir.num_outputs);
-  for (auto &e : lir) {
+  for (auto& e : lir) {
     if (!passes::holds_io(*e)) continue;
     const bool in = std::holds_alternative<ir::Parameter>(e->op);
-    const auto &shape = in ? e->out_desc(0).shape : e->in_desc(0).shape;
+    const auto& shape = in ? e->out_desc(0).shape : e->in_desc(0).shape;
     sig.outer_stride_bytes[e->data_index] = passes::stride_along(shape, 0) * 4;
   }
 }
 
 /// Streaming stores pay off once the outputs are much larger than the caches, and need every
 /// full-vector store aligned: rows must be whole vectors (or the domain flat).
-inline bool use_streaming(const KernelSignature &sig, std::int64_t threshold_bytes) {
+inline bool use_streaming(const KernelSignature& sig, std::int64_t threshold_bytes) {
   if (threshold_bytes <= 0) return false;
   std::int64_t elements = 1;
   for (Dim d : sig.domain) elements *= d;
@@ -142,7 +142,7 @@ inline bool use_streaming(const KernelSignature &sig, std::int64_t threshold_byt
 /// Runs the front half of compile(): checks, conversion to a Linear IR and the lowering
 /// pipeline for `isa`. Returns the prepared LIR (for dumps, golden tests and custom emission).
 template <class T = x64::Traits, class Lowering = passes::DefaultLowering>
-ir::LinearIR<T> lower(const ir::Graph<T> &body, x64::Isa isa, const CompileOptions &opt = {}) {
+ir::LinearIR<T> lower(const ir::Graph<T>& body, x64::Isa isa, const CompileOptions& opt = {}) {
   static_assert(check_backend_traits<T>());
   detail::check_body(body);
   ir::LinearIR<T> lir = passes::convert_to_linear_ir(body);
@@ -164,7 +164,7 @@ ir::LinearIR<T> lower(const ir::Graph<T> &body, x64::Isa isa, const CompileOptio
 }
 
 template <class T = x64::Traits, class Lowering = passes::DefaultLowering>
-CompiledKernel compile(const ir::Graph<T> &body, const CompileOptions &opt = {}) {
+CompiledKernel compile(const ir::Graph<T>& body, const CompileOptions& opt = {}) {
   const x64::Isa isa = opt.isa.value_or(x64::best_host_isa());
   if (!x64::host_supports(isa))
     raise("snippets.isa.unsupported_host", "the " + std::string(x64::to_string(isa)) +

@@ -19,15 +19,15 @@ namespace snippets {
 
 class Error : public std::runtime_error {
 public:
-  Error(std::string_view id, const std::string &message)
+  Error(std::string_view id, const std::string& message)
       : std::runtime_error(format(id, message)), id_(id) {}
 
   /// The stable id without brackets, e.g. "snippets.graph.arity".
-  const std::string &id() const noexcept { return id_; }
+  const std::string& id() const noexcept { return id_; }
 
 private:
   // Appends piecewise: g++ 12 reports a false -Wrestrict on "[" + std::string(id) + ...
-  static std::string format(std::string_view id, const std::string &message) {
+  static std::string format(std::string_view id, const std::string& message) {
     std::string s;
     s.reserve(id.size() + message.size() + 3);
     s.append(1, '[').append(id).append("] ").append(message);
@@ -38,7 +38,7 @@ private:
 
 /// The single raise point. `id` is "snippets.<area>.<what>"; `message` says what happened and
 /// what the user should do about it.
-[[noreturn]] inline void raise(std::string_view id, const std::string &message) {
+[[noreturn]] inline void raise(std::string_view id, const std::string& message) {
   throw Error(id, message);
 }
 
@@ -47,12 +47,12 @@ namespace detail {
 /// Collects `<<` context for a failed SNIPPETS_ASSERT and throws when the full expression ends.
 class AssertFailure {
 public:
-  AssertFailure(const char *file, int line, const char *condition) {
+  AssertFailure(const char* file, int line, const char* condition) {
     stream_ << "internal invariant broken at " << file << ':' << line << ": " << condition;
   }
-  AssertFailure(const AssertFailure &) = delete;
-  AssertFailure &operator=(const AssertFailure &) = delete;
-  template <class V> AssertFailure &operator<<(const V &value) {
+  AssertFailure(const AssertFailure&) = delete;
+  AssertFailure& operator=(const AssertFailure&) = delete;
+  template <class V> AssertFailure& operator<<(const V& value) {
     stream_ << (first_ ? ": " : "") << value;
     first_ = false;
     return *this;

@@ -138,7 +138,7 @@ inline double round_to(ElementType t, double x) {
 }
 
 /// Writes `x` as type `t` to `dst` (size_of(t) bytes, any alignment).
-inline void encode(ElementType t, double x, void *dst) {
+inline void encode(ElementType t, double x, void* dst) {
   const double v = round_to(t, x);
   switch (t) {
   case ElementType::f32: {
@@ -161,16 +161,16 @@ inline void encode(ElementType t, double x, void *dst) {
     std::memcpy(dst, &i, 4);
     return;
   }
-  case ElementType::i8: *static_cast<std::int8_t *>(dst) = static_cast<std::int8_t>(v); return;
+  case ElementType::i8: *static_cast<std::int8_t*>(dst) = static_cast<std::int8_t>(v); return;
   case ElementType::u8:
   case ElementType::boolean:
-    *static_cast<std::uint8_t *>(dst) = static_cast<std::uint8_t>(v);
+    *static_cast<std::uint8_t*>(dst) = static_cast<std::uint8_t>(v);
     return;
   }
 }
 
 /// Reads one element of type `t` from `src`.
-inline double decode(ElementType t, const void *src) {
+inline double decode(ElementType t, const void* src) {
   switch (t) {
   case ElementType::f32: {
     float f;
@@ -188,9 +188,9 @@ inline double decode(ElementType t, const void *src) {
     std::memcpy(&i, src, 4);
     return i;
   }
-  case ElementType::i8: return *static_cast<const std::int8_t *>(src);
-  case ElementType::u8: return *static_cast<const std::uint8_t *>(src);
-  case ElementType::boolean: return *static_cast<const std::uint8_t *>(src) ? 1.0 : 0.0;
+  case ElementType::i8: return *static_cast<const std::int8_t*>(src);
+  case ElementType::u8: return *static_cast<const std::uint8_t*>(src);
+  case ElementType::boolean: return *static_cast<const std::uint8_t*>(src) ? 1.0 : 0.0;
   }
   return 0;
 }

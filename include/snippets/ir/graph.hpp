@@ -38,21 +38,21 @@ using NodeId = std::uint32_t;
 struct Output {
   NodeId node = 0;
   std::uint32_t port = 0;
-  bool operator==(const Output &) const = default;
+  bool operator==(const Output&) const = default;
 };
 
 /// The consumer end of an edge: input `input` of node `node`.
 struct Use {
   NodeId node = 0;
   std::uint32_t input = 0;
-  bool operator==(const Use &) const = default;
+  bool operator==(const Use&) const = default;
 };
 
 /// A user-facing handle to an output; remembers which graph it belongs to.
 struct Value {
   std::uint64_t graph = 0;
   Output output;
-  bool operator==(const Value &) const = default;
+  bool operator==(const Value&) const = default;
 };
 
 template <class T> struct Node {
@@ -77,16 +77,16 @@ public:
   using op_type = Op<T>;
 
   Graph() : id_(next_id()) {}
-  Graph(const Graph &) = delete;
-  Graph &operator=(const Graph &) = delete;
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
   /// Values of `other` stay valid in the new graph. The moved-from graph is empty and gets a
   /// fresh id, so the two never accept each other's Values.
-  Graph(Graph &&other) noexcept
+  Graph(Graph&& other) noexcept
       : id_(std::exchange(other.id_, next_id())), nodes_(std::move(other.nodes_)),
         parameters_(std::move(other.parameters_)), results_(std::move(other.results_)) {
     other.clear_after_move();
   }
-  Graph &operator=(Graph &&other) noexcept {
+  Graph& operator=(Graph&& other) noexcept {
     if (this != &other) {
       id_ = std::exchange(other.id_, next_id());
       nodes_ = std::move(other.nodes_);
@@ -125,7 +125,7 @@ public:
     node->users.resize(node->outputs.size());
     // Reserve everything first so that nothing below can throw after the first change.
     nodes_.reserve(nodes_.size() + 1);
-    for (const Output &o : node->inputs)
+    for (const Output& o : node->inputs)
       nodes_[o.node]->users[o.port].reserve(nodes_[o.node]->users[o.port].size() +
                                             node->inputs.size());
     if (is<Parameter>(node->op)) parameters_.reserve(parameters_.size() + 1);
@@ -188,7 +188,7 @@ public:
   /// @throws [snippets.graph.cycle] when the edge would close a cycle, and the errors of make()
   /// when the node's op does not accept the new input type.
   void set_input(NodeId node_id, std::uint32_t index, Value v) {
-    Node<T> &n = mutable_node(node_id);
+    Node<T>& n = mutable_node(node_id);
     if (index >= n.inputs.size())
       raise("snippets.graph.dangling_edge",
             n.describe() + " has no input " + std::to_string(index));
@@ -203,9 +203,9 @@ public:
       raise("snippets.graph.type_mismatch", "new input " + type(src).to_string() +
                                                 " would change the outputs of " + n.describe() +
                                                 "; build a new node instead");
-    auto &new_users = nodes_[src.node]->users[src.port];
+    auto& new_users = nodes_[src.node]->users[src.port];
     new_users.reserve(new_users.size() + 1);
-    auto &old_users = nodes_[n.inputs[index].node]->users[n.inputs[index].port];
+    auto& old_users = nodes_[n.inputs[index].node]->users[n.inputs[index].port];
     std::erase(old_users, Use{node_id, index});
     new_users.push_back({node_id, index});
     n.inputs[index] = src;
@@ -217,16 +217,16 @@ public:
   // ---- queries ----
 
   std::size_t size() const { return nodes_.size(); }
-  const Node<T> &node(NodeId id) const {
+  const Node<T>& node(NodeId id) const {
     if (id >= nodes_.size())
       raise("snippets.graph.dangling_edge", "node id " + std::to_string(id) + " does not exist");
     return *nodes_[id];
   }
-  const Node<T> &node(Value v) const { return node(checked(v, "node()").node); }
-  const std::vector<NodeId> &parameters() const { return parameters_; }
-  const std::vector<NodeId> &results() const { return results_; }
-  const TensorType &type(Output o) const { return type(Value{id_, o}); }
-  const TensorType &type(Value v) const {
+  const Node<T>& node(Value v) const { return node(checked(v, "node()").node); }
+  const std::vector<NodeId>& parameters() const { return parameters_; }
+  const std::vector<NodeId>& results() const { return results_; }
+  const TensorType& type(Output o) const { return type(Value{id_, o}); }
+  const TensorType& type(Value v) const {
     const Output o = checked(v, "type()");
     return nodes_[o.node]->outputs[o.port];
   }
@@ -252,7 +252,7 @@ private:
     results_.clear();
   }
 
-  Node<T> &mutable_node(NodeId id) {
+  Node<T>& mutable_node(NodeId id) {
     node(id); // bounds check
     return *nodes_[id];
   }

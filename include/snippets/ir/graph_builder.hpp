@@ -98,7 +98,7 @@ public:
   }
 
 private:
-  G &self() { return static_cast<G &>(*this); }
+  G& self() { return static_cast<G&>(*this); }
 };
 
 } // namespace snippets::ir

@@ -19,17 +19,17 @@ namespace snippets::ir::detail {
 using BoostDigraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
 
 /// Edges point from producer to consumer.
-template <class G> BoostDigraph to_boost(const G &g) {
+template <class G> BoostDigraph to_boost(const G& g) {
   BoostDigraph bg(g.size());
   for (std::size_t v = 0; v < g.size(); ++v)
-    for (const auto &in : g.node(static_cast<std::uint32_t>(v)).inputs)
+    for (const auto& in : g.node(static_cast<std::uint32_t>(v)).inputs)
       boost::add_edge(in.node, v, bg);
   return bg;
 }
 
 /// Node ids with every producer before its consumers. Throws if the graph has a cycle
 /// (boost::not_a_dag), which the Graph's own checks prevent.
-template <class G> std::vector<std::uint32_t> topological_order(const G &g) {
+template <class G> std::vector<std::uint32_t> topological_order(const G& g) {
   const BoostDigraph bg = to_boost(g);
   std::vector<std::size_t> reversed;
   boost::topological_sort(bg, std::back_inserter(reversed));
@@ -37,7 +37,7 @@ template <class G> std::vector<std::uint32_t> topological_order(const G &g) {
 }
 
 /// True when a path of data edges leads from `from` to `to` (or from == to).
-template <class G> bool reaches(const G &g, std::uint32_t from, std::uint32_t to) {
+template <class G> bool reaches(const G& g, std::uint32_t from, std::uint32_t to) {
   if (from == to) return true;
   const BoostDigraph bg = to_boost(g);
   std::vector<boost::default_color_type> color(g.size(), boost::white_color);

@@ -49,12 +49,12 @@ public:
   }
   bool is_blocked() const { return block_axis_ >= 0; }
   /// Empty for the default planar layout of any rank.
-  const std::vector<std::size_t> &order() const { return order_; }
+  const std::vector<std::size_t>& order() const { return order_; }
   std::int64_t block_axis() const { return block_axis_; }
   std::int64_t block_size() const { return block_; }
 
   /// The shape of the buffer in memory, outermost first.
-  Shape physical_shape(const Shape &logical) const {
+  Shape physical_shape(const Shape& logical) const {
     check_rank(logical.rank());
     const auto ord = order_.empty() ? identity(logical.rank()) : order_;
     std::vector<Dim> dims;
@@ -70,7 +70,7 @@ public:
 
   /// Offset (in elements) of the logical index `idx` in a buffer of `physical_shape(logical)`.
   /// @pre `logical` is static; `idx` has one in-range entry per logical axis (else throws).
-  std::int64_t offset(const Shape &logical, std::span<const std::int64_t> idx) const {
+  std::int64_t offset(const Shape& logical, std::span<const std::int64_t> idx) const {
     const Shape phys = physical_shape(logical);
     if (!logical.is_static())
       raise("snippets.shape.dynamic", "offsets in " + logical.to_string() +
@@ -105,7 +105,7 @@ public:
     return s;
   }
 
-  bool operator==(const Layout &o) const {
+  bool operator==(const Layout& o) const {
     return block_axis_ == o.block_axis_ && block_ == o.block_ &&
            (order_ == o.order_ || (is_planar() && o.is_planar()));
   }

@@ -39,8 +39,8 @@ struct ConcatToVariant<TypeList<As...>, TypeList<Bs...>, C> {
 template <class T>
 using LirOp = typename detail::ConcatToVariant<BuiltinOps, LoweredOps, Subgraph<T>>::type;
 
-template <class T> std::string_view lir_op_name(const LirOp<T> &op) {
-  return std::visit([](const auto &tag) { return std::decay_t<decltype(tag)>::name; }, op);
+template <class T> std::string_view lir_op_name(const LirOp<T>& op) {
+  return std::visit([](const auto& tag) { return std::decay_t<decltype(tag)>::name; }, op);
 }
 
 enum class RegKind : std::uint8_t { none, gpr, vec };
@@ -49,7 +49,7 @@ enum class RegKind : std::uint8_t { none, gpr, vec };
 struct Reg {
   RegKind kind = RegKind::none;
   int index = -1;
-  bool operator==(const Reg &) const = default;
+  bool operator==(const Reg&) const = default;
 };
 
 /// How an expression sees the data on one port: its shape in the scheduling domain (rank
@@ -65,17 +65,17 @@ template <class T> class PortConnector;
 /// One input of an expression: the use of a connector, linked into its consumer list.
 template <class T> class Operand {
 public:
-  Operand(Expression<T> *owner, std::size_t index) : owner_(owner), index_(index) {}
-  Operand(const Operand &) = delete;
-  Operand &operator=(const Operand &) = delete;
+  Operand(Expression<T>* owner, std::size_t index) : owner_(owner), index_(index) {}
+  Operand(const Operand&) = delete;
+  Operand& operator=(const Operand&) = delete;
   ~Operand() { unlink(); }
 
-  Expression<T> &owner() const { return *owner_; }
+  Expression<T>& owner() const { return *owner_; }
   std::size_t index() const { return index_; }
-  PortConnector<T> *connector() const { return conn_; }
-  Operand *next_use() const { return next_; }
+  PortConnector<T>* connector() const { return conn_; }
+  Operand* next_use() const { return next_; }
 
-  void set(PortConnector<T> *c) {
+  void set(PortConnector<T>* c) {
     unlink();
     conn_ = c;
     if (!c) return;
@@ -96,33 +96,33 @@ private:
     prev_ = nullptr;
   }
 
-  Expression<T> *owner_;
+  Expression<T>* owner_;
   std::size_t index_;
-  PortConnector<T> *conn_ = nullptr;
-  Operand *next_ = nullptr;
-  Operand **prev_ = nullptr;
+  PortConnector<T>* conn_ = nullptr;
+  Operand* next_ = nullptr;
+  Operand** prev_ = nullptr;
 };
 
 template <class T> struct ExpressionPort {
   enum class Type { input, output };
-  Expression<T> *expr = nullptr;
+  Expression<T>* expr = nullptr;
   Type type = Type::input;
   std::size_t index = 0;
-  PortDescriptor &descriptor() const {
+  PortDescriptor& descriptor() const {
     return type == Type::input ? expr->in_desc(index) : expr->out_desc(index);
   }
-  bool operator==(const ExpressionPort &) const = default;
+  bool operator==(const ExpressionPort&) const = default;
 };
 
 /// An output of an expression and the list of its consumers.
 template <class T> class PortConnector {
 public:
-  PortConnector(Expression<T> *source, std::size_t index) : source_(source), index_(index) {}
-  PortConnector(const PortConnector &) = delete;
-  PortConnector &operator=(const PortConnector &) = delete;
+  PortConnector(Expression<T>* source, std::size_t index) : source_(source), index_(index) {}
+  PortConnector(const PortConnector&) = delete;
+  PortConnector& operator=(const PortConnector&) = delete;
 
   ExpressionPort<T> source() const { return {source_, ExpressionPort<T>::Type::output, index_}; }
-  Expression<T> &source_expr() const { return *source_; }
+  Expression<T>& source_expr() const { return *source_; }
 
   /// Forward range over the consuming Operands.
   class ConsumerRange {
@@ -130,9 +130,9 @@ public:
     struct iterator {
       using value_type = Operand<T>;
       using difference_type = std::ptrdiff_t;
-      Operand<T> *at = nullptr;
-      Operand<T> &operator*() const { return *at; }
-      iterator &operator++() {
+      Operand<T>* at = nullptr;
+      Operand<T>& operator*() const { return *at; }
+      iterator& operator++() {
         at = at->next_use();
         return *this;
       }
@@ -141,32 +141,32 @@ public:
         ++*this;
         return old;
       }
-      bool operator==(const iterator &) const = default;
+      bool operator==(const iterator&) const = default;
     };
-    explicit ConsumerRange(Operand<T> *first) : first_(first) {}
+    explicit ConsumerRange(Operand<T>* first) : first_(first) {}
     iterator begin() const { return {first_}; }
     iterator end() const { return {}; }
     bool empty() const { return first_ == nullptr; }
 
   private:
-    Operand<T> *first_;
+    Operand<T>* first_;
   };
   ConsumerRange consumers() const { return ConsumerRange(first_use_); }
   std::size_t num_consumers() const {
     std::size_t n = 0;
-    for (auto *u = first_use_; u; u = u->next_use()) ++n;
+    for (auto* u = first_use_; u; u = u->next_use()) ++n;
     return n;
   }
   /// Points every consumer of this connector at `other` instead.
-  void replace_all_uses_with(PortConnector *other) {
+  void replace_all_uses_with(PortConnector* other) {
     while (first_use_) first_use_->set(other);
   }
 
 private:
   friend class Operand<T>;
-  Expression<T> *source_;
+  Expression<T>* source_;
   std::size_t index_;
-  Operand<T> *first_use_ = nullptr;
+  Operand<T>* first_use_ = nullptr;
 };
 
 template <class T> class Expression {
@@ -181,8 +181,8 @@ public:
     in_desc_.resize(n_inputs);
     out_desc_.resize(n_outputs);
   }
-  Expression(const Expression &) = delete;
-  Expression &operator=(const Expression &) = delete;
+  Expression(const Expression&) = delete;
+  Expression& operator=(const Expression&) = delete;
 
   LirOp<T> op;
   std::string name;                  // the data-flow node it came from (for dumps and errors)
@@ -193,18 +193,18 @@ public:
   std::string_view op_name() const { return lir_op_name<T>(op); }
   std::size_t num_inputs() const { return operands_.size(); }
   std::size_t num_outputs() const { return outputs_.size(); }
-  Operand<T> &input(std::size_t i) const { return *operands_.at(i); }
-  PortConnector<T> &output(std::size_t i) const { return *outputs_.at(i); }
+  Operand<T>& input(std::size_t i) const { return *operands_.at(i); }
+  PortConnector<T>& output(std::size_t i) const { return *outputs_.at(i); }
   /// The connector feeding input i.
-  PortConnector<T> &input_connector(std::size_t i) const {
+  PortConnector<T>& input_connector(std::size_t i) const {
     SNIPPETS_ASSERT(operands_.at(i)->connector()) << name << " input " << i << " is unconnected";
     return *operands_[i]->connector();
   }
-  Expression &input_expr(std::size_t i) const { return input_connector(i).source_expr(); }
-  PortDescriptor &in_desc(std::size_t i) { return in_desc_.at(i); }
-  PortDescriptor &out_desc(std::size_t i) { return out_desc_.at(i); }
-  const PortDescriptor &in_desc(std::size_t i) const { return in_desc_.at(i); }
-  const PortDescriptor &out_desc(std::size_t i) const { return out_desc_.at(i); }
+  Expression& input_expr(std::size_t i) const { return input_connector(i).source_expr(); }
+  PortDescriptor& in_desc(std::size_t i) { return in_desc_.at(i); }
+  PortDescriptor& out_desc(std::size_t i) { return out_desc_.at(i); }
+  const PortDescriptor& in_desc(std::size_t i) const { return in_desc_.at(i); }
+  const PortDescriptor& out_desc(std::size_t i) const { return out_desc_.at(i); }
   ExpressionPort<T> input_port(std::size_t i) { return {this, ExpressionPort<T>::Type::input, i}; }
   ExpressionPort<T> output_port(std::size_t i) {
     return {this, ExpressionPort<T>::Type::output, i};
@@ -223,11 +223,11 @@ public:
   using const_iterator = typename ExprList::const_iterator;
 
   LinearIR() = default;
-  LinearIR(LinearIR &&) noexcept = default;
-  LinearIR &operator=(LinearIR &&) noexcept = default;
+  LinearIR(LinearIR&&) noexcept = default;
+  LinearIR& operator=(LinearIR&&) noexcept = default;
   /// Unlinks every use first, so expressions can then die in any order.
   ~LinearIR() {
-    for (auto &e : exprs_)
+    for (auto& e : exprs_)
       for (std::size_t i = 0; i < e->num_inputs(); ++i) e->input(i).set(nullptr);
   }
 
@@ -239,7 +239,7 @@ public:
 
   /// Creates an expression computing `op` on `inputs`, with `n_outputs` fresh connectors,
   /// inserted before `pos`. Input descriptors copy the sources' output descriptors' shapes.
-  Expression<T> &insert_node(iterator pos, LirOp<T> op, std::span<PortConnector<T> *const> inputs,
+  Expression<T>& insert_node(iterator pos, LirOp<T> op, std::span<PortConnector<T>* const> inputs,
                              std::size_t n_outputs, std::vector<std::size_t> loop_ids,
                              std::string name = {}) {
     auto e =
@@ -249,31 +249,30 @@ public:
       e->input(i).set(inputs[i]);
       e->in_desc(i).shape = inputs[i]->source().descriptor().shape;
     }
-    Expression<T> &ref = *e;
+    Expression<T>& ref = *e;
     exprs_.insert(pos, std::move(e));
     return ref;
   }
-  Expression<T> &insert_node(iterator pos, LirOp<T> op,
-                             std::initializer_list<PortConnector<T> *> inputs,
-                             std::size_t n_outputs, std::vector<std::size_t> loop_ids,
-                             std::string name = {}) {
+  Expression<T>& insert_node(iterator pos, LirOp<T> op,
+                             std::initializer_list<PortConnector<T>*> inputs, std::size_t n_outputs,
+                             std::vector<std::size_t> loop_ids, std::string name = {}) {
     return insert_node(pos, std::move(op),
-                       std::span<PortConnector<T> *const>(inputs.begin(), inputs.size()), n_outputs,
+                       std::span<PortConnector<T>* const>(inputs.begin(), inputs.size()), n_outputs,
                        std::move(loop_ids), std::move(name));
   }
 
   /// Replaces `old` (one output) by a new expression computing `op` on `inputs`, at the same
   /// place and in the same loops; consumers of old's output move to the new one.
-  Expression<T> &replace_with_node(Expression<T> &old, LirOp<T> op,
-                                   std::span<PortConnector<T> *const> inputs) {
-    Expression<T> &e =
+  Expression<T>& replace_with_node(Expression<T>& old, LirOp<T> op,
+                                   std::span<PortConnector<T>* const> inputs) {
+    Expression<T>& e =
         insert_node(find(old), std::move(op), inputs, old.num_outputs(), old.loop_ids, old.name);
     replace_with_expr(old, e);
     return e;
   }
 
   /// Moves all consumers of `old`'s outputs to `repl`'s outputs (same count) and erases `old`.
-  void replace_with_expr(Expression<T> &old, Expression<T> &repl) {
+  void replace_with_expr(Expression<T>& old, Expression<T>& repl) {
     SNIPPETS_ASSERT(old.num_outputs() == repl.num_outputs()) << old.name;
     for (std::size_t i = 0; i < old.num_outputs(); ++i) {
       repl.out_desc(i).shape = old.out_desc(i).shape;
@@ -283,7 +282,7 @@ public:
   }
 
   /// Removes an expression whose outputs have no consumers.
-  void erase(Expression<T> &e) {
+  void erase(Expression<T>& e) {
     for (std::size_t i = 0; i < e.num_outputs(); ++i)
       SNIPPETS_ASSERT(e.output(i).consumers().empty())
           << "erasing " << e.name << " which has users";
@@ -291,9 +290,9 @@ public:
   }
 
   /// Moves `e` so that it sits before `pos`.
-  void move(Expression<T> &e, iterator pos) { exprs_.splice(pos, exprs_, find(e)); }
+  void move(Expression<T>& e, iterator pos) { exprs_.splice(pos, exprs_, find(e)); }
 
-  iterator find(const Expression<T> &e) {
+  iterator find(const Expression<T>& e) {
     for (auto it = exprs_.begin(); it != exprs_.end(); ++it)
       if (it->get() == &e) return it;
     SNIPPETS_ASSERT(false) << "expression " << e.name << " is not in this LIR";
@@ -303,16 +302,18 @@ public:
   /// Sets every expression's `order` to its position.
   void renumber() {
     std::size_t i = 0;
-    for (auto &e : exprs_) e->order = i++;
+    for (auto& e : exprs_) e->order = i++;
   }
 
-  LoopManager &loops() { return loops_; }
-  const LoopManager &loops() const { return loops_; }
+  LoopManager& loops() { return loops_; }
+  const LoopManager& loops() const { return loops_; }
 
   /// The scheduling domain: the iteration space the kernel walks (after OptimizeDomain).
   std::vector<Dim> domain;
   /// Kernel arguments: the Parameters' data pointers, then the Results'.
   std::size_t num_inputs = 0, num_outputs = 0;
+  /// Vector-sized stack slots the kernel reserves for spilled values.
+  std::size_t spill_slots = 0;
 
 private:
   ExprList exprs_;

@@ -15,13 +15,13 @@ namespace snippets::ir {
 
 namespace detail {
 // Streams, not string concatenation: g++ 12 reports false -Wstringop-overflow on the latter.
-inline std::string reg_name(const Reg &r) {
+inline std::string reg_name(const Reg& r) {
   if (r.kind == RegKind::none) return {};
   std::ostringstream os;
   os << (r.kind == RegKind::vec ? " v" : " g") << r.index;
   return os.str();
 }
-inline std::string dims(const std::vector<Dim> &d) {
+inline std::string dims(const std::vector<Dim>& d) {
   std::ostringstream os;
   os << '[';
   for (std::size_t i = 0; i < d.size(); ++i) os << (i ? "," : "") << d[i];
@@ -30,14 +30,14 @@ inline std::string dims(const std::vector<Dim> &d) {
 }
 } // namespace detail
 
-template <class T> std::string to_string(LinearIR<T> &lir) {
+template <class T> std::string to_string(LinearIR<T>& lir) {
   lir.renumber();
   std::ostringstream os;
   os << "domain " << detail::dims(lir.domain) << '\n';
-  for (auto &e : lir) {
+  for (auto& e : lir) {
     os << e->order << ": " << std::string(2 * e->loop_ids.size(), ' ') << e->op_name();
     std::visit(
-        [&](const auto &tag) {
+        [&](const auto& tag) {
           using Tag = std::decay_t<decltype(tag)>;
           if constexpr (std::is_same_v<Tag, Load> || std::is_same_v<Tag, Store>)
             os << " x" << tag.count;
@@ -61,7 +61,7 @@ template <class T> std::string to_string(LinearIR<T> &lir) {
     os << '\n';
   }
   for (std::size_t id = 0; id < lir.loops().size(); ++id) {
-    const LoopInfo &l = lir.loops().at(id);
+    const LoopInfo& l = lir.loops().at(id);
     os << "loop " << id << ": dim " << l.dim << " work "
        << (l.runtime_work_amount ? "runtime" : std::to_string(l.work_amount)) << " inc "
        << l.increment << (l.is_tail ? " tail" : "") << (l.evaluate_once ? " once" : "");

@@ -18,12 +18,12 @@
 namespace snippets::ir {
 
 struct LoopPort {
-  const void *expr = nullptr;     // the Load/Store/BroadcastLoad expression
+  const void* expr = nullptr;     // the Load/Store/BroadcastLoad expression
   std::size_t data_index = 0;     // which kernel argument pointer it advances
   std::int64_t ptr_increment = 0; // elements per step (0: broadcast along this loop)
   std::int64_t finalization_offset = 0;
   std::int64_t element_size = 4;
-  bool operator==(const LoopPort &) const = default;
+  bool operator==(const LoopPort&) const = default;
 };
 
 struct LoopInfo {
@@ -43,16 +43,16 @@ public:
     loops_.push_back(std::move(info));
     return loops_.size() - 1;
   }
-  LoopInfo &at(std::size_t id) {
+  LoopInfo& at(std::size_t id) {
     SNIPPETS_ASSERT(id < loops_.size()) << "loop id " << id;
     return loops_[id];
   }
-  const LoopInfo &at(std::size_t id) const {
+  const LoopInfo& at(std::size_t id) const {
     SNIPPETS_ASSERT(id < loops_.size()) << "loop id " << id;
     return loops_[id];
   }
   std::size_t size() const { return loops_.size(); }
-  const std::vector<LoopInfo> &loops() const { return loops_; }
+  const std::vector<LoopInfo>& loops() const { return loops_; }
 
 private:
   std::vector<LoopInfo> loops_;

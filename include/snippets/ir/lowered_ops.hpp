@@ -9,6 +9,7 @@
 //  - LoopBegin / LoopEnd: the bounds of loop `loop_id` (see LoopManager); LoopEnd takes the
 //    data pointers the loop advances as inputs.
 //  - FusedMulAdd: a * b + c with one rounding (FMA contraction of Multiply -> Add).
+//  - Spill / Reload: save a vector value to stack slot `slot` / load it back (InsertRegSpills).
 #pragma once
 
 #include <cstddef>
@@ -24,7 +25,7 @@ namespace snippets::ir {
     static constexpr std::string_view name = #Name;                                                \
     static constexpr OpCategory category = OpCategory::special;                                    \
     static constexpr bool float_only = false;                                                      \
-    Members bool operator==(const Name &) const = default;                                         \
+    Members bool operator==(const Name&) const = default;                                          \
   }
 
 SNIPPETS_LOWERED_TAG(Load, std::int64_t count = 0; std::int64_t offset = 0;);
@@ -34,10 +35,12 @@ SNIPPETS_LOWERED_TAG(BroadcastMove, );
 SNIPPETS_LOWERED_TAG(LoopBegin, std::size_t loop_id = 0;);
 SNIPPETS_LOWERED_TAG(LoopEnd, std::size_t loop_id = 0;);
 SNIPPETS_LOWERED_TAG(FusedMulAdd, );
+SNIPPETS_LOWERED_TAG(Spill, std::size_t slot = 0;);
+SNIPPETS_LOWERED_TAG(Reload, std::size_t slot = 0;);
 
 #undef SNIPPETS_LOWERED_TAG
 
-using LoweredOps =
-    TypeList<Load, Store, BroadcastLoad, BroadcastMove, LoopBegin, LoopEnd, FusedMulAdd>;
+using LoweredOps = TypeList<Load, Store, BroadcastLoad, BroadcastMove, LoopBegin, LoopEnd,
+                            FusedMulAdd, Spill, Reload>;
 
 } // namespace snippets::ir

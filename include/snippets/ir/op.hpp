@@ -25,7 +25,7 @@ template <class T> struct Subgraph {
   static constexpr bool float_only = false;
   std::shared_ptr<const Graph<T>> body;
   std::vector<std::string> absorbed;
-  bool operator==(const Subgraph &) const = default;
+  bool operator==(const Subgraph&) const = default;
 };
 
 namespace detail {
@@ -38,30 +38,30 @@ template <class... Ts, class Extra> struct AppendToVariant<TypeList<Ts...>, Extr
 template <class T> using Op = typename detail::AppendToVariant<BuiltinOps, Subgraph<T>>::type;
 
 /// The tag's name, e.g. "Add".
-template <class T> std::string_view op_name(const Op<T> &op) {
-  return std::visit([](const auto &tag) { return std::decay_t<decltype(tag)>::name; }, op);
+template <class T> std::string_view op_name(const Op<T>& op) {
+  return std::visit([](const auto& tag) { return std::decay_t<decltype(tag)>::name; }, op);
 }
 
-template <class T> OpCategory op_category(const Op<T> &op) {
-  return std::visit([](const auto &tag) { return std::decay_t<decltype(tag)>::category; }, op);
+template <class T> OpCategory op_category(const Op<T>& op) {
+  return std::visit([](const auto& tag) { return std::decay_t<decltype(tag)>::category; }, op);
 }
 
 /// True when `op` currently holds the tag `Tag`.
-template <class Tag, class... Ts> bool is(const std::variant<Ts...> &op) {
+template <class Tag, class... Ts> bool is(const std::variant<Ts...>& op) {
   return std::holds_alternative<Tag>(op);
 }
 
 namespace detail {
 template <class T, class List> struct DefaultOpByName;
 template <class T, class... Ts> struct DefaultOpByName<T, TypeList<Ts...>> {
-  static bool make(std::string_view name, Op<T> &out) {
+  static bool make(std::string_view name, Op<T>& out) {
     return ((Ts::name == name && std::is_empty_v<Ts> ? (out = Ts{}, true) : false) || ...);
   }
 };
 } // namespace detail
 
 /// The attribute-free built-in op named `name` ("Add", "Relu", ...), if there is one.
-template <class T> bool make_op_by_name(std::string_view name, Op<T> &out) {
+template <class T> bool make_op_by_name(std::string_view name, Op<T>& out) {
   return detail::DefaultOpByName<T, BuiltinOps>::make(name, out);
 }
 

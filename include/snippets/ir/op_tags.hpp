@@ -42,7 +42,7 @@ enum class OpCategory {
 struct TensorType {
   ElementType type = ElementType::f32;
   Shape shape;
-  bool operator==(const TensorType &) const = default;
+  bool operator==(const TensorType&) const = default;
   std::string to_string() const {
     return std::string(snippets::to_string(type)) + shape.to_string();
   }
@@ -53,7 +53,7 @@ struct TensorType {
     static constexpr std::string_view name = #Name;                                                \
     static constexpr OpCategory category = OpCategory::Category;                                   \
     static constexpr bool float_only = FloatOnly;                                                  \
-    bool operator==(const Name &) const = default;                                                 \
+    bool operator==(const Name&) const = default;                                                  \
   }
 
 // ---- graph inputs, outputs and constants ----
@@ -63,7 +63,7 @@ struct Parameter {
   static constexpr OpCategory category = OpCategory::parameter;
   TensorType output;
   Layout layout; // the memory layout of the user's buffer (planar by default)
-  bool operator==(const Parameter &) const = default;
+  bool operator==(const Parameter&) const = default;
 };
 SNIPPETS_OP_TAG(Result, result, false);
 /// A tensor constant; `values` holds element_count() values in planar order, or one value
@@ -74,7 +74,7 @@ struct Constant {
   static constexpr OpCategory category = OpCategory::constant;
   TensorType output;
   std::vector<double> values;
-  bool operator==(const Constant &) const = default;
+  bool operator==(const Constant&) const = default;
 };
 /// One value kept inside a kernel (the seed's Scalar); `shape` has only 1s (default rank 0).
 struct Scalar {
@@ -83,7 +83,7 @@ struct Scalar {
   static constexpr OpCategory category = OpCategory::constant;
   TensorType output;
   double value = 0;
-  bool operator==(const Scalar &) const = default;
+  bool operator==(const Scalar&) const = default;
 };
 
 // ---- unary elementwise ----
@@ -96,7 +96,7 @@ struct Clamp {
   static constexpr OpCategory category = OpCategory::unary;
   static constexpr bool float_only = false;
   double lo = 0, hi = 0;
-  bool operator==(const Clamp &) const = default;
+  bool operator==(const Clamp&) const = default;
 };
 SNIPPETS_OP_TAG(Floor, unary, false);
 SNIPPETS_OP_TAG(Ceiling, unary, false);
@@ -106,7 +106,7 @@ struct Round {
   static constexpr OpCategory category = OpCategory::unary;
   static constexpr bool float_only = false;
   RoundMode mode = RoundMode::half_to_even;
-  bool operator==(const Round &) const = default;
+  bool operator==(const Round&) const = default;
 };
 SNIPPETS_OP_TAG(Sqrt, unary, true);
 SNIPPETS_OP_TAG(Exp, unary, true);
@@ -120,7 +120,7 @@ struct Gelu {
   static constexpr OpCategory category = OpCategory::unary;
   static constexpr bool float_only = true;
   GeluApproximation approximation = GeluApproximation::erf;
-  bool operator==(const Gelu &) const = default;
+  bool operator==(const Gelu&) const = default;
 };
 /// x * sigmoid(beta * x)
 struct Swish {
@@ -128,7 +128,7 @@ struct Swish {
   static constexpr OpCategory category = OpCategory::unary;
   static constexpr bool float_only = true;
   double beta = 1.0;
-  bool operator==(const Swish &) const = default;
+  bool operator==(const Swish&) const = default;
 };
 SNIPPETS_OP_TAG(HSwish, unary, true);
 SNIPPETS_OP_TAG(HSigmoid, unary, true);
@@ -139,7 +139,7 @@ struct Elu {
   static constexpr OpCategory category = OpCategory::unary;
   static constexpr bool float_only = true;
   double alpha = 1.0;
-  bool operator==(const Elu &) const = default;
+  bool operator==(const Elu&) const = default;
 };
 SNIPPETS_OP_TAG(SoftPlus, unary, true);
 SNIPPETS_OP_TAG(SoftSign, unary, true);
@@ -149,7 +149,7 @@ struct PowerStatic {
   static constexpr OpCategory category = OpCategory::unary;
   static constexpr bool float_only = true;
   double exponent = 1.0;
-  bool operator==(const PowerStatic &) const = default;
+  bool operator==(const PowerStatic&) const = default;
 };
 SNIPPETS_OP_TAG(LogicalNot, special, false);
 
@@ -187,7 +187,7 @@ struct Convert {
   static constexpr OpCategory category = OpCategory::special;
   static constexpr bool float_only = false;
   ElementType to = ElementType::f32;
-  bool operator==(const Convert &) const = default;
+  bool operator==(const Convert&) const = default;
 };
 struct ReduceSum {
   static constexpr std::string_view name = "ReduceSum";
@@ -195,7 +195,7 @@ struct ReduceSum {
   static constexpr bool float_only = false;
   std::vector<std::int64_t> axes;
   bool keep_dims = true;
-  bool operator==(const ReduceSum &) const = default;
+  bool operator==(const ReduceSum&) const = default;
 };
 struct ReduceMax {
   static constexpr std::string_view name = "ReduceMax";
@@ -203,14 +203,14 @@ struct ReduceMax {
   static constexpr bool float_only = false;
   std::vector<std::int64_t> axes;
   bool keep_dims = true;
-  bool operator==(const ReduceMax &) const = default;
+  bool operator==(const ReduceMax&) const = default;
 };
 struct Softmax {
   static constexpr std::string_view name = "Softmax";
   static constexpr OpCategory category = OpCategory::special;
   static constexpr bool float_only = true;
   std::int64_t axis = -1;
-  bool operator==(const Softmax &) const = default;
+  bool operator==(const Softmax&) const = default;
 };
 /// output dim i = input dim order[i]
 struct Transpose {
@@ -218,7 +218,7 @@ struct Transpose {
   static constexpr OpCategory category = OpCategory::special;
   static constexpr bool float_only = false;
   std::vector<std::size_t> order;
-  bool operator==(const Transpose &) const = default;
+  bool operator==(const Transpose&) const = default;
 };
 /// NUMPY broadcast of the input to `shape` (which must be the broadcast result).
 struct Broadcast {
@@ -226,7 +226,7 @@ struct Broadcast {
   static constexpr OpCategory category = OpCategory::special;
   static constexpr bool float_only = false;
   Shape shape;
-  bool operator==(const Broadcast &) const = default;
+  bool operator==(const Broadcast&) const = default;
 };
 /// Same elements in planar order, new shape; one dimension may be -1 (inferred).
 struct Reshape {
@@ -234,7 +234,7 @@ struct Reshape {
   static constexpr OpCategory category = OpCategory::special;
   static constexpr bool float_only = false;
   std::vector<std::int64_t> shape;
-  bool operator==(const Reshape &) const = default;
+  bool operator==(const Reshape&) const = default;
 };
 /// NUMPY matmul (batch dims broadcast; rank-1 operands are promoted and the added dim dropped);
 /// the transposes swap the last two dims of a rank >= 2 operand.
@@ -243,7 +243,7 @@ struct MatMul {
   static constexpr OpCategory category = OpCategory::special;
   static constexpr bool float_only = false;
   bool transpose_a = false, transpose_b = false;
-  bool operator==(const MatMul &) const = default;
+  bool operator==(const MatMul&) const = default;
 };
 /// An op the framework cannot fuse, with declared outputs, so whole models can be described.
 /// The reference interpreter runs it through a callable registered under `type_name`.
@@ -253,7 +253,7 @@ struct Opaque {
   static constexpr bool float_only = false;
   std::string type_name;
   std::vector<TensorType> outputs;
-  bool operator==(const Opaque &) const = default;
+  bool operator==(const Opaque&) const = default;
 };
 
 #undef SNIPPETS_OP_TAG

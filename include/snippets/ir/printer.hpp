@@ -27,10 +27,10 @@ inline std::string format_number(double v) {
   return std::string(buf, r.ptr);
 }
 
-template <class Range> std::string format_list(const Range &r, std::size_t limit = SIZE_MAX) {
+template <class Range> std::string format_list(const Range& r, std::size_t limit = SIZE_MAX) {
   std::string s = "[";
   std::size_t i = 0;
-  for (const auto &x : r) {
+  for (const auto& x : r) {
     if (i) s += ',';
     if (i == limit) return s + "...]";
     if constexpr (std::is_floating_point_v<std::decay_t<decltype(x)>>)
@@ -45,10 +45,10 @@ template <class Range> std::string format_list(const Range &r, std::size_t limit
 inline std::string_view format_bool(bool b) { return b ? "true" : "false"; }
 
 /// " {k=v, ...}" for the op's attributes, or "" when it has none.
-template <class T> std::string format_attributes(const Op<T> &op) {
+template <class T> std::string format_attributes(const Op<T>& op) {
   std::ostringstream os;
   std::visit(
-      [&](const auto &tag) {
+      [&](const auto& tag) {
         using Tag = std::decay_t<decltype(tag)>;
         if constexpr (std::is_same_v<Tag, Parameter>) {
           if (!tag.layout.is_planar())
@@ -102,9 +102,9 @@ template <class T> std::string format_attributes(const Op<T> &op) {
 }
 
 template <class T>
-void print_graph(std::ostream &os, const Graph<T> &g, const std::string &indent) {
+void print_graph(std::ostream& os, const Graph<T>& g, const std::string& indent) {
   for (NodeId id = 0; id < g.size(); ++id) {
-    const Node<T> &n = g.node(id);
+    const Node<T>& n = g.node(id);
     os << indent << '%' << id << " = " << n.op_name() << " '" << n.name << "'(";
     for (std::size_t i = 0; i < n.inputs.size(); ++i)
       os << (i ? ", " : "") << '%' << n.inputs[i].node << ':' << n.inputs[i].port;
@@ -113,14 +113,14 @@ void print_graph(std::ostream &os, const Graph<T> &g, const std::string &indent)
       os << (i ? ", " : " -> ") << n.outputs[i].to_string();
     if (n.skipped_by_plugin) os << " [skipped]";
     os << '\n';
-    if (const auto *sg = std::get_if<Subgraph<T>>(&n.op); sg && sg->body)
+    if (const auto* sg = std::get_if<Subgraph<T>>(&n.op); sg && sg->body)
       print_graph(os, *sg->body, indent + "    ");
   }
 }
 
 } // namespace detail
 
-template <class T> std::string to_string(const Graph<T> &g) {
+template <class T> std::string to_string(const Graph<T>& g) {
   std::ostringstream os;
   detail::print_graph(os, g, "");
   return os.str();

@@ -30,7 +30,7 @@ public:
 
   std::size_t rank() const { return dims_.size(); }
   Dim operator[](std::size_t i) const { return dims_[i]; }
-  Dim &operator[](std::size_t i) { return dims_[i]; }
+  Dim& operator[](std::size_t i) { return dims_[i]; }
   auto begin() const { return dims_.begin(); }
   auto end() const { return dims_.end(); }
   std::span<const Dim> dims() const { return dims_; }
@@ -68,7 +68,7 @@ public:
     return s + "]";
   }
 
-  bool operator==(const Shape &) const = default;
+  bool operator==(const Shape&) const = default;
 
 private:
   void validate() const {
@@ -82,7 +82,7 @@ private:
 };
 
 /// True when `a` could equal `b` at run time (dynamic dims match anything of equal rank).
-inline bool compatible(const Shape &a, const Shape &b) {
+inline bool compatible(const Shape& a, const Shape& b) {
   if (a.rank() != b.rank()) return false;
   for (std::size_t i = 0; i < a.rank(); ++i)
     if (a[i] != dynamic && b[i] != dynamic && a[i] != b[i]) return false;
@@ -91,7 +91,7 @@ inline bool compatible(const Shape &a, const Shape &b) {
 
 /// NUMPY broadcast of two shapes into `out`; returns false (and leaves `out` alone) when they
 /// do not broadcast. `out` may alias `a` or `b`.
-inline bool try_broadcast(const Shape &a, const Shape &b, Shape &out) {
+inline bool try_broadcast(const Shape& a, const Shape& b, Shape& out) {
   const std::size_t r = std::max(a.rank(), b.rank());
   std::vector<Dim> dims(r);
   for (std::size_t i = 0; i < r; ++i) {
@@ -113,7 +113,7 @@ inline bool try_broadcast(const Shape &a, const Shape &b, Shape &out) {
 }
 
 /// NUMPY broadcast; throws [snippets.shape.not_broadcastable] when the shapes do not broadcast.
-inline Shape broadcast(const Shape &a, const Shape &b) {
+inline Shape broadcast(const Shape& a, const Shape& b) {
   Shape out;
   if (!try_broadcast(a, b, out))
     raise("snippets.shape.not_broadcastable",

@@ -25,20 +25,20 @@ inline void check_arity(std::span<const TensorType> in, std::size_t n, std::stri
 }
 
 inline void check_same_type(std::span<const TensorType> in, std::string_view who) {
-  for (const auto &t : in)
+  for (const auto& t : in)
     if (t.type != in[0].type)
       raise("snippets.graph.type_mismatch",
             std::string(who) + " needs inputs of one element type but got " + in[0].to_string() +
                 " and " + t.to_string() + "; insert a Convert on one of them");
 }
 
-inline void check_not_boolean(const TensorType &t, std::string_view who) {
+inline void check_not_boolean(const TensorType& t, std::string_view who) {
   if (t.type == ElementType::boolean)
     raise("snippets.graph.unsupported_type",
           std::string(who) + " does not take boolean inputs; Convert to f32 or i32 first");
 }
 
-inline void check_boolean(const TensorType &t, std::string_view who) {
+inline void check_boolean(const TensorType& t, std::string_view who) {
   if (t.type != ElementType::boolean)
     raise("snippets.graph.unsupported_type", std::string(who) + " needs boolean inputs but got " +
                                                  t.to_string() + "; compare or Convert first");
@@ -46,8 +46,8 @@ inline void check_boolean(const TensorType &t, std::string_view who) {
 
 // Checks of the ops without inputs, here rather than in the builder so that make() with a
 // hand-built tag is checked the same way.
-inline void check_source(const Parameter &p, std::string_view who) {
-  const auto &order = p.layout.order();
+inline void check_source(const Parameter& p, std::string_view who) {
+  const auto& order = p.layout.order();
   if (!order.empty() && order.size() != p.output.shape.rank())
     raise("snippets.layout.rank_mismatch",
           std::string(who) + ": layout " + p.layout.to_string(order.size()) + " has rank " +
@@ -56,8 +56,8 @@ inline void check_source(const Parameter &p, std::string_view who) {
               "; give a layout of the shape's rank");
 }
 
-inline void check_source(const Constant &c, std::string_view who) {
-  const Shape &s = c.output.shape;
+inline void check_source(const Constant& c, std::string_view who) {
+  const Shape& s = c.output.shape;
   if (!s.is_static())
     raise("snippets.shape.dynamic", std::string(who) + ": a Constant needs a static shape, got " +
                                         s.to_string() + "; use a Parameter for run-time shapes");
@@ -76,7 +76,7 @@ inline void check_source(const Constant &c, std::string_view who) {
                                               std::to_string(c.values.size()));
 }
 
-inline void check_source(const Scalar &c, std::string_view who) {
+inline void check_source(const Scalar& c, std::string_view who) {
   for (Dim d : c.output.shape)
     if (d != 1)
       raise("snippets.graph.bad_attribute", std::string(who) +
@@ -96,11 +96,11 @@ inline Shape broadcast_in(std::span<const TensorType> in, std::string_view who) 
 }
 
 inline std::vector<TensorType> reduce(std::span<const TensorType> in,
-                                      const std::vector<std::int64_t> &axes, bool keep_dims,
+                                      const std::vector<std::int64_t>& axes, bool keep_dims,
                                       std::string_view who) {
   check_arity(in, 1, who);
   check_not_boolean(in[0], who);
-  const Shape &s = in[0].shape;
+  const Shape& s = in[0].shape;
   if (axes.empty())
     raise("snippets.graph.bad_attribute",
           std::string(who) + " needs at least one axis to reduce over");
@@ -115,7 +115,7 @@ inline std::vector<TensorType> reduce(std::span<const TensorType> in,
   return {{in[0].type, Shape(std::move(dims))}};
 }
 
-inline Shape reshape(const Shape &s, const std::vector<std::int64_t> &target,
+inline Shape reshape(const Shape& s, const std::vector<std::int64_t>& target,
                      std::string_view who) {
   std::int64_t known = 1;
   int infer_at = -1;
@@ -148,7 +148,7 @@ inline Shape reshape(const Shape &s, const std::vector<std::int64_t> &target,
   return Shape(std::move(dims));
 }
 
-inline Shape matmul(Shape a, Shape b, const MatMul &m, std::string_view who) {
+inline Shape matmul(Shape a, Shape b, const MatMul& m, std::string_view who) {
   if (a.rank() == 0 || b.rank() == 0)
     raise("snippets.graph.bad_shape", std::string(who) + " needs operands of rank >= 1");
   const bool a_vec = a.rank() == 1, b_vec = b.rank() == 1;
@@ -183,14 +183,14 @@ inline Shape matmul(Shape a, Shape b, const MatMul &m, std::string_view who) {
 } // namespace detail
 
 template <class T>
-std::vector<TensorType> infer_types(const Op<T> &op, std::span<const TensorType> in,
+std::vector<TensorType> infer_types(const Op<T>& op, std::span<const TensorType> in,
                                     std::string_view who) {
   return std::visit(
-      [&](const auto &tag) -> std::vector<TensorType> {
+      [&](const auto& tag) -> std::vector<TensorType> {
         using Tag = std::decay_t<decltype(tag)>;
         constexpr OpCategory cat = Tag::category;
         if constexpr (Tag::float_only) {
-          for (const auto &t : in)
+          for (const auto& t : in)
             if (!is_float(t.type))
               raise("snippets.graph.unsupported_type",
                     std::string(who) + " computes on floats only but got " + t.to_string() +
@@ -221,7 +221,7 @@ std::vector<TensorType> infer_types(const Op<T> &op, std::span<const TensorType>
           return {{type, detail::broadcast_in(in, who)}};
         } else if constexpr (cat == OpCategory::logical) {
           detail::check_arity(in, 2, who);
-          for (const auto &t : in) detail::check_boolean(t, who);
+          for (const auto& t : in) detail::check_boolean(t, who);
           return {{ElementType::boolean, detail::broadcast_in(in, who)}};
         } else if constexpr (std::is_same_v<Tag, LogicalNot>) {
           detail::check_arity(in, 1, who);
@@ -231,8 +231,8 @@ std::vector<TensorType> infer_types(const Op<T> &op, std::span<const TensorType>
           detail::check_arity(in, 2, who);
           detail::check_same_type(in, who);
           detail::check_not_boolean(in[0], who);
-          const Shape &x = in[0].shape;
-          const Shape &s = in[1].shape;
+          const Shape& x = in[0].shape;
+          const Shape& s = in[1].shape;
           if (s.rank() == 1 && x.rank() >= 2 && s[0] != 1 && (s[0] == x[1] || s[0] == dynamic))
             return {in[0]}; // per-channel slope
           const Shape out = detail::broadcast_in(in, who);
@@ -257,7 +257,7 @@ std::vector<TensorType> infer_types(const Op<T> &op, std::span<const TensorType>
           return {in[0]};
         } else if constexpr (std::is_same_v<Tag, Transpose>) {
           detail::check_arity(in, 1, who);
-          const Shape &s = in[0].shape;
+          const Shape& s = in[0].shape;
           std::vector<bool> seen(s.rank(), false);
           std::vector<Dim> dims;
           if (tag.order.size() != s.rank())
@@ -296,14 +296,14 @@ std::vector<TensorType> infer_types(const Op<T> &op, std::span<const TensorType>
         } else if constexpr (std::is_same_v<Tag, Subgraph<T>>) {
           if (!tag.body)
             raise("snippets.graph.bad_attribute", std::string(who) + " has no body graph");
-          const auto &params = tag.body->parameters();
+          const auto& params = tag.body->parameters();
           detail::check_arity(in, params.size(), who);
           if (tag.body->results().empty())
             raise("snippets.graph.bad_attribute",
                   std::string(who) + ": the body has no Result; a Subgraph needs at least one "
                                      "output");
           for (std::size_t i = 0; i < in.size(); ++i) {
-            const TensorType &p = tag.body->node(params[i]).outputs[0];
+            const TensorType& p = tag.body->node(params[i]).outputs[0];
             if (p.type != in[i].type || !compatible(p.shape, in[i].shape))
               raise("snippets.graph.type_mismatch",
                     std::string(who) + ": input " + std::to_string(i) + " is " + in[i].to_string() +

@@ -18,8 +18,8 @@ struct AssignRegisters {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "AssignRegisters";
 
-  template <class T> Preserved run(ir::LinearIR<T> &lir, PassContext<T> &ctx) const {
-    const auto &cfg = ctx.config;
+  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
+    const auto& cfg = ctx.config;
     struct Pool {
       int size;
       std::set<int> free;
@@ -27,16 +27,16 @@ struct AssignRegisters {
     };
     Pool vec{cfg.vector_registers - cfg.reserved_vector_registers, {}, {}};
     Pool gpr{cfg.gp_registers, {}, {}};
-    for (Pool *p : {&vec, &gpr})
+    for (Pool* p : {&vec, &gpr})
       for (int i = 0; i < p->size; ++i) p->free.insert(i);
-    for (auto &e : lir) {
+    for (auto& e : lir) {
       if (e->num_outputs() == 0) continue;
       const auto it = ctx.analyses.live_ranges.find(&e->output(0));
       if (it == ctx.analyses.live_ranges.end()) continue;
       const LiveRange r = it->second;
       const bool is_gpr = std::holds_alternative<ir::LoopBegin>(e->op);
-      Pool &pool = is_gpr ? gpr : vec;
-      std::erase_if(pool.active, [&](const auto &a) {
+      Pool& pool = is_gpr ? gpr : vec;
+      std::erase_if(pool.active, [&](const auto& a) {
         if (a.first > r.def) return false;
         pool.free.insert(a.second);
         return true;
@@ -51,7 +51,7 @@ struct AssignRegisters {
       pool.active.push_back({r.end, reg});
       const ir::Reg assigned{is_gpr ? ir::RegKind::gpr : ir::RegKind::vec, reg};
       e->out_desc(0).reg = assigned;
-      for (auto &use : e->output(0).consumers()) use.owner().in_desc(use.index()).reg = assigned;
+      for (auto& use : e->output(0).consumers()) use.owner().in_desc(use.index()).reg = assigned;
     }
     return Preserved::none;
   }

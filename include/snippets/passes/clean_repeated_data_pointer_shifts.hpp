@@ -12,12 +12,12 @@ struct CleanRepeatedDataPointerShifts {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "CleanRepeatedDataPointerShifts";
 
-  template <class T> Preserved run(ir::LinearIR<T> &lir, PassContext<T> &) const {
+  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>&) const {
     for (std::size_t id = 0; id < lir.loops().size(); ++id) {
-      auto &ports = lir.loops().at(id).ports;
+      auto& ports = lir.loops().at(id).ports;
       std::vector<ir::LoopPort> kept;
-      for (const auto &p : ports) {
-        auto same = std::find_if(kept.begin(), kept.end(), [&](const ir::LoopPort &k) {
+      for (const auto& p : ports) {
+        auto same = std::find_if(kept.begin(), kept.end(), [&](const ir::LoopPort& k) {
           return k.data_index == p.data_index;
         });
         if (same == kept.end()) {

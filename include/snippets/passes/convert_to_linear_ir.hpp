@@ -21,16 +21,16 @@
 namespace snippets::passes {
 
 namespace detail {
-inline std::vector<Dim> align_rank(const Shape &s, std::size_t rank) {
+inline std::vector<Dim> align_rank(const Shape& s, std::size_t rank) {
   std::vector<Dim> d(rank - s.rank(), 1);
   d.insert(d.end(), s.begin(), s.end());
   return d;
 }
 
 /// The value of a Constant/Scalar whose elements are all equal, if it is one.
-template <class T> std::optional<double> uniform_value(const ir::Op<T> &op) {
-  if (const auto *s = std::get_if<ir::Scalar>(&op)) return s->value;
-  if (const auto *c = std::get_if<ir::Constant>(&op)) {
+template <class T> std::optional<double> uniform_value(const ir::Op<T>& op) {
+  if (const auto* s = std::get_if<ir::Scalar>(&op)) return s->value;
+  if (const auto* c = std::get_if<ir::Constant>(&op)) {
     if (std::all_of(c->values.begin(), c->values.end(),
                     [&](double v) { return v == c->values[0]; }))
       return c->values[0];
@@ -39,21 +39,21 @@ template <class T> std::optional<double> uniform_value(const ir::Op<T> &op) {
 }
 } // namespace detail
 
-template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T> &body) {
+template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T>& body) {
   using ir::Expression;
   ir::LinearIR<T> lir;
   if (body.results().empty())
     raise("snippets.compile.no_outputs", "the subgraph body has no Result; add g.result(...)");
   Shape domain;
   for (ir::NodeId r : body.results()) {
-    const Shape &s = body.type(body.node(r).inputs[0]).shape;
+    const Shape& s = body.type(body.node(r).inputs[0]).shape;
     if (!s.is_static())
       raise("snippets.compile.dynamic_shape",
             "output " + s.to_string() + " is dynamic; give the body static shapes");
     domain = broadcast(domain, s);
   }
   for (ir::NodeId r : body.results()) {
-    const Shape &s = body.type(body.node(r).inputs[0]).shape;
+    const Shape& s = body.type(body.node(r).inputs[0]).shape;
     if (s != domain)
       raise("snippets.compile.output_shape",
             "output '" + body.node(r).name + "' has shape " + s.to_string() +
@@ -64,10 +64,10 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T> &body
   lir.domain.assign(domain.begin(), domain.end());
   const std::size_t rank = domain.rank();
 
-  std::map<std::pair<ir::NodeId, std::uint32_t>, ir::PortConnector<T> *> value_of;
-  auto add = [&](const ir::Node<T> &n, ir::LirOp<T> op, std::vector<ir::PortConnector<T> *> in,
-                 std::size_t data_index) -> Expression<T> & {
-    Expression<T> &e = lir.insert_node(lir.end(), std::move(op), in, n.outputs.size(), {}, n.name);
+  std::map<std::pair<ir::NodeId, std::uint32_t>, ir::PortConnector<T>*> value_of;
+  auto add = [&](const ir::Node<T>& n, ir::LirOp<T> op, std::vector<ir::PortConnector<T>*> in,
+                 std::size_t data_index) -> Expression<T>& {
+    Expression<T>& e = lir.insert_node(lir.end(), std::move(op), in, n.outputs.size(), {}, n.name);
     e.data_index = data_index;
     for (std::size_t i = 0; i < n.outputs.size(); ++i) {
       e.out_desc(i).shape = detail::align_rank(n.outputs[i].shape, rank);
@@ -76,14 +76,14 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T> &body
     return e;
   };
 
-  const auto &params = body.parameters();
+  const auto& params = body.parameters();
   for (std::size_t i = 0; i < params.size(); ++i) {
-    const auto &n = body.node(params[i]);
+    const auto& n = body.node(params[i]);
     if (!n.outputs[0].shape.is_static())
       raise("snippets.compile.dynamic_shape", "input '" + n.name + "' has dynamic shape " +
                                                   n.outputs[0].shape.to_string() +
                                                   "; give the body static shapes");
-    std::visit([&](const auto &tag) { add(n, tag, {}, i); }, n.op);
+    std::visit([&](const auto& tag) { add(n, tag, {}, i); }, n.op);
   }
   lir.num_inputs = params.size();
   lir.num_outputs = body.results().size();
@@ -91,7 +91,7 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T> &body
   const auto order = body.topological_order();
   // Scalars first: they are loop invariant and live in registers for the whole kernel.
   for (ir::NodeId id : order) {
-    const auto &n = body.node(id);
+    const auto& n = body.node(id);
     if (!ir::is<ir::Scalar>(n.op) && !ir::is<ir::Constant>(n.op)) continue;
     const auto v = detail::uniform_value<T>(n.op);
     if (!v)
@@ -102,11 +102,11 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T> &body
   std::map<ir::NodeId, std::size_t> result_index; // kernel outputs follow Graph::results()
   for (std::size_t i = 0; i < body.results().size(); ++i) result_index[body.results()[i]] = i;
   for (ir::NodeId id : order) {
-    const auto &n = body.node(id);
+    const auto& n = body.node(id);
     if (ir::is<ir::Parameter>(n.op) || ir::is<ir::Scalar>(n.op) || ir::is<ir::Constant>(n.op))
       continue;
-    std::vector<ir::PortConnector<T> *> in;
-    for (const ir::Output &o : n.inputs) in.push_back(value_of.at({o.node, o.port}));
+    std::vector<ir::PortConnector<T>*> in;
+    for (const ir::Output& o : n.inputs) in.push_back(value_of.at({o.node, o.port}));
     if (ir::is<ir::Result>(n.op)) {
       add(n, ir::Result{}, in, lir.num_inputs + result_index.at(id));
       continue;
@@ -118,19 +118,19 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T> &body
         continue;
       }
     }
-    std::visit([&](const auto &tag) { add(n, tag, in, 0); }, n.op);
+    std::visit([&](const auto& tag) { add(n, tag, in, 0); }, n.op);
   }
   // Results go last so that their stores can sit inside the loops before them.
-  std::vector<Expression<T> *> results;
-  for (auto &e : lir)
+  std::vector<Expression<T>*> results;
+  for (auto& e : lir)
     if (std::holds_alternative<ir::Result>(e->op)) results.push_back(e.get());
-  for (auto *r : results) lir.move(*r, lir.end());
+  for (auto* r : results) lir.move(*r, lir.end());
   // A Scalar that only fed a PowerStatic exponent is dead now.
-  std::vector<Expression<T> *> dead;
-  for (auto &e : lir)
+  std::vector<Expression<T>*> dead;
+  for (auto& e : lir)
     if (std::holds_alternative<ir::Scalar>(e->op) && e->output(0).consumers().empty())
       dead.push_back(e.get());
-  for (auto *e : dead) lir.erase(*e);
+  for (auto* e : dead) lir.erase(*e);
   return lir;
 }
 

@@ -16,6 +16,7 @@
 #include "snippets/passes/insert_broadcast_move.hpp"
 #include "snippets/passes/insert_load_store.hpp"
 #include "snippets/passes/insert_loops.hpp"
+#include "snippets/passes/insert_reg_spills.hpp"
 #include "snippets/passes/insert_specific_iterations.hpp"
 #include "snippets/passes/load_move_broadcast_to_broadcast_load.hpp"
 #include "snippets/passes/mark_loops.hpp"
@@ -32,8 +33,9 @@ using DefaultControlFlow =
              InitLoops, CleanRepeatedDataPointerShifts, InsertLoops>;
 
 /// Generator preparation: registers, tails, final pointer arithmetic.
-using DefaultPreparation = Pipeline<InitLiveRanges, AssignRegisters, InsertSpecificIterations,
-                                    CleanupLoopOffsets, OptimizeLoopSingleEvaluation>;
+using DefaultPreparation =
+    Pipeline<InitLiveRanges, InsertRegSpills, AssignRegisters, InsertSpecificIterations,
+             CleanupLoopOffsets, OptimizeLoopSingleEvaluation>;
 
 /// Everything between the Linear IR and emission.
 using DefaultLowering = Pipeline<DefaultControlFlow, DefaultPreparation>;

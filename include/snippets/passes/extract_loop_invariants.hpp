@@ -21,12 +21,12 @@ struct ExtractLoopInvariants {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "ExtractLoopInvariants";
 
-  template <class T> Preserved run(ir::LinearIR<T> &lir, PassContext<T> &) const {
+  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>&) const {
     std::size_t depth = 0;
-    for (auto &e : lir) depth = std::max(depth, e->loop_ids.size());
+    for (auto& e : lir) depth = std::max(depth, e->loop_ids.size());
     for (std::size_t level = depth; level-- > 0;) {
       std::set<std::size_t> loops;
-      for (auto &e : lir)
+      for (auto& e : lir)
         if (e->loop_ids.size() > level) loops.insert(e->loop_ids[level]);
       for (std::size_t id : loops) hoist(lir, id, level);
     }
@@ -34,20 +34,20 @@ struct ExtractLoopInvariants {
   }
 
 private:
-  template <class T> static void hoist(ir::LinearIR<T> &lir, std::size_t id, std::size_t level) {
+  template <class T> static void hoist(ir::LinearIR<T>& lir, std::size_t id, std::size_t level) {
     const std::size_t dim = lir.loops().at(id).dim;
-    auto in_loop = [&](const ir::Expression<T> &e) {
+    auto in_loop = [&](const ir::Expression<T>& e) {
       return e.loop_ids.size() > level && e.loop_ids[level] == id;
     };
-    ir::Expression<T> *first = nullptr;
-    std::vector<ir::Expression<T> *> body;
-    for (auto &e : lir)
+    ir::Expression<T>* first = nullptr;
+    std::vector<ir::Expression<T>*> body;
+    for (auto& e : lir)
       if (in_loop(*e)) {
         if (!first) first = e.get();
         body.push_back(e.get());
       }
-    std::set<const ir::Expression<T> *> invariant;
-    for (ir::Expression<T> *e : body) {
+    std::set<const ir::Expression<T>*> invariant;
+    for (ir::Expression<T>* e : body) {
       bool inv;
       if (e->loop_ids.size() != level + 1)
         inv = false; // still varies in an inner loop
@@ -58,7 +58,7 @@ private:
       else {
         inv = true;
         for (std::size_t i = 0; i < e->num_inputs(); ++i) {
-          const auto &src = e->input_expr(i);
+          const auto& src = e->input_expr(i);
           if (in_loop(src) && !invariant.count(&src)) inv = false;
         }
       }
@@ -70,7 +70,7 @@ private:
         first = nullptr; // the loop now starts at the next body expression
       e->loop_ids.resize(level);
       if (!first) {
-        for (ir::Expression<T> *b : body)
+        for (ir::Expression<T>* b : body)
           if (in_loop(*b)) {
             first = b;
             break;

@@ -17,8 +17,8 @@ struct FuseLoops {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "FuseLoops";
 
-  static bool same_space(const ir::LoopManager &lm, const std::vector<std::size_t> &a,
-                         const std::vector<std::size_t> &b) {
+  static bool same_space(const ir::LoopManager& lm, const std::vector<std::size_t>& a,
+                         const std::vector<std::size_t>& b) {
     if (a.size() != b.size()) return false;
     for (std::size_t i = 0; i < a.size(); ++i) {
       const auto &x = lm.at(a[i]), &y = lm.at(b[i]);
@@ -29,12 +29,12 @@ struct FuseLoops {
     return true;
   }
 
-  template <class T> Preserved run(ir::LinearIR<T> &lir, PassContext<T> &) const {
+  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>&) const {
     std::vector<std::size_t> first;          // the nest expressions are fused into
-    ir::Expression<T> *last_fused = nullptr; // where the next fused expression goes after
-    std::vector<ir::Expression<T> *> order;
-    for (auto &e : lir) order.push_back(e.get());
-    for (auto *e : order) {
+    ir::Expression<T>* last_fused = nullptr; // where the next fused expression goes after
+    std::vector<ir::Expression<T>*> order;
+    for (auto& e : lir) order.push_back(e.get());
+    for (auto* e : order) {
       if (e->loop_ids.empty()) continue;
       if (first.empty()) first = e->loop_ids;
       if (e->loop_ids != first && same_space(lir.loops(), e->loop_ids, first) &&
@@ -49,8 +49,8 @@ struct FuseLoops {
 
 private:
   template <class T>
-  static bool inputs_defined_before(ir::LinearIR<T> &lir, const ir::Expression<T> &e,
-                                    const ir::Expression<T> &pos) {
+  static bool inputs_defined_before(ir::LinearIR<T>& lir, const ir::Expression<T>& e,
+                                    const ir::Expression<T>& pos) {
     lir.renumber();
     for (std::size_t i = 0; i < e.num_inputs(); ++i)
       if (e.input_expr(i).order > pos.order) return false;

@@ -12,18 +12,18 @@ struct FuseMultiplyAdd {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "FuseMultiplyAdd";
 
-  template <class T> Preserved run(ir::LinearIR<T> &lir, PassContext<T> &ctx) const {
+  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
     if (!ctx.config.fma) return Preserved::all;
-    std::vector<ir::Expression<T> *> adds;
-    for (auto &e : lir)
+    std::vector<ir::Expression<T>*> adds;
+    for (auto& e : lir)
       if (std::holds_alternative<ir::Add>(e->op)) adds.push_back(e.get());
-    for (auto *add : adds) {
+    for (auto* add : adds) {
       for (std::size_t i = 0; i < 2; ++i) {
-        auto &mul = add->input_expr(i);
+        auto& mul = add->input_expr(i);
         if (!std::holds_alternative<ir::Multiply>(mul.op) || mul.output(0).num_consumers() != 1 ||
             mul.loop_ids != add->loop_ids || mul.out_desc(0).shape != add->out_desc(0).shape)
           continue;
-        ir::PortConnector<T> *in[] = {&mul.input_connector(0), &mul.input_connector(1),
+        ir::PortConnector<T>* in[] = {&mul.input_connector(0), &mul.input_connector(1),
                                       &add->input_connector(1 - i)};
         lir.replace_with_node(*add, ir::FusedMulAdd{}, in);
         lir.erase(mul);

@@ -15,18 +15,18 @@ struct InitLiveRanges {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "InitLiveRanges";
 
-  template <class T> Preserved run(ir::LinearIR<T> &lir, PassContext<T> &ctx) const {
+  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
     lir.renumber();
     std::map<std::size_t, std::size_t> loop_end; // loop id -> position of its LoopEnd
-    for (auto &e : lir)
-      if (const auto *le = std::get_if<ir::LoopEnd>(&e->op)) loop_end[le->loop_id] = e->order;
-    auto &ranges = ctx.analyses.live_ranges;
+    for (auto& e : lir)
+      if (const auto* le = std::get_if<ir::LoopEnd>(&e->op)) loop_end[le->loop_id] = e->order;
+    auto& ranges = ctx.analyses.live_ranges;
     ranges.clear();
-    for (auto &e : lir) {
+    for (auto& e : lir) {
       if (!defines_vector(*e) && !std::holds_alternative<ir::LoopBegin>(e->op)) continue;
       LiveRange r{e->order, e->order};
-      for (auto &use : e->output(0).consumers()) {
-        const auto &u = use.owner();
+      for (auto& use : e->output(0).consumers()) {
+        const auto& u = use.owner();
         r.end = std::max(r.end, u.order);
         for (std::size_t id : u.loop_ids)
           if (std::find(e->loop_ids.begin(), e->loop_ids.end(), id) == e->loop_ids.end() &&

@@ -13,14 +13,14 @@ struct InitLoops {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "InitLoops";
 
-  template <class T> Preserved run(ir::LinearIR<T> &lir, PassContext<T> &) const {
+  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>&) const {
     for (std::size_t id = 0; id < lir.loops().size(); ++id) {
-      auto &info = lir.loops().at(id);
+      auto& info = lir.loops().at(id);
       info.ports.clear();
-      for (auto &e : lir) {
+      for (auto& e : lir) {
         if (!is_memory_access(*e)) continue;
         if (std::find(e->loop_ids.begin(), e->loop_ids.end(), id) == e->loop_ids.end()) continue;
-        const auto &shape =
+        const auto& shape =
             std::holds_alternative<ir::Store>(e->op) ? e->out_desc(0).shape : e->in_desc(0).shape;
         const std::int64_t stride = stride_along(shape, info.dim);
         ir::LoopPort port;

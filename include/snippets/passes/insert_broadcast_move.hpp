@@ -16,20 +16,20 @@ struct InsertBroadcastMove {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "InsertBroadcastMove";
 
-  template <class T> Preserved run(ir::LinearIR<T> &lir, PassContext<T> &) const {
-    std::vector<ir::Expression<T> *> exprs;
-    for (auto &e : lir)
+  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>&) const {
+    std::vector<ir::Expression<T>*> exprs;
+    for (auto& e : lir)
       if (is_loop_body(*e) && !is_memory_access(*e) && e->num_outputs() == 1)
         exprs.push_back(e.get());
-    for (auto *e : exprs) {
+    for (auto* e : exprs) {
       if (e->out_desc(0).shape.back() == 1) continue;
       for (std::size_t i = 0; i < e->num_inputs(); ++i) {
-        auto &src = e->input_expr(i);
+        auto& src = e->input_expr(i);
         if (e->in_desc(i).shape.back() != 1 || std::holds_alternative<ir::Scalar>(src.op) ||
             std::holds_alternative<ir::BroadcastLoad>(src.op) ||
             std::holds_alternative<ir::BroadcastMove>(src.op))
           continue;
-        auto &mv = lir.insert_node(lir.find(*e), ir::BroadcastMove{}, {&e->input_connector(i)}, 1,
+        auto& mv = lir.insert_node(lir.find(*e), ir::BroadcastMove{}, {&e->input_connector(i)}, 1,
                                    e->loop_ids, src.name);
         auto shape = e->in_desc(i).shape;
         shape.back() = e->out_desc(0).shape.back();

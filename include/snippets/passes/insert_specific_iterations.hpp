@@ -25,18 +25,18 @@ struct InsertSpecificIterations {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "InsertSpecificIterations";
 
-  template <class T> Preserved run(ir::LinearIR<T> &lir, PassContext<T> &ctx) const {
+  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
     const std::size_t inner_dim = lir.domain.size() - 1;
     const std::size_t n_loops = lir.loops().size();
     for (std::size_t id = 0; id < n_loops; ++id) {
-      ir::LoopInfo &info = lir.loops().at(id);
+      ir::LoopInfo& info = lir.loops().at(id);
       if (info.dim != inner_dim || info.is_tail) continue;
       const std::int64_t w = lir.domain[inner_dim], lanes = info.increment;
       auto [begin, end] = bounds(lir, id);
-      std::vector<ir::Expression<T> *> body;
+      std::vector<ir::Expression<T>*> body;
       for (auto it = std::next(begin); it != end; ++it) body.push_back(it->get());
       if (w < lanes && !info.runtime_work_amount) { // the whole loop is one short iteration
-        for (auto *e : body) set_count(*e, lanes, w);
+        for (auto* e : body) set_count(*e, lanes, w);
         scale_increments(info, w);
         info.increment = info.work_amount = w;
         continue;
@@ -53,9 +53,9 @@ struct InsertSpecificIterations {
         r.work_amount = r.increment = rest;
         const std::size_t rid = lir.loops().add(r);
         const auto pos = std::next(end);
-        auto &rb = lir.insert_node(pos, ir::LoopBegin{rid}, {}, 1, (*begin)->loop_ids);
+        auto& rb = lir.insert_node(pos, ir::LoopBegin{rid}, {}, 1, (*begin)->loop_ids);
         rb.out_desc(0) = (*begin)->out_desc(0);
-        std::map<const void *, const void *> first_copy;
+        std::map<const void*, const void*> first_copy;
         for (std::int64_t j = 0; j < full; ++j)
           copy_body(lir, body, pos, id, rid, j * lanes, lanes, lanes, j ? nullptr : &first_copy);
         if (tail)
@@ -64,14 +64,14 @@ struct InsertSpecificIterations {
         lir.insert_node(pos, ir::LoopEnd{rid}, {&rb.output(0)}, 0, (*begin)->loop_ids)
             .in_desc(0)
             .reg = rb.out_desc(0).reg;
-        for (auto &p : lir.loops().at(rid).ports) p.expr = first_copy.at(p.expr);
-        ir::LoopInfo &main = lir.loops().at(id);
-        for (auto &p : main.ports) p.finalization_offset = 0; // the remainder continues from there
+        for (auto& p : lir.loops().at(rid).ports) p.expr = first_copy.at(p.expr);
+        ir::LoopInfo& main = lir.loops().at(id);
+        for (auto& p : main.ports) p.finalization_offset = 0; // the remainder continues from there
         if (!main.runtime_work_amount) main.work_amount = w - rest;
       }
       for (std::int64_t j = 1; j < unroll; ++j)
         copy_body(lir, body, end, id, id, j * lanes, lanes, lanes, nullptr);
-      ir::LoopInfo &main = lir.loops().at(id);
+      ir::LoopInfo& main = lir.loops().at(id);
       scale_increments(main, step);
       main.increment = step;
     }
@@ -79,58 +79,60 @@ struct InsertSpecificIterations {
   }
 
 private:
-  template <class T> static auto bounds(ir::LinearIR<T> &lir, std::size_t id) {
+  template <class T> static auto bounds(ir::LinearIR<T>& lir, std::size_t id) {
     typename ir::LinearIR<T>::iterator b = lir.end(), e = lir.end();
     for (auto it = lir.begin(); it != lir.end(); ++it) {
-      if (const auto *lb = std::get_if<ir::LoopBegin>(&(*it)->op); lb && lb->loop_id == id) b = it;
-      if (const auto *le = std::get_if<ir::LoopEnd>(&(*it)->op); le && le->loop_id == id) e = it;
+      if (const auto* lb = std::get_if<ir::LoopBegin>(&(*it)->op); lb && lb->loop_id == id) b = it;
+      if (const auto* le = std::get_if<ir::LoopEnd>(&(*it)->op); le && le->loop_id == id) e = it;
     }
     SNIPPETS_ASSERT(b != lir.end() && e != lir.end()) << "loop " << id << " has no bounds";
     return std::pair(b, e);
   }
 
   template <class T>
-  static void set_count(ir::Expression<T> &e, std::int64_t full, std::int64_t count) {
-    if (auto *l = std::get_if<ir::Load>(&e.op); l && l->count == full) l->count = count;
-    if (auto *s = std::get_if<ir::Store>(&e.op); s && s->count == full) s->count = count;
+  static void set_count(ir::Expression<T>& e, std::int64_t full, std::int64_t count) {
+    if (auto* l = std::get_if<ir::Load>(&e.op); l && l->count == full) l->count = count;
+    if (auto* s = std::get_if<ir::Store>(&e.op); s && s->count == full) s->count = count;
   }
 
   /// Per-iteration pointer increments for a new number of elements per iteration.
-  static void scale_increments(ir::LoopInfo &info, std::int64_t per_iteration) {
-    for (auto &p : info.ports) p.ptr_increment = p.ptr_increment / info.increment * per_iteration;
+  static void scale_increments(ir::LoopInfo& info, std::int64_t per_iteration) {
+    for (auto& p : info.ports) p.ptr_increment = p.ptr_increment / info.increment * per_iteration;
   }
 
   /// Copies `body` before `pos` as loop `to` (in place of `from`), with memory offsets
   /// advanced by `offset` elements of the loop's dimension and full accesses of `lanes`
   /// elements narrowed to `count`. Registers are copied.
   template <class T>
-  static void copy_body(ir::LinearIR<T> &lir, const std::vector<ir::Expression<T> *> &body,
+  static void copy_body(ir::LinearIR<T>& lir, const std::vector<ir::Expression<T>*>& body,
                         typename ir::LinearIR<T>::iterator pos, std::size_t from, std::size_t to,
                         std::int64_t offset, std::int64_t lanes, std::int64_t count,
-                        std::map<const void *, const void *> *expr_map) {
+                        std::map<const void*, const void*>* expr_map) {
     const std::size_t dim = lir.loops().at(from).dim;
-    std::map<const ir::PortConnector<T> *, ir::PortConnector<T> *> remap;
-    for (ir::Expression<T> *src : body) {
+    std::map<const ir::PortConnector<T>*, ir::PortConnector<T>*> remap;
+    for (ir::Expression<T>* src : body) {
       auto op = src->op;
-      const auto &shape =
-          std::holds_alternative<ir::Store>(op) ? src->out_desc(0).shape : src->in_desc(0).shape;
-      const std::int64_t shift = is_memory_access(*src) ? offset * stride_along(shape, dim) : 0;
+      std::int64_t shift = 0;
+      if (is_memory_access(*src)) {
+        const bool store = std::holds_alternative<ir::Store>(op);
+        shift = offset * stride_along(store ? src->out_desc(0).shape : src->in_desc(0).shape, dim);
+      }
       std::visit(
-          [&](auto &tag) {
+          [&](auto& tag) {
             using Tag = std::decay_t<decltype(tag)>;
             if constexpr (requires { tag.offset; }) tag.offset += shift;
             if constexpr (std::is_same_v<Tag, ir::LoopBegin> || std::is_same_v<Tag, ir::LoopEnd>)
               if (tag.loop_id == from) tag.loop_id = to;
           },
           op);
-      std::vector<ir::PortConnector<T> *> in;
+      std::vector<ir::PortConnector<T>*> in;
       for (std::size_t i = 0; i < src->num_inputs(); ++i) {
-        auto *c = &src->input_connector(i);
+        auto* c = &src->input_connector(i);
         in.push_back(remap.count(c) ? remap[c] : c);
       }
       auto ids = src->loop_ids;
       std::replace(ids.begin(), ids.end(), from, to);
-      auto &copy = lir.insert_node(pos, std::move(op), in, src->num_outputs(), ids, src->name);
+      auto& copy = lir.insert_node(pos, std::move(op), in, src->num_outputs(), ids, src->name);
       copy.data_index = src->data_index;
       set_count(copy, lanes, count);
       for (std::size_t i = 0; i < src->num_inputs(); ++i) copy.in_desc(i) = src->in_desc(i);

@@ -12,24 +12,24 @@ struct LoadMoveBroadcastToBroadcastLoad {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "LoadMoveBroadcastToBroadcastLoad";
 
-  template <class T> Preserved run(ir::LinearIR<T> &lir, PassContext<T> &) const {
-    std::vector<ir::Expression<T> *> loads;
-    for (auto &e : lir) {
-      const auto *l = std::get_if<ir::Load>(&e->op);
+  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>&) const {
+    std::vector<ir::Expression<T>*> loads;
+    for (auto& e : lir) {
+      const auto* l = std::get_if<ir::Load>(&e->op);
       if (!l || l->count != 1 || e->output(0).consumers().empty()) continue;
       bool only_moves = true;
-      for (auto &use : e->output(0).consumers())
+      for (auto& use : e->output(0).consumers())
         only_moves &= std::holds_alternative<ir::BroadcastMove>(use.owner().op);
       if (only_moves) loads.push_back(e.get());
     }
-    for (auto *load : loads) {
-      std::vector<ir::Expression<T> *> moves;
-      for (auto &use : load->output(0).consumers()) moves.push_back(&use.owner());
-      auto &bl = lir.insert_node(lir.find(*load), ir::BroadcastLoad{}, {&load->input_connector(0)},
+    for (auto* load : loads) {
+      std::vector<ir::Expression<T>*> moves;
+      for (auto& use : load->output(0).consumers()) moves.push_back(&use.owner());
+      auto& bl = lir.insert_node(lir.find(*load), ir::BroadcastLoad{}, {&load->input_connector(0)},
                                  1, load->loop_ids, load->name);
       bl.data_index = load->data_index;
       bl.out_desc(0).shape = moves.front()->out_desc(0).shape;
-      for (auto *m : moves) {
+      for (auto* m : moves) {
         m->output(0).replace_all_uses_with(&bl.output(0));
         lir.erase(*m);
       }

@@ -17,7 +17,7 @@ struct MarkLoops {
   static constexpr std::string_view name = "MarkLoops";
 
   template <class T>
-  static std::vector<std::size_t> make_nest(ir::LinearIR<T> &lir, const LoweringConfig &cfg) {
+  static std::vector<std::size_t> make_nest(ir::LinearIR<T>& lir, const LoweringConfig& cfg) {
     std::vector<std::size_t> ids;
     for (std::size_t d = 0; d < lir.domain.size(); ++d) {
       ir::LoopInfo info;
@@ -30,10 +30,10 @@ struct MarkLoops {
     return ids;
   }
 
-  template <class T> Preserved run(ir::LinearIR<T> &lir, PassContext<T> &ctx) const {
+  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
     std::vector<std::size_t> nest;
     bool in_group = false;
-    for (auto &e : lir) {
+    for (auto& e : lir) {
       if (!is_loop_body(*e)) {
         in_group = false;
         continue;

@@ -17,10 +17,10 @@ struct OptimizeDomain {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "OptimizeDomain";
 
-  template <class T> Preserved run(ir::LinearIR<T> &lir, PassContext<T> &) const {
+  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>&) const {
     const std::vector<Dim> dom = lir.domain;
     std::vector<std::vector<Dim>> io; // shapes of the kernel arguments
-    for (auto &e : lir)
+    for (auto& e : lir)
       if (holds_io(*e))
         io.push_back(std::holds_alternative<ir::Parameter>(e->op) ? e->out_desc(0).shape
                                                                   : e->in_desc(0).shape);
@@ -31,7 +31,7 @@ struct OptimizeDomain {
       bool merge = !groups.empty();
       if (merge) {
         const std::size_t prev = groups.back().back();
-        for (const auto &s : io) {
+        for (const auto& s : io) {
           const bool full_prev = s[prev] == dom[prev], full_d = s[d] == dom[d];
           const bool one_prev = s[prev] == 1, one_d = s[d] == 1;
           if (!((full_prev && full_d) || (one_prev && one_d))) merge = false;
@@ -43,9 +43,9 @@ struct OptimizeDomain {
         groups.push_back({d});
     }
     if (groups.empty()) groups.push_back({dom.size() - 1}); // a one-element domain
-    auto collapse = [&](const std::vector<Dim> &s) {
+    auto collapse = [&](const std::vector<Dim>& s) {
       std::vector<Dim> out;
-      for (const auto &g : groups) {
+      for (const auto& g : groups) {
         Dim n = 1;
         for (std::size_t d : g) n *= s[d];
         out.push_back(n);
@@ -53,7 +53,7 @@ struct OptimizeDomain {
       return out;
     };
     lir.domain = collapse(dom);
-    for (auto &e : lir) {
+    for (auto& e : lir) {
       for (std::size_t i = 0; i < e->num_inputs(); ++i)
         e->in_desc(i).shape = collapse(e->in_desc(i).shape);
       for (std::size_t i = 0; i < e->num_outputs(); ++i)

@@ -12,12 +12,12 @@ struct OptimizeLoopSingleEvaluation {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "OptimizeLoopSingleEvaluation";
 
-  template <class T> Preserved run(ir::LinearIR<T> &lir, PassContext<T> &) const {
+  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>&) const {
     for (std::size_t id = 0; id < lir.loops().size(); ++id) {
-      auto &info = lir.loops().at(id);
+      auto& info = lir.loops().at(id);
       if (info.runtime_work_amount || info.work_amount != info.increment) continue;
       info.evaluate_once = true;
-      for (auto &p : info.ports) {
+      for (auto& p : info.ports) {
         p.finalization_offset += p.ptr_increment;
         p.ptr_increment = 0;
       }

@@ -43,8 +43,8 @@ struct LiveRange {
 };
 
 template <class T> struct Analyses {
-  std::map<const ir::PortConnector<T> *, LiveRange> live_ranges; // InitLiveRanges
-  int spill_slots = 0;                                           // InsertRegSpills
+  std::map<const ir::PortConnector<T>*, LiveRange> live_ranges; // InitLiveRanges
+  int spill_slots = 0;                                          // InsertRegSpills
 };
 
 template <class T> struct PassContext {
@@ -58,10 +58,10 @@ template <class P, class IR, class Ctx>
 concept LirPass = requires {
   typename P::pass_tag;
 }
-&&std::same_as<typename P::pass_tag, lir_pass_tag> &&requires {
+&&std::same_as<typename P::pass_tag, lir_pass_tag>&& requires {
   { P::name } -> std::convertible_to<std::string_view>;
 }
-&&requires(const P &p, IR &ir, Ctx &ctx) {
+&&requires(const P& p, IR& ir, Ctx& ctx) {
   { p.run(ir, ctx) } -> std::same_as<Preserved>;
 };
 

@@ -41,7 +41,7 @@ template <class... Ps> struct Pipeline {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "Pipeline";
 
-  template <class T> Preserved run(ir::LinearIR<T> &lir, PassContext<T> &ctx) const {
+  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
     if constexpr ((detail::check_pass<Ps, ir::LinearIR<T>, PassContext<T>>() && ...)) {
       (run_one<Ps>(lir, ctx), ...);
     }
@@ -49,7 +49,7 @@ template <class... Ps> struct Pipeline {
   }
 
 private:
-  template <class P, class T> static void run_one(ir::LinearIR<T> &lir, PassContext<T> &ctx) {
+  template <class P, class T> static void run_one(ir::LinearIR<T>& lir, PassContext<T>& ctx) {
     P{}.run(lir, ctx);
     if constexpr (!requires { typename P::is_pipeline; }) ctx.trace.push_back(P::name);
     if (ctx.verify) verify(lir, P::name);

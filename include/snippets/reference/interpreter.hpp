@@ -39,28 +39,28 @@ struct Options {
 };
 
 template <class T>
-std::vector<Values> evaluate_values(const ir::Graph<T> &g, std::span<const Values> inputs,
-                                    const Options &opt = {});
+std::vector<Values> evaluate_values(const ir::Graph<T>& g, std::span<const Values> inputs,
+                                    const Options& opt = {});
 
 namespace detail {
 
-inline void round_values(Values &v) {
-  for (double &x : v.v) x = round_to(v.type, x);
+inline void round_values(Values& v) {
+  for (double& x : v.v) x = round_to(v.type, x);
 }
 
 template <class T>
-std::vector<Values> eval_node(const ir::Node<T> &node, std::span<const Values> in,
-                              const Options &opt) {
+std::vector<Values> eval_node(const ir::Node<T>& node, std::span<const Values> in,
+                              const Options& opt) {
   std::vector<ir::TensorType> in_types;
-  for (const Values &v : in) in_types.push_back({v.type, v.shape});
+  for (const Values& v : in) in_types.push_back({v.type, v.shape});
   const std::string who = node.describe();
   // re-run inference on the concrete shapes: this resolves dynamic dims and checks them
   const std::vector<ir::TensorType> out = ir::infer_types<T>(node.op, in_types, who);
-  std::vector<const Values *> ptrs;
-  for (const Values &v : in) ptrs.push_back(&v);
+  std::vector<const Values*> ptrs;
+  for (const Values& v : in) ptrs.push_back(&v);
 
   return std::visit(
-      [&](const auto &tag) -> std::vector<Values> {
+      [&](const auto& tag) -> std::vector<Values> {
         using Tag = std::decay_t<decltype(tag)>;
         if constexpr (std::is_same_v<Tag, ir::Parameter> || std::is_same_v<Tag, ir::Result>) {
           SNIPPETS_ASSERT(false) << "Parameters and Results are handled by evaluate()";
@@ -80,14 +80,14 @@ std::vector<Values> eval_node(const ir::Node<T> &node, std::span<const Values> i
                                 [&](std::span<const double> a) { return formula(tag, a[0]); })};
         } else if constexpr (std::is_same_v<Tag, ir::PRelu>) {
           Values slope = in[1];
-          const Shape &x = in[0].shape;
+          const Shape& x = in[0].shape;
           if (slope.shape.rank() == 1 && x.rank() >= 2 && slope.shape[0] != 1 &&
               slope.shape[0] == x[1]) {
             std::vector<Dim> dims(x.rank() - 1, 1); // per channel: [C, 1, ..., 1]
             dims[0] = slope.shape[0];
             slope.shape = Shape(dims);
           }
-          const Values *args[] = {&in[0], &slope};
+          const Values* args[] = {&in[0], &slope};
           return {broadcast_map(out[0].type, out[0].shape, args, [&](std::span<const double> a) {
             return formula(tag, a[0], a[1]);
           })};
@@ -148,17 +148,17 @@ std::vector<Values> eval_node(const ir::Node<T> &node, std::span<const Values> i
 
 /// Evaluates `g` on `inputs` (as Values); returns one Values per Result, in result order.
 template <class T>
-std::vector<Values> evaluate_values(const ir::Graph<T> &g, std::span<const Values> inputs,
-                                    const Options &opt) {
-  const auto &params = g.parameters();
+std::vector<Values> evaluate_values(const ir::Graph<T>& g, std::span<const Values> inputs,
+                                    const Options& opt) {
+  const auto& params = g.parameters();
   if (inputs.size() != params.size())
     raise("snippets.reference.input_count",
           "the graph has " + std::to_string(params.size()) + " Parameter(s) but " +
               std::to_string(inputs.size()) + " input tensor(s) were given");
   std::vector<std::vector<Values>> values(g.size());
   for (std::size_t i = 0; i < params.size(); ++i) {
-    const ir::Node<T> &p = g.node(params[i]);
-    const ir::TensorType &declared = p.outputs[0];
+    const ir::Node<T>& p = g.node(params[i]);
+    const ir::TensorType& declared = p.outputs[0];
     if (inputs[i].type != declared.type)
       raise("snippets.reference.input_type", "input " + std::to_string(i) + " ('" + p.name +
                                                  "') is " + std::string(to_string(inputs[i].type)) +
@@ -174,12 +174,12 @@ std::vector<Values> evaluate_values(const ir::Graph<T> &g, std::span<const Value
     detail::round_values(values[params[i]][0]); // Values may hold what the type cannot
   }
   for (ir::NodeId id : g.topological_order()) {
-    const ir::Node<T> &node = g.node(id);
+    const ir::Node<T>& node = g.node(id);
     if (ir::is<ir::Parameter>(node.op) || ir::is<ir::Result>(node.op)) continue;
     std::vector<Values> in;
-    for (const ir::Output &o : node.inputs) in.push_back(values[o.node][o.port]);
+    for (const ir::Output& o : node.inputs) in.push_back(values[o.node][o.port]);
     values[id] = detail::eval_node(node, in, opt);
-    for (Values &v : values[id])
+    for (Values& v : values[id])
       if (!is_float(v.type) || opt.round_each_node) detail::round_values(v);
   }
   std::vector<Values> out;
@@ -193,18 +193,18 @@ std::vector<Values> evaluate_values(const ir::Graph<T> &g, std::span<const Value
 
 /// Evaluates `g` on host tensors; returns one Tensor per Result, encoded to its element type.
 template <class T>
-std::vector<Tensor> evaluate(const ir::Graph<T> &g, std::span<const Tensor> inputs,
-                             const Options &opt = {}) {
+std::vector<Tensor> evaluate(const ir::Graph<T>& g, std::span<const Tensor> inputs,
+                             const Options& opt = {}) {
   std::vector<Values> in;
-  for (const Tensor &t : inputs) in.push_back(t.values());
+  for (const Tensor& t : inputs) in.push_back(t.values());
   std::vector<Tensor> out;
-  for (const Values &v : evaluate_values(g, in, opt)) out.push_back(Tensor::from(v));
+  for (const Values& v : evaluate_values(g, in, opt)) out.push_back(Tensor::from(v));
   return out;
 }
 
 template <class T>
-std::vector<Tensor> evaluate(const ir::Graph<T> &g, std::initializer_list<Tensor> inputs,
-                             const Options &opt = {}) {
+std::vector<Tensor> evaluate(const ir::Graph<T>& g, std::initializer_list<Tensor> inputs,
+                             const Options& opt = {}) {
   return evaluate(g, std::span<const Tensor>(inputs.begin(), inputs.size()), opt);
 }
 

@@ -43,14 +43,14 @@ public:
     return from_values(type, std::move(shape),
                        std::span<const double>(values.begin(), values.size()));
   }
-  static Tensor from(const Values &v) { return from_values(v.type, v.shape, v.v); }
+  static Tensor from(const Values& v) { return from_values(v.type, v.shape, v.v); }
 
   ElementType type() const { return type_; }
-  const Shape &shape() const { return shape_; }
+  const Shape& shape() const { return shape_; }
   std::size_t size() const { return bytes_.size() / size_of(type_); }
   std::size_t byte_size() const { return bytes_.size(); }
-  void *data() { return bytes_.data(); }
-  const void *data() const { return bytes_.data(); }
+  void* data() { return bytes_.data(); }
+  const void* data() const { return bytes_.data(); }
 
   double at(std::size_t i) const { return decode(type_, bytes_.data() + i * size_of(type_)); }
   void set(std::size_t i, double v) { encode(type_, v, bytes_.data() + i * size_of(type_)); }

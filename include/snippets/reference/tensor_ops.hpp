@@ -16,14 +16,14 @@
 
 namespace snippets::reference::detail {
 
-inline std::vector<std::int64_t> strides_of(const Shape &s) {
+inline std::vector<std::int64_t> strides_of(const Shape& s) {
   std::vector<std::int64_t> st(s.rank(), 1);
   for (std::size_t i = s.rank(); i-- > 1;) st[i - 1] = st[i] * s[i];
   return st;
 }
 
 /// Element strides of `in` read as a tensor of shape `out` (right-aligned; 0 where broadcast).
-inline std::vector<std::int64_t> broadcast_strides(const Shape &in, const Shape &out) {
+inline std::vector<std::int64_t> broadcast_strides(const Shape& in, const Shape& out) {
   std::vector<std::int64_t> st(out.rank(), 0);
   const auto in_st = strides_of(in);
   const std::size_t off = out.rank() - in.rank();
@@ -34,11 +34,11 @@ inline std::vector<std::int64_t> broadcast_strides(const Shape &in, const Shape 
 /// Calls fn(output_linear_index, input_offsets) for every element of `out`, where each input
 /// offset follows NUMPY broadcasting of `inputs[k]` into `out`.
 inline void
-for_each_broadcast(const Shape &out, std::span<const Shape> inputs,
-                   const std::function<void(std::size_t, std::span<const std::int64_t>)> &fn) {
+for_each_broadcast(const Shape& out, std::span<const Shape> inputs,
+                   const std::function<void(std::size_t, std::span<const std::int64_t>)>& fn) {
   const std::size_t rank = out.rank(), n_in = inputs.size();
   std::vector<std::vector<std::int64_t>> st;
-  for (const Shape &s : inputs) st.push_back(broadcast_strides(s, out));
+  for (const Shape& s : inputs) st.push_back(broadcast_strides(s, out));
   std::vector<std::int64_t> idx(rank, 0), offs(n_in, 0);
   const auto total = static_cast<std::size_t>(out.element_count());
   for (std::size_t lin = 0; lin < total; ++lin) {
@@ -55,10 +55,10 @@ for_each_broadcast(const Shape &out, std::span<const Shape> inputs,
 
 /// Elementwise map with broadcasting: out[i] = f(in_0[..], in_1[..], ...).
 template <class F>
-Values broadcast_map(ElementType type, const Shape &out, std::span<const Values *const> in, F f) {
+Values broadcast_map(ElementType type, const Shape& out, std::span<const Values* const> in, F f) {
   Values r{type, out, std::vector<double>(static_cast<std::size_t>(out.element_count()))};
   std::vector<Shape> shapes;
-  for (const Values *v : in) shapes.push_back(v->shape);
+  for (const Values* v : in) shapes.push_back(v->shape);
   std::vector<double> args(in.size());
   for_each_broadcast(out, shapes, [&](std::size_t lin, std::span<const std::int64_t> offs) {
     for (std::size_t k = 0; k < in.size(); ++k)
@@ -71,8 +71,8 @@ Values broadcast_map(ElementType type, const Shape &out, std::span<const Values 
 enum class ReduceKind { sum, max };
 
 /// Reduces `x` over `axes` (normalised); `out_shape` is the inferred output shape.
-inline Values reduce(const Values &x, const std::vector<bool> &reduced, ReduceKind kind,
-                     const Shape &out_shape) {
+inline Values reduce(const Values& x, const std::vector<bool>& reduced, ReduceKind kind,
+                     const Shape& out_shape) {
   std::vector<Dim> kept(x.shape.begin(), x.shape.end());
   for (std::size_t i = 0; i < kept.size(); ++i)
     if (reduced[i]) kept[i] = 1;
@@ -89,7 +89,7 @@ inline Values reduce(const Values &x, const std::vector<bool> &reduced, ReduceKi
       o += (rem % x.shape[d]) * out_st[d];
       rem /= x.shape[d];
     }
-    double &acc = r.v[static_cast<std::size_t>(o)];
+    double& acc = r.v[static_cast<std::size_t>(o)];
     const double v = x.v[lin];
     if (kind == ReduceKind::sum)
       acc += v;
@@ -101,7 +101,7 @@ inline Values reduce(const Values &x, const std::vector<bool> &reduced, ReduceKi
 }
 
 /// Numerically stable softmax along `axis`.
-inline Values softmax(const Values &x, std::size_t axis) {
+inline Values softmax(const Values& x, std::size_t axis) {
   Values r = x;
   std::int64_t outer = 1, inner = 1;
   for (std::size_t i = 0; i < axis; ++i) outer *= x.shape[i];
@@ -109,7 +109,7 @@ inline Values softmax(const Values &x, std::size_t axis) {
   const std::int64_t n = x.shape[axis];
   for (std::int64_t o = 0; o < outer; ++o)
     for (std::int64_t in = 0; in < inner; ++in) {
-      auto at = [&](std::int64_t k) -> double & {
+      auto at = [&](std::int64_t k) -> double& {
         return r.v[std::size_t((o * n + k) * inner + in)];
       };
       double m = -std::numeric_limits<double>::infinity();
@@ -121,7 +121,7 @@ inline Values softmax(const Values &x, std::size_t axis) {
   return r;
 }
 
-inline Values transpose(const Values &x, const std::vector<std::size_t> &order, const Shape &out) {
+inline Values transpose(const Values& x, const std::vector<std::size_t>& order, const Shape& out) {
   Values r{x.type, out, std::vector<double>(x.v.size())};
   const auto in_st = strides_of(x.shape);
   std::vector<std::int64_t> perm_st(order.size());
@@ -138,7 +138,7 @@ inline Values transpose(const Values &x, const std::vector<std::size_t> &order, 
 }
 
 /// NUMPY matmul with optional transposes of the last two dims of rank >= 2 operands.
-inline Values matmul(const Values &a, const Values &b, bool ta, bool tb, const Shape &out) {
+inline Values matmul(const Values& a, const Values& b, bool ta, bool tb, const Shape& out) {
   // promote rank-1 operands, then view both as [batch..., rows, cols]
   std::vector<Dim> da(a.shape.begin(), a.shape.end()), db(b.shape.begin(), b.shape.end());
   const bool a_vec = da.size() == 1, b_vec = db.size() == 1;
@@ -155,9 +155,9 @@ inline Values matmul(const Values &a, const Values &b, bool ta, bool tb, const S
   const std::vector<Shape> shapes{batch_a, batch_b};
   std::size_t batch_index = 0;
   for_each_broadcast(batch, shapes, [&](std::size_t, std::span<const std::int64_t> offs) {
-    const double *pa = a.v.data() + offs[0] * da[da.size() - 1] * da[da.size() - 2];
-    const double *pb = b.v.data() + offs[1] * db[db.size() - 1] * db[db.size() - 2];
-    double *pc = r.v.data() + batch_index++ * std::size_t(m * n);
+    const double* pa = a.v.data() + offs[0] * da[da.size() - 1] * da[da.size() - 2];
+    const double* pb = b.v.data() + offs[1] * db[db.size() - 1] * db[db.size() - 2];
+    double* pc = r.v.data() + batch_index++ * std::size_t(m * n);
     for (std::int64_t i = 0; i < m; ++i)
       for (std::int64_t j = 0; j < n; ++j) {
         double acc = 0;

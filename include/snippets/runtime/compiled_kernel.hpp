@@ -53,7 +53,7 @@ public:
   CompiledKernel(KernelCode code, KernelSignature sig, KernelCode streaming = {})
       : code_(std::move(code)), streaming_(std::move(streaming)), sig_(std::move(sig)) {}
 
-  const KernelSignature &signature() const { return sig_; }
+  const KernelSignature& signature() const { return sig_; }
   /// The generated machine code (for dumps and tests).
   std::span<const std::uint8_t> code() const {
     return {code_.buffer->getCode(), code_.buffer->getSize()};
@@ -62,37 +62,37 @@ public:
   bool has_streaming_variant() const { return streaming_.fn != nullptr; }
 
   void run(std::span<const ConstTensorView> in, std::span<const TensorView> out,
-           const RunOptions &opt = {}) const {
+           const RunOptions& opt = {}) const {
     check(in, sig_.inputs, "input");
     std::vector<ConstTensorView> outs(out.begin(), out.end());
     check(outs, sig_.outputs, "output");
-    std::vector<const void *> in_ptrs;
-    for (const auto &v : in) in_ptrs.push_back(v.data);
-    std::vector<void *> out_ptrs;
-    for (const auto &v : out) out_ptrs.push_back(v.data);
+    std::vector<const void*> in_ptrs;
+    for (const auto& v : in) in_ptrs.push_back(v.data);
+    std::vector<void*> out_ptrs;
+    for (const auto& v : out) out_ptrs.push_back(v.data);
     run_unchecked(in_ptrs.data(), out_ptrs.data(), opt);
   }
 
   /// Convenience for tests and demos: allocates and returns the outputs.
   std::vector<reference::Tensor> run(std::span<const reference::Tensor> in,
-                                     const RunOptions &opt = {}) const {
+                                     const RunOptions& opt = {}) const {
     std::vector<ConstTensorView> views;
-    for (const auto &t : in) views.push_back({t.type(), t.shape(), t.data()});
+    for (const auto& t : in) views.push_back({t.type(), t.shape(), t.data()});
     std::vector<reference::Tensor> outs;
     std::vector<TensorView> out_views;
-    for (const auto &o : sig_.outputs) outs.emplace_back(o.type, o.shape);
-    for (auto &t : outs) out_views.push_back({t.type(), t.shape(), t.data()});
+    for (const auto& o : sig_.outputs) outs.emplace_back(o.type, o.shape);
+    for (auto& t : outs) out_views.push_back({t.type(), t.shape(), t.data()});
     run(views, out_views, opt);
     return outs;
   }
   std::vector<reference::Tensor> run(std::initializer_list<reference::Tensor> in,
-                                     const RunOptions &opt = {}) const {
+                                     const RunOptions& opt = {}) const {
     return run(std::span<const reference::Tensor>(in.begin(), in.size()), opt);
   }
 
   /// No checks: `in` and `out` hold the data pointers in signature order, each buffer planar
   /// and as large as its shape says.
-  void run_unchecked(const void *const *in, void *const *out, const RunOptions &opt = {}) const {
+  void run_unchecked(const void* const* in, void* const* out, const RunOptions& opt = {}) const {
     const std::int64_t work = sig_.domain[0];
     const std::int64_t unit = sig_.chunk_unit;
     std::int64_t total = 1;
@@ -118,7 +118,7 @@ public:
       if (c.count == 0) return;
       x64::CallArgs args{};
       for (std::size_t k = 0; k < n_in + n_out; ++k) {
-        const auto *base = static_cast<const char *>(k < n_in ? in[k] : out[k - n_in]);
+        const auto* base = static_cast<const char*>(k < n_in ? in[k] : out[k - n_in]);
         args.data[k] = base + c.begin * sig_.outer_stride_bytes[k];
       }
       args.work = c.count;
@@ -131,8 +131,8 @@ public:
   }
 
 private:
-  static void check(std::span<const ConstTensorView> got, const std::vector<ir::TensorType> &want,
-                    const char *what) {
+  static void check(std::span<const ConstTensorView> got, const std::vector<ir::TensorType>& want,
+                    const char* what) {
     if (got.size() != want.size())
       raise("snippets.run.arg_count", std::string("the kernel takes ") +
                                           std::to_string(want.size()) + " " + what + "(s) but " +

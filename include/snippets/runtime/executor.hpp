@@ -17,10 +17,10 @@
 namespace snippets {
 
 /// Runs body(i) for i in [0, n), possibly in parallel.
-using ParallelFor = std::function<void(int n, const std::function<void(int)> &body)>;
+using ParallelFor = std::function<void(int n, const std::function<void(int)>& body)>;
 
 /// The default executor: an OpenMP parallel loop with `n` threads.
-inline void openmp_parallel_for(int n, const std::function<void(int)> &body) {
+inline void openmp_parallel_for(int n, const std::function<void(int)>& body) {
   if (n == 1) return body(0);
 #pragma omp parallel for num_threads(n) schedule(static, 1)
   for (int i = 0; i < n; ++i) body(i);

@@ -11,13 +11,13 @@ namespace snippets {
 struct ConstTensorView {
   ElementType type = ElementType::f32;
   Shape shape;
-  const void *data = nullptr;
+  const void* data = nullptr;
 };
 
 struct TensorView {
   ElementType type = ElementType::f32;
   Shape shape;
-  void *data = nullptr;
+  void* data = nullptr;
   operator ConstTensorView() const { return {type, shape, data}; }
 };
 

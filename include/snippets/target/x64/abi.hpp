@@ -13,9 +13,9 @@ inline constexpr int usable_gprs = 13;
 inline constexpr int max_kernel_args = 16;
 
 struct CallArgs {
-  const void *data[max_kernel_args]; // inputs then outputs, offset to this call's chunk
+  const void* data[max_kernel_args]; // inputs then outputs, offset to this call's chunk
   std::int64_t work;                 // work amount of the parallel (outermost) loop
 };
-using KernelFn = void (*)(const CallArgs *);
+using KernelFn = void (*)(const CallArgs*);
 
 } // namespace snippets::x64

@@ -50,7 +50,7 @@ public:
   }
 
   /// Emits the table (64-byte aligned) at the current position; call once, after the code.
-  void emit(Xbyak::CodeGenerator &h) {
+  void emit(Xbyak::CodeGenerator& h) {
     h.align(64);
     h.L(label_);
     for (std::uint32_t w : words_) h.dd(w);

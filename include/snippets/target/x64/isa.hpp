@@ -47,7 +47,7 @@ inline bool host_supports(Isa isa) {
 /// @throws [snippets.isa.unsupported_host] when the host lacks AVX2 and FMA.
 inline Isa best_host_isa() {
   static const std::optional<Isa> cap = [] {
-    const char *env = std::getenv("SNIPPETS_MAX_ISA");
+    const char* env = std::getenv("SNIPPETS_MAX_ISA");
     if (!env) return std::optional<Isa>{};
     const auto isa = isa_from_string(env);
     if (!isa)

@@ -30,7 +30,7 @@ template <class T, class Vmm> class KernelEmitter {
 public:
   /// `streaming`: full-vector stores are non-temporal (VMOVNTPS); the caller guarantees
   /// vector-aligned output addresses, and the kernel ends with SFENCE.
-  KernelEmitter(CodeBuffer &h, ir::LinearIR<T> &lir, int reserved_vmm, bool streaming = false)
+  KernelEmitter(CodeBuffer& h, ir::LinearIR<T>& lir, int reserved_vmm, bool streaming = false)
       : h_(h), lir_(lir), consts_(sizeof(float) * lanes_), reserved_(reserved_vmm),
         streaming_(streaming) {
     static const Xbyak::Reg64 pool[usable_gprs] = {
@@ -40,7 +40,7 @@ public:
     const std::size_t n_io = lir.num_inputs + lir.num_outputs;
     for (std::size_t i = 0; i < usable_gprs; ++i) (i < n_io ? data_ : counters_).push_back(pool[i]);
     for (int k = 0; k < reserved_; ++k) scratch_.push_back(Vmm(total_vmm - 1 - k));
-    for (auto &e : lir)
+    for (auto& e : lir)
       if (std::holds_alternative<ir::LoopBegin>(e->op) && e->out_desc(0).reg.index >= 0)
         counters_used_ = std::max(counters_used_, std::size_t(e->out_desc(0).reg.index) + 1);
   }
@@ -48,11 +48,13 @@ public:
   void emit() {
     using namespace Xbyak::util;
     const std::vector<Xbyak::Reg64> saved = callee_saved_used();
-    for (const auto &r : saved) h_.push(r);
+    for (const auto& r : saved) h_.push(r);
+    if (lir_.spill_slots) h_.sub(Xbyak::util::rsp, static_cast<int>(spill_bytes()));
     for (std::size_t i = 0; i < data_.size() && i < lir_.num_inputs + lir_.num_outputs; ++i)
-      h_.mov(data_[i], h_.ptr[rdi + static_cast<int>(i * sizeof(void *))]);
-    for (auto &e : lir_) emit_expr(*e);
+      h_.mov(data_[i], h_.ptr[rdi + static_cast<int>(i * sizeof(void*))]);
+    for (auto& e : lir_) emit_expr(*e);
     if (streaming_) h_.sfence(); // order the streaming stores before the caller reads them
+    if (lir_.spill_slots) h_.add(Xbyak::util::rsp, static_cast<int>(spill_bytes()));
     h_.vzeroupper();
     for (auto it = saved.rbegin(); it != saved.rend(); ++it) h_.pop(*it);
     h_.ret();
@@ -66,31 +68,36 @@ private:
 
   std::vector<Xbyak::Reg64> callee_saved_used() const {
     std::vector<Xbyak::Reg64> out;
-    auto used = [&](const Xbyak::Reg64 &r) {
-      for (const auto &d : data_)
+    auto used = [&](const Xbyak::Reg64& r) {
+      for (const auto& d : data_)
         if (d.getIdx() == r.getIdx()) return true;
       for (std::size_t i = 0; i < counters_.size() && i < counters_used_; ++i)
         if (counters_[i].getIdx() == r.getIdx()) return true;
       return false;
     };
-    for (const auto &r : {Xbyak::util::rbx, Xbyak::util::rbp, Xbyak::util::r12, Xbyak::util::r13,
+    for (const auto& r : {Xbyak::util::rbx, Xbyak::util::rbp, Xbyak::util::r12, Xbyak::util::r13,
                           Xbyak::util::r14, Xbyak::util::r15})
       if (used(r)) out.push_back(r);
     return out;
   }
 
-  Vmm vmm(const ir::Reg &r) const {
+  std::size_t spill_bytes() const { return lir_.spill_slots * sizeof(float) * lanes_; }
+  Xbyak::Address spill_slot(std::size_t slot) const {
+    return h_.ptr[Xbyak::util::rsp + static_cast<int>(slot * sizeof(float) * lanes_)];
+  }
+
+  Vmm vmm(const ir::Reg& r) const {
     SNIPPETS_ASSERT(r.kind == ir::RegKind::vec && r.index >= 0)
         << "value without a vector register";
     return Vmm(r.index);
   }
-  const Xbyak::Reg64 &counter(const ir::Reg &r) const {
+  const Xbyak::Reg64& counter(const ir::Reg& r) const {
     SNIPPETS_ASSERT(r.kind == ir::RegKind::gpr && std::size_t(r.index) < counters_.size())
         << "loop counter without a register";
     return counters_[static_cast<std::size_t>(r.index)];
   }
   /// The memory `e` accesses: its argument's pointer plus the access's element offset.
-  Xbyak::Address data_ptr(const E &e, std::int64_t offset) const {
+  Xbyak::Address data_ptr(const E& e, std::int64_t offset) const {
     return h_.ptr[data_.at(e.data_index) + static_cast<int>(offset * sizeof(float))];
   }
 
@@ -106,7 +113,7 @@ private:
     }
   }
 
-  void emit_load(const E &e, std::int64_t count, std::int64_t offset) {
+  void emit_load(const E& e, std::int64_t count, std::int64_t offset) {
     const Vmm dst = vmm(e.out_desc(0).reg);
     if (count == lanes_)
       h_.vmovups(dst, data_ptr(e, offset));
@@ -120,7 +127,7 @@ private:
     }
   }
 
-  void emit_store(const E &e, std::int64_t count, std::int64_t offset) {
+  void emit_store(const E& e, std::int64_t count, std::int64_t offset) {
     const Vmm src = vmm(e.in_desc(0).reg);
     if (count == lanes_ && streaming_)
       h_.vmovntps(data_ptr(e, offset), src);
@@ -136,19 +143,19 @@ private:
     }
   }
 
-  void shift_pointers(const ir::LoopInfo &info, bool finalization) {
-    for (const auto &p : info.ports) {
+  void shift_pointers(const ir::LoopInfo& info, bool finalization) {
+    for (const auto& p : info.ports) {
       const std::int64_t elems = finalization ? p.finalization_offset : p.ptr_increment;
       if (elems != 0) h_.add(data_.at(p.data_index), static_cast<int>(elems * p.element_size));
     }
   }
 
-  void emit_loop_begin(const E &e, std::size_t id) {
-    const ir::LoopInfo &info = lir_.loops().at(id);
-    Labels &l = labels_[id];
+  void emit_loop_begin(const E& e, std::size_t id) {
+    const ir::LoopInfo& info = lir_.loops().at(id);
+    Labels& l = labels_[id];
     if (info.evaluate_once) {
       if (info.tail_of >= 0) { // the tail of the run-time loop runs iff work is left
-        const auto &main_counter =
+        const auto& main_counter =
             counter(loop_begin_reg_.at(static_cast<std::size_t>(info.tail_of)));
         h_.test(main_counter, main_counter);
         h_.jz(l.end, Xbyak::CodeGenerator::T_NEAR);
@@ -157,7 +164,7 @@ private:
     }
     const ir::Reg reg = e.out_desc(0).reg;
     loop_begin_reg_[id] = reg;
-    const auto &cnt = counter(reg);
+    const auto& cnt = counter(reg);
     if (info.runtime_work_amount) {
       h_.mov(cnt, h_.ptr[Xbyak::util::rdi + static_cast<int>(offsetof(CallArgs, work))]);
       h_.cmp(cnt, static_cast<int>(info.increment));
@@ -169,11 +176,11 @@ private:
   }
 
   void emit_loop_end(std::size_t id) {
-    const ir::LoopInfo &info = lir_.loops().at(id);
-    Labels &l = labels_[id];
+    const ir::LoopInfo& info = lir_.loops().at(id);
+    Labels& l = labels_[id];
     if (!info.evaluate_once) {
       shift_pointers(info, false);
-      const auto &cnt = counter(loop_begin_reg_.at(id));
+      const auto& cnt = counter(loop_begin_reg_.at(id));
       h_.sub(cnt, static_cast<int>(info.increment));
       h_.cmp(cnt, static_cast<int>(info.increment));
       h_.jge(l.begin, Xbyak::CodeGenerator::T_NEAR);
@@ -182,9 +189,9 @@ private:
     h_.L(l.end);
   }
 
-  void emit_expr(E &e) {
+  void emit_expr(E& e) {
     std::visit(
-        [&](const auto &tag) {
+        [&](const auto& tag) {
           using Tag = std::decay_t<decltype(tag)>;
           if constexpr (std::is_same_v<Tag, ir::Parameter> || std::is_same_v<Tag, ir::Result>) {
           } else if constexpr (std::is_same_v<Tag, ir::Scalar>) {
@@ -197,6 +204,10 @@ private:
             h_.vbroadcastss(vmm(e.out_desc(0).reg), data_ptr(e, tag.offset));
           } else if constexpr (std::is_same_v<Tag, ir::BroadcastMove>) {
             h_.vbroadcastss(vmm(e.out_desc(0).reg), Xbyak::Xmm(vmm(e.in_desc(0).reg).getIdx()));
+          } else if constexpr (std::is_same_v<Tag, ir::Spill>) {
+            h_.vmovups(spill_slot(tag.slot), vmm(e.in_desc(0).reg));
+          } else if constexpr (std::is_same_v<Tag, ir::Reload>) {
+            h_.vmovups(vmm(e.out_desc(0).reg), spill_slot(tag.slot));
           } else if constexpr (std::is_same_v<Tag, ir::LoopBegin>) {
             emit_loop_begin(e, tag.loop_id);
           } else if constexpr (std::is_same_v<Tag, ir::LoopEnd>) {
@@ -223,8 +234,8 @@ private:
     Xbyak::Label begin, end;
   };
 
-  CodeBuffer &h_;
-  ir::LinearIR<T> &lir_;
+  CodeBuffer& h_;
+  ir::LinearIR<T>& lir_;
   ConstantTable consts_;
   int reserved_;
   bool streaming_;

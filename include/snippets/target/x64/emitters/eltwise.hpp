@@ -22,7 +22,7 @@ inline constexpr std::uint8_t cmp_eq_oq = 0x00, cmp_unord_q = 0x03, cmp_neq_uq =
 inline constexpr std::uint8_t round_nearest = 0x08, round_floor = 0x09, round_ceil = 0x0a,
                               round_trunc = 0x0b;
 
-template <class Vmm> void round(EmitContext<Vmm> &c, Vmm dst, Vmm x, std::uint8_t mode) {
+template <class Vmm> void round(EmitContext<Vmm>& c, Vmm dst, Vmm x, std::uint8_t mode) {
   if constexpr (EmitContext<Vmm>::avx512)
     c.h.vrndscaleps(dst, x, mode);
   else
@@ -30,7 +30,7 @@ template <class Vmm> void round(EmitContext<Vmm> &c, Vmm dst, Vmm x, std::uint8_
 }
 
 /// dst = (a <pred> b) ? 1.0f : 0.0f
-template <class Vmm> void compare(EmitContext<Vmm> &c, Vmm dst, Vmm a, Vmm b, std::uint8_t pred) {
+template <class Vmm> void compare(EmitContext<Vmm>& c, Vmm dst, Vmm a, Vmm b, std::uint8_t pred) {
   if constexpr (EmitContext<Vmm>::avx512) {
     c.h.vcmpps(c.kscratch, a, b, pred);
     c.h.vmovups(dst | c.kscratch | Xbyak::util::T_z, c.consts[Const::one]);
@@ -41,7 +41,7 @@ template <class Vmm> void compare(EmitContext<Vmm> &c, Vmm dst, Vmm a, Vmm b, st
 }
 
 /// dst = max/min(a, b), NaN if either is NaN.
-template <class Vmm> void minmax(EmitContext<Vmm> &c, Vmm dst, Vmm a, Vmm b, bool is_max) {
+template <class Vmm> void minmax(EmitContext<Vmm>& c, Vmm dst, Vmm a, Vmm b, bool is_max) {
   const Vmm s = c.scratch[0];
   if (is_max)
     c.h.vmaxps(s, a, b); // NaN in b: b; NaN in a: b (patched below)
@@ -63,7 +63,7 @@ template <class Vmm> void minmax(EmitContext<Vmm> &c, Vmm dst, Vmm a, Vmm b, boo
   template <> struct Emitter<ir::Tag> {                                                            \
     static constexpr int scratch = 0;                                                              \
     template <class Vmm>                                                                           \
-    static void emit(EmitContext<Vmm> &c, const ir::Tag &, Vmm dst, std::span<const Vmm> in) {     \
+    static void emit(EmitContext<Vmm>& c, const ir::Tag&, Vmm dst, std::span<const Vmm> in) {      \
       c.h.insn(dst, in[0], in[1]);                                                                 \
     }                                                                                              \
   }
@@ -77,7 +77,7 @@ SNIPPETS_X64_SIMPLE_BINARY(Divide, vdivps);
   template <> struct Emitter<ir::Tag> {                                                            \
     static constexpr int scratch = 0;                                                              \
     template <class Vmm>                                                                           \
-    static void emit(EmitContext<Vmm> &c, const ir::Tag &, Vmm dst, std::span<const Vmm> in) {     \
+    static void emit(EmitContext<Vmm>& c, const ir::Tag&, Vmm dst, std::span<const Vmm> in) {      \
       detail::compare(c, dst, in[0], in[1], pred);                                                 \
     }                                                                                              \
   }
@@ -93,7 +93,7 @@ SNIPPETS_X64_COMPARISON(LessEqual, detail::cmp_le_oq);
   template <> struct Emitter<ir::Tag> {                                                            \
     static constexpr int scratch = 0;                                                              \
     template <class Vmm>                                                                           \
-    static void emit(EmitContext<Vmm> &c, const ir::Tag &, Vmm dst, std::span<const Vmm> in) {     \
+    static void emit(EmitContext<Vmm>& c, const ir::Tag&, Vmm dst, std::span<const Vmm> in) {      \
       detail::round(c, dst, in[0], mode);                                                          \
     }                                                                                              \
   }
@@ -104,14 +104,14 @@ SNIPPETS_X64_ROUNDING(Ceiling, detail::round_ceil);
 template <> struct Emitter<ir::Maximum> {
   static constexpr int scratch = 2;
   template <class Vmm>
-  static void emit(EmitContext<Vmm> &c, const ir::Maximum &, Vmm dst, std::span<const Vmm> in) {
+  static void emit(EmitContext<Vmm>& c, const ir::Maximum&, Vmm dst, std::span<const Vmm> in) {
     detail::minmax(c, dst, in[0], in[1], true);
   }
 };
 template <> struct Emitter<ir::Minimum> {
   static constexpr int scratch = 2;
   template <class Vmm>
-  static void emit(EmitContext<Vmm> &c, const ir::Minimum &, Vmm dst, std::span<const Vmm> in) {
+  static void emit(EmitContext<Vmm>& c, const ir::Minimum&, Vmm dst, std::span<const Vmm> in) {
     detail::minmax(c, dst, in[0], in[1], false);
   }
 };
@@ -119,7 +119,7 @@ template <> struct Emitter<ir::Minimum> {
 template <> struct Emitter<ir::SquaredDifference> {
   static constexpr int scratch = 0;
   template <class Vmm>
-  static void emit(EmitContext<Vmm> &c, const ir::SquaredDifference &, Vmm dst,
+  static void emit(EmitContext<Vmm>& c, const ir::SquaredDifference&, Vmm dst,
                    std::span<const Vmm> in) {
     c.h.vsubps(dst, in[0], in[1]);
     c.h.vmulps(dst, dst, dst);
@@ -129,7 +129,7 @@ template <> struct Emitter<ir::SquaredDifference> {
 template <> struct Emitter<ir::FusedMulAdd> {
   static constexpr int scratch = 0;
   template <class Vmm>
-  static void emit(EmitContext<Vmm> &c, const ir::FusedMulAdd &, Vmm dst, std::span<const Vmm> in) {
+  static void emit(EmitContext<Vmm>& c, const ir::FusedMulAdd&, Vmm dst, std::span<const Vmm> in) {
     const Vmm a = in[0], b = in[1], acc = in[2];
     if (dst.getIdx() == acc.getIdx())
       c.h.vfmadd231ps(dst, a, b); // dst = a*b + dst
@@ -147,28 +147,28 @@ template <> struct Emitter<ir::FusedMulAdd> {
 template <> struct Emitter<ir::Abs> {
   static constexpr int scratch = 0;
   template <class Vmm>
-  static void emit(EmitContext<Vmm> &c, const ir::Abs &, Vmm dst, std::span<const Vmm> in) {
+  static void emit(EmitContext<Vmm>& c, const ir::Abs&, Vmm dst, std::span<const Vmm> in) {
     c.h.vandps(dst, in[0], c.consts[Const::abs_mask]);
   }
 };
 template <> struct Emitter<ir::Negative> {
   static constexpr int scratch = 0;
   template <class Vmm>
-  static void emit(EmitContext<Vmm> &c, const ir::Negative &, Vmm dst, std::span<const Vmm> in) {
+  static void emit(EmitContext<Vmm>& c, const ir::Negative&, Vmm dst, std::span<const Vmm> in) {
     c.h.vxorps(dst, in[0], c.consts[Const::sign_mask]);
   }
 };
 template <> struct Emitter<ir::Sqrt> {
   static constexpr int scratch = 0;
   template <class Vmm>
-  static void emit(EmitContext<Vmm> &c, const ir::Sqrt &, Vmm dst, std::span<const Vmm> in) {
+  static void emit(EmitContext<Vmm>& c, const ir::Sqrt&, Vmm dst, std::span<const Vmm> in) {
     c.h.vsqrtps(dst, in[0]);
   }
 };
 template <> struct Emitter<ir::Relu> {
   static constexpr int scratch = 1;
   template <class Vmm>
-  static void emit(EmitContext<Vmm> &c, const ir::Relu &, Vmm dst, std::span<const Vmm> in) {
+  static void emit(EmitContext<Vmm>& c, const ir::Relu&, Vmm dst, std::span<const Vmm> in) {
     const Vmm zero = c.scratch[0];
     c.h.vxorps(zero, zero, zero);
     c.h.vmaxps(dst, zero, in[0]); // x second: a NaN x comes through
@@ -177,7 +177,7 @@ template <> struct Emitter<ir::Relu> {
 template <> struct Emitter<ir::Clamp> {
   static constexpr int scratch = 2;
   template <class Vmm>
-  static void emit(EmitContext<Vmm> &c, const ir::Clamp &op, Vmm dst, std::span<const Vmm> in) {
+  static void emit(EmitContext<Vmm>& c, const ir::Clamp& op, Vmm dst, std::span<const Vmm> in) {
     const Vmm v = c.scratch[0], bound = c.scratch[1];
     c.h.vmovups(bound, c.consts.value(static_cast<float>(op.lo)));
     c.h.vmaxps(v, bound, in[0]);
@@ -188,7 +188,7 @@ template <> struct Emitter<ir::Clamp> {
 template <> struct Emitter<ir::Round> {
   static constexpr int scratch = 3;
   template <class Vmm>
-  static void emit(EmitContext<Vmm> &c, const ir::Round &op, Vmm dst, std::span<const Vmm> in) {
+  static void emit(EmitContext<Vmm>& c, const ir::Round& op, Vmm dst, std::span<const Vmm> in) {
     const Vmm x = in[0];
     if (op.mode == ir::RoundMode::half_to_even)
       return detail::round(c, dst, x, detail::round_nearest);
@@ -215,12 +215,12 @@ template <> struct Emitter<ir::Round> {
 /// negative e with one division at the end.
 template <> struct Emitter<ir::PowerStatic> {
   static constexpr int scratch = 2;
-  static bool supports(const ir::PowerStatic &op) {
+  static bool supports(const ir::PowerStatic& op) {
     const double twice = op.exponent * 2;
     return std::fabs(op.exponent) <= 64 && twice == std::nearbyint(twice);
   }
   template <class Vmm>
-  static void emit(EmitContext<Vmm> &c, const ir::PowerStatic &op, Vmm dst,
+  static void emit(EmitContext<Vmm>& c, const ir::PowerStatic& op, Vmm dst,
                    std::span<const Vmm> in) {
     const Vmm x = in[0], base = c.scratch[0], acc = c.scratch[1];
     const double e = std::fabs(op.exponent);
@@ -260,7 +260,7 @@ template <> struct Emitter<ir::PowerStatic> {
 template <> struct Emitter<ir::Select> {
   static constexpr int scratch = 1;
   template <class Vmm>
-  static void emit(EmitContext<Vmm> &c, const ir::Select &, Vmm dst, std::span<const Vmm> in) {
+  static void emit(EmitContext<Vmm>& c, const ir::Select&, Vmm dst, std::span<const Vmm> in) {
     const Vmm zero = c.scratch[0];
     c.h.vxorps(zero, zero, zero);
     if constexpr (EmitContext<Vmm>::avx512) {
@@ -277,21 +277,21 @@ template <> struct Emitter<ir::Select> {
 template <> struct Emitter<ir::LogicalAnd> {
   static constexpr int scratch = 0;
   template <class Vmm>
-  static void emit(EmitContext<Vmm> &c, const ir::LogicalAnd &, Vmm dst, std::span<const Vmm> in) {
+  static void emit(EmitContext<Vmm>& c, const ir::LogicalAnd&, Vmm dst, std::span<const Vmm> in) {
     c.h.vminps(dst, in[0], in[1]);
   }
 };
 template <> struct Emitter<ir::LogicalOr> {
   static constexpr int scratch = 0;
   template <class Vmm>
-  static void emit(EmitContext<Vmm> &c, const ir::LogicalOr &, Vmm dst, std::span<const Vmm> in) {
+  static void emit(EmitContext<Vmm>& c, const ir::LogicalOr&, Vmm dst, std::span<const Vmm> in) {
     c.h.vmaxps(dst, in[0], in[1]);
   }
 };
 template <> struct Emitter<ir::LogicalXor> {
   static constexpr int scratch = 0;
   template <class Vmm>
-  static void emit(EmitContext<Vmm> &c, const ir::LogicalXor &, Vmm dst, std::span<const Vmm> in) {
+  static void emit(EmitContext<Vmm>& c, const ir::LogicalXor&, Vmm dst, std::span<const Vmm> in) {
     c.h.vsubps(dst, in[0], in[1]);
     c.h.vandps(dst, dst, c.consts[Const::abs_mask]);
   }
@@ -299,7 +299,7 @@ template <> struct Emitter<ir::LogicalXor> {
 template <> struct Emitter<ir::LogicalNot> {
   static constexpr int scratch = 1;
   template <class Vmm>
-  static void emit(EmitContext<Vmm> &c, const ir::LogicalNot &, Vmm dst, std::span<const Vmm> in) {
+  static void emit(EmitContext<Vmm>& c, const ir::LogicalNot&, Vmm dst, std::span<const Vmm> in) {
     c.h.vmovups(c.scratch[0], c.consts[Const::one]);
     c.h.vsubps(dst, c.scratch[0], in[0]);
   }
@@ -308,7 +308,7 @@ template <> struct Emitter<ir::LogicalNot> {
 /// min(max(x + 3, 0), 6) / 6, NaN-propagating
 template <> struct Emitter<ir::HSigmoid> {
   static constexpr int scratch = 2;
-  template <class Vmm> static void core(EmitContext<Vmm> &c, Vmm x) { // -> scratch[0] = 6*hsigmoid
+  template <class Vmm> static void core(EmitContext<Vmm>& c, Vmm x) { // -> scratch[0] = 6*hsigmoid
     const Vmm v = c.scratch[0], k = c.scratch[1];
     c.h.vaddps(v, x, c.consts[Const::three]);
     c.h.vxorps(k, k, k);
@@ -317,7 +317,7 @@ template <> struct Emitter<ir::HSigmoid> {
     c.h.vminps(v, k, v);
   }
   template <class Vmm>
-  static void emit(EmitContext<Vmm> &c, const ir::HSigmoid &, Vmm dst, std::span<const Vmm> in) {
+  static void emit(EmitContext<Vmm>& c, const ir::HSigmoid&, Vmm dst, std::span<const Vmm> in) {
     core(c, in[0]);
     c.h.vdivps(dst, c.scratch[0], c.consts[Const::six]);
   }
@@ -326,7 +326,7 @@ template <> struct Emitter<ir::HSigmoid> {
 template <> struct Emitter<ir::HSwish> {
   static constexpr int scratch = 2;
   template <class Vmm>
-  static void emit(EmitContext<Vmm> &c, const ir::HSwish &, Vmm dst, std::span<const Vmm> in) {
+  static void emit(EmitContext<Vmm>& c, const ir::HSwish&, Vmm dst, std::span<const Vmm> in) {
     Emitter<ir::HSigmoid>::core(c, in[0]);
     c.h.vmulps(c.scratch[0], c.scratch[0], in[0]);
     c.h.vdivps(dst, c.scratch[0], c.consts[Const::six]);
@@ -336,7 +336,7 @@ template <> struct Emitter<ir::HSwish> {
 template <> struct Emitter<ir::SoftSign> {
   static constexpr int scratch = 1;
   template <class Vmm>
-  static void emit(EmitContext<Vmm> &c, const ir::SoftSign &, Vmm dst, std::span<const Vmm> in) {
+  static void emit(EmitContext<Vmm>& c, const ir::SoftSign&, Vmm dst, std::span<const Vmm> in) {
     const Vmm d = c.scratch[0];
     c.h.vandps(d, in[0], c.consts[Const::abs_mask]);
     c.h.vaddps(d, d, c.consts[Const::one]);

@@ -22,8 +22,8 @@ namespace snippets::x64 {
 
 template <class Vmm> struct EmitContext {
   static constexpr bool avx512 = std::is_same_v<Vmm, Xbyak::Zmm>;
-  Xbyak::CodeGenerator &h;
-  ConstantTable &consts;
+  Xbyak::CodeGenerator& h;
+  ConstantTable& consts;
   std::span<const Vmm> scratch; // reserved by the kernel for the emitter being run
   Xbyak::Opmask kscratch{2};    // AVX-512 only; k1 is the tail mask
 };
@@ -37,7 +37,7 @@ concept HasEmitter = !requires {
 };
 
 /// Whether the emitter accepts these attributes (e.g. PowerStatic's exponent).
-template <class Op> bool emitter_supports(const Op &op) {
+template <class Op> bool emitter_supports(const Op& op) {
   if constexpr (requires { Emitter<Op>::supports(op); })
     return Emitter<Op>::supports(op);
   else
