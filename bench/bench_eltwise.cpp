@@ -57,7 +57,10 @@ constexpr Dim channels = 64;
 
 std::vector<Workload> workloads() {
   return {
-      {"relu(a*b+c)", [](Dim n) { return std::vector{flat(n), flat(n), flat(n)}; },
+      {"relu(a*b+c)",
+       [](Dim n) {
+         return std::vector{flat(n), flat(n), flat(n)};
+       },
        [](G& g, const std::vector<ir::Value>& in) {
          return g.relu(g.add(g.multiply(in[0], in[1]), in[2]));
        },
@@ -67,7 +70,9 @@ std::vector<Workload> workloads() {
          for (std::size_t i = 0; i < n; ++i) y[i] = std::max(a[i] * b[i] + c[i], 0.0f);
        }},
       {"(a+bias[C,1])*s",
-       [](Dim n) { return std::vector{Shape{channels, n / channels}, Shape{channels, 1}}; },
+       [](Dim n) {
+         return std::vector{Shape{channels, n / channels}, Shape{channels, 1}};
+       },
        [](G& g, const std::vector<ir::Value>& in) {
          return g.multiply(g.add(in[0], in[1]), g.scalar(f32, 0.5));
        },
@@ -106,8 +111,10 @@ void copy_streams(const std::vector<const float*>& in, float* y, std::size_t n, 
     for (; i + 16 <= hi; i += 16) {
       __m512 v = _mm512_loadu_ps(in[0] + i);
       for (std::size_t k = 1; k < in.size(); ++k) v = _mm512_add_ps(v, _mm512_loadu_ps(in[k] + i));
-      if (nt) _mm512_stream_ps(y + i, v);
-      else _mm512_storeu_ps(y + i, v);
+      if (nt)
+        _mm512_stream_ps(y + i, v);
+      else
+        _mm512_storeu_ps(y + i, v);
     }
     for (; i < hi; ++i) {
       float v = in[0][i];
@@ -156,7 +163,8 @@ Unfused make_unfused(const Workload& w, Dim n) {
   for (std::size_t k = 0; k < params.size(); ++k) buffer_of[params[k].output.node] = -int(k) - 1;
   for (ir::NodeId id : whole.topological_order()) {
     const auto& node = whole.node(id);
-    if (ir::is<ir::Parameter>(node.op) || ir::is<ir::Result>(node.op) || ir::is<ir::Scalar>(node.op))
+    if (ir::is<ir::Parameter>(node.op) || ir::is<ir::Result>(node.op) ||
+        ir::is<ir::Scalar>(node.op))
       continue;
     G one;
     std::vector<ir::Value> ins;
@@ -172,7 +180,8 @@ Unfused make_unfused(const Workload& w, Dim n) {
     }
     one.result(one.make(node.op, ins)[0]);
     u.kernels.push_back(compile(one));
-    u.temps.push_back(std::make_unique<Buffer>(static_cast<std::size_t>(node.outputs[0].shape.element_count())));
+    u.temps.push_back(
+        std::make_unique<Buffer>(static_cast<std::size_t>(node.outputs[0].shape.element_count())));
     ids.push_back(int(u.temps.size()) - 1);
     buffer_of[id] = ids.back();
     u.args.push_back(ids);
@@ -206,7 +215,8 @@ void register_all() {
   for (const Workload& w : ws)
     for (Dim n : {small, large})
       for (int t : {1, 2}) {
-        const std::string base = w.name + "/" + (n == small ? "L2" : "64MiB") + "/" + std::to_string(t) + "t/";
+        const std::string base =
+            w.name + "/" + (n == small ? "L2" : "64MiB") + "/" + std::to_string(t) + "t/";
         auto c = std::make_shared<Case>(make_case(w, n));
         g_rows.push_back({w.name, n, t, c->bytes});
         auto kernel = std::make_shared<CompiledKernel>([&] {
@@ -218,20 +228,25 @@ void register_all() {
         }());
         auto unfused = std::make_shared<Unfused>(make_unfused(w, n));
         auto reg = [&](const std::string& variant, std::function<void()> fn) {
-          benchmark::RegisterBenchmark((base + variant).c_str(), [fn](benchmark::State& st) {
-            for (auto _ : st) fn();
-          })->UseRealTime()->Unit(benchmark::kMicrosecond);
+          benchmark::RegisterBenchmark((base + variant).c_str(),
+                                       [fn](benchmark::State& st) {
+                                         for (auto _ : st) fn();
+                                       })
+              ->UseRealTime()
+              ->Unit(benchmark::kMicrosecond);
         };
         reg("jit", [c, kernel, t] {
           void* out[] = {c->out->p};
-          kernel->run_unchecked(reinterpret_cast<const void* const*>(c->ptrs.data()), out, {.threads = t});
+          kernel->run_unchecked(reinterpret_cast<const void* const*>(c->ptrs.data()), out,
+                                {.threads = t});
         });
         reg("unfused", [c, unfused, t] {
           for (std::size_t k = 0; k < unfused->kernels.size(); ++k) {
             std::vector<const void*> in;
             const auto& ids = unfused->args[k];
             for (std::size_t a = 0; a + 1 < ids.size(); ++a)
-              in.push_back(ids[a] < 0 ? c->ptrs[std::size_t(-ids[a] - 1)] : unfused->temps[std::size_t(ids[a])]->p);
+              in.push_back(ids[a] < 0 ? c->ptrs[std::size_t(-ids[a] - 1)]
+                                      : unfused->temps[std::size_t(ids[a])]->p);
             void* out[] = {unfused->temps[std::size_t(ids.back())]->p};
             unfused->kernels[k].run_unchecked(in.data(), out, {.threads = t});
           }
@@ -248,10 +263,13 @@ void register_all() {
 }
 
 void print_table() {
-  std::printf("\n| workload | size/tensor | threads | jit GB/s | unfused GB/s | loop GB/s | ceiling GB/s (store / nt) | jit %% of best ceiling | jit / unfused | jit / loop |\n");
+  std::printf(
+      "\n| workload | size/tensor | threads | jit GB/s | unfused GB/s | loop GB/s | ceiling GB/s "
+      "(store / nt) | jit %% of best ceiling | jit / unfused | jit / loop |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Row& r : g_rows) {
-    const std::string base = r.workload + "/" + (r.n == 64 * 1024 ? "L2" : "64MiB") + "/" + std::to_string(r.threads) + "t/";
+    const std::string base = r.workload + "/" + (r.n == 64 * 1024 ? "L2" : "64MiB") + "/" +
+                             std::to_string(r.threads) + "t/";
     auto t = [&](const char* v) {
       auto it = g_median_seconds.find(base + v);
       return it == g_median_seconds.end() ? 0.0 : it->second;
@@ -259,9 +277,10 @@ void print_table() {
     if (t("jit") == 0) continue;
     auto gbs = [&](const char* v) { return t(v) > 0 ? r.bytes / t(v) * 1e-9 : 0.0; };
     const double best = std::max(gbs("copy"), gbs("copy_nt"));
-    std::printf("| %s | %s | %d | %.1f | %.1f | %.1f | %.1f / %.1f | %.0f%% | %.2fx | %.2fx |\n", r.workload.c_str(),
-                r.n == 64 * 1024 ? "256 KiB" : "64 MiB", r.threads, gbs("jit"), gbs("unfused"), gbs("loop"),
-                gbs("copy"), gbs("copy_nt"), 100.0 * gbs("jit") / best, t("unfused") / t("jit"), t("loop") / t("jit"));
+    std::printf("| %s | %s | %d | %.1f | %.1f | %.1f | %.1f / %.1f | %.0f%% | %.2fx | %.2fx |\n",
+                r.workload.c_str(), r.n == 64 * 1024 ? "256 KiB" : "64 MiB", r.threads, gbs("jit"),
+                gbs("unfused"), gbs("loop"), gbs("copy"), gbs("copy_nt"), 100.0 * gbs("jit") / best,
+                t("unfused") / t("jit"), t("loop") / t("jit"));
   }
 }
 
@@ -271,14 +290,16 @@ int main(int argc, char** argv) {
   std::vector<char*> args(argv, argv + argc);
   std::string reps = "--benchmark_repetitions=5";
   bool has_reps = false;
-  for (int i = 1; i < argc; ++i) has_reps |= std::string(argv[i]).rfind("--benchmark_repetitions", 0) == 0;
+  for (int i = 1; i < argc; ++i)
+    has_reps |= std::string(argv[i]).rfind("--benchmark_repetitions", 0) == 0;
   if (!has_reps) args.push_back(reps.data());
   std::string agg = "--benchmark_report_aggregates_only=true";
   args.push_back(agg.data());
   int n = static_cast<int>(args.size());
   benchmark::Initialize(&n, args.data());
   std::printf("snippets %d.%d.%d, ISA %s, %d OpenMP threads max\n", version_major, version_minor,
-              version_patch, std::string(x64::to_string(x64::best_host_isa())).c_str(), omp_get_max_threads());
+              version_patch, std::string(x64::to_string(x64::best_host_isa())).c_str(),
+              omp_get_max_threads());
   register_all();
   TableReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);

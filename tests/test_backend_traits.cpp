@@ -116,7 +116,7 @@ TEST_CASE("the archetype has exactly what BackendTraits needs and a Graph builds
   try {
     g.make("Nope", {x});
     FAIL("no error");
-  } catch (const Error &e) {
+  } catch (const Error& e) {
     CHECK(e.id() == "snippets.graph.unknown_op");
     CHECK(std::string(e.what()).find("backend 'archetype'") != std::string::npos);
   }

@@ -8,7 +8,7 @@ TEST_CASE("raise throws an Error whose message starts with the bracketed stable 
   try {
     snippets::raise("snippets.test.example", "do this instead");
     FAIL("raise returned");
-  } catch (const Error &e) {
+  } catch (const Error& e) {
     CHECK(e.id() == "snippets.test.example");
     CHECK(std::string(e.what()) == "[snippets.test.example] do this instead");
   }
@@ -22,7 +22,7 @@ TEST_CASE("SNIPPETS_ASSERT builds its context only when the condition fails") {
   try {
     SNIPPETS_ASSERT(1 + 1 == 3) << "value " << context();
     FAIL("assert passed");
-  } catch (const Error &e) {
+  } catch (const Error& e) {
     CHECK(evaluated == 1);
     CHECK(e.id() == "snippets.internal.assert");
     const std::string what = e.what();

@@ -30,9 +30,9 @@ struct Snapshot {
   std::string dump;
   std::vector<std::vector<Use>> users; // per node output, in node order
   std::vector<NodeId> parameters, results;
-  bool operator==(const Snapshot &) const = default;
+  bool operator==(const Snapshot&) const = default;
 
-  explicit Snapshot(const G &g)
+  explicit Snapshot(const G& g)
       : size(g.size()), dump(to_string(g)), parameters(g.parameters()), results(g.results()) {
     for (NodeId id = 0; id < g.size(); ++id)
       for (std::uint32_t p = 0; p < g.node(id).outputs.size(); ++p) {
@@ -42,10 +42,10 @@ struct Snapshot {
   }
 };
 
-template <class F> std::string error_id(F &&f) {
+template <class F> std::string error_id(F&& f) {
   try {
     f();
-  } catch (const Error &e) {
+  } catch (const Error& e) {
     CHECK(std::string(e.what()).starts_with("[" + e.id() + "] "));
     return e.id();
   }
@@ -60,7 +60,7 @@ template <class F> std::string error_id(F &&f) {
     CHECK(Snapshot(g) == before_);                                                                 \
   } while (false)
 
-std::vector<Use> users_of(const G &g, Value v) {
+std::vector<Use> users_of(const G& g, Value v) {
   const auto u = g.users(v.output);
   const auto w = g.users(v); // the Value overload sees the same list
   CHECK(u.data() == w.data());
@@ -69,13 +69,13 @@ std::vector<Use> users_of(const G &g, Value v) {
 }
 
 /// Every edge goes from an earlier to a later position of `order`, which holds each node once.
-void check_topological(const G &g, const std::vector<NodeId> &order) {
+void check_topological(const G& g, const std::vector<NodeId>& order) {
   REQUIRE(order.size() == g.size());
   std::vector<std::size_t> position(g.size(), g.size());
   for (std::size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
   CHECK(std::set<NodeId>(order.begin(), order.end()).size() == g.size());
   for (NodeId id = 0; id < g.size(); ++id)
-    for (const Output &in : g.node(id).inputs) CHECK(position[in.node] < position[id]);
+    for (const Output& in : g.node(id).inputs) CHECK(position[in.node] < position[id]);
 }
 
 struct Inputs {
@@ -83,8 +83,8 @@ struct Inputs {
 };
 
 struct BuilderCase {
-  const char *method;
-  std::function<Value(G &, const Inputs &)> build;
+  const char* method;
+  std::function<Value(G&, const Inputs&)> build;
   std::string_view op;
   TensorType out;
 };
@@ -94,132 +94,144 @@ struct BuilderCase {
 TEST_CASE("every builder method adds its op with the inferred output type") {
   const Shape s{2, 3, 4};
   const std::vector<BuilderCase> cases = {
-      {"abs", [](G &g, const Inputs &i) { return g.abs(i.x); }, "Abs", {f32, s}},
-      {"negative", [](G &g, const Inputs &i) { return g.negative(i.x); }, "Negative", {f32, s}},
-      {"relu", [](G &g, const Inputs &i) { return g.relu(i.x); }, "Relu", {f32, s}},
-      {"floor", [](G &g, const Inputs &i) { return g.floor(i.x); }, "Floor", {f32, s}},
-      {"ceiling", [](G &g, const Inputs &i) { return g.ceiling(i.x); }, "Ceiling", {f32, s}},
-      {"sqrt", [](G &g, const Inputs &i) { return g.sqrt(i.x); }, "Sqrt", {f32, s}},
-      {"exp", [](G &g, const Inputs &i) { return g.exp(i.x); }, "Exp", {f32, s}},
-      {"log", [](G &g, const Inputs &i) { return g.log(i.x); }, "Log", {f32, s}},
-      {"sigmoid", [](G &g, const Inputs &i) { return g.sigmoid(i.x); }, "Sigmoid", {f32, s}},
-      {"tanh", [](G &g, const Inputs &i) { return g.tanh(i.x); }, "Tanh", {f32, s}},
-      {"erf", [](G &g, const Inputs &i) { return g.erf(i.x); }, "Erf", {f32, s}},
-      {"hswish", [](G &g, const Inputs &i) { return g.hswish(i.x); }, "HSwish", {f32, s}},
-      {"hsigmoid", [](G &g, const Inputs &i) { return g.hsigmoid(i.x); }, "HSigmoid", {f32, s}},
-      {"mish", [](G &g, const Inputs &i) { return g.mish(i.x); }, "Mish", {f32, s}},
-      {"softplus", [](G &g, const Inputs &i) { return g.softplus(i.x); }, "SoftPlus", {f32, s}},
-      {"softsign", [](G &g, const Inputs &i) { return g.softsign(i.x); }, "SoftSign", {f32, s}},
-      {"clamp", [](G &g, const Inputs &i) { return g.clamp(i.x, 0, 6); }, "Clamp", {f32, s}},
-      {"round", [](G &g, const Inputs &i) { return g.round(i.x); }, "Round", {f32, s}},
-      {"gelu", [](G &g, const Inputs &i) { return g.gelu(i.x); }, "Gelu", {f32, s}},
-      {"swish", [](G &g, const Inputs &i) { return g.swish(i.x, 2); }, "Swish", {f32, s}},
-      {"elu", [](G &g, const Inputs &i) { return g.elu(i.x, 0.5); }, "Elu", {f32, s}},
+      {"abs", [](G& g, const Inputs& i) { return g.abs(i.x); }, "Abs", {f32, s}},
+      {"negative", [](G& g, const Inputs& i) { return g.negative(i.x); }, "Negative", {f32, s}},
+      {"relu", [](G& g, const Inputs& i) { return g.relu(i.x); }, "Relu", {f32, s}},
+      {"floor", [](G& g, const Inputs& i) { return g.floor(i.x); }, "Floor", {f32, s}},
+      {"ceiling", [](G& g, const Inputs& i) { return g.ceiling(i.x); }, "Ceiling", {f32, s}},
+      {"sqrt", [](G& g, const Inputs& i) { return g.sqrt(i.x); }, "Sqrt", {f32, s}},
+      {"exp", [](G& g, const Inputs& i) { return g.exp(i.x); }, "Exp", {f32, s}},
+      {"log", [](G& g, const Inputs& i) { return g.log(i.x); }, "Log", {f32, s}},
+      {"sigmoid", [](G& g, const Inputs& i) { return g.sigmoid(i.x); }, "Sigmoid", {f32, s}},
+      {"tanh", [](G& g, const Inputs& i) { return g.tanh(i.x); }, "Tanh", {f32, s}},
+      {"erf", [](G& g, const Inputs& i) { return g.erf(i.x); }, "Erf", {f32, s}},
+      {"hswish", [](G& g, const Inputs& i) { return g.hswish(i.x); }, "HSwish", {f32, s}},
+      {"hsigmoid", [](G& g, const Inputs& i) { return g.hsigmoid(i.x); }, "HSigmoid", {f32, s}},
+      {"mish", [](G& g, const Inputs& i) { return g.mish(i.x); }, "Mish", {f32, s}},
+      {"softplus", [](G& g, const Inputs& i) { return g.softplus(i.x); }, "SoftPlus", {f32, s}},
+      {"softsign", [](G& g, const Inputs& i) { return g.softsign(i.x); }, "SoftSign", {f32, s}},
+      {"clamp", [](G& g, const Inputs& i) { return g.clamp(i.x, 0, 6); }, "Clamp", {f32, s}},
+      {"round", [](G& g, const Inputs& i) { return g.round(i.x); }, "Round", {f32, s}},
+      {"gelu", [](G& g, const Inputs& i) { return g.gelu(i.x); }, "Gelu", {f32, s}},
+      {"swish", [](G& g, const Inputs& i) { return g.swish(i.x, 2); }, "Swish", {f32, s}},
+      {"elu", [](G& g, const Inputs& i) { return g.elu(i.x, 0.5); }, "Elu", {f32, s}},
       {"power_static",
-       [](G &g, const Inputs &i) { return g.power_static(i.x, 3); },
+       [](G& g, const Inputs& i) { return g.power_static(i.x, 3); },
        "PowerStatic",
        {f32, s}},
       {"logical_not",
-       [](G &g, const Inputs &i) { return g.logical_not(i.c); },
+       [](G& g, const Inputs& i) { return g.logical_not(i.c); },
        "LogicalNot",
        {boolean, s}},
-      {"add", [](G &g, const Inputs &i) { return g.add(i.x, i.y); }, "Add", {f32, s}},
+      {"add", [](G& g, const Inputs& i) { return g.add(i.x, i.y); }, "Add", {f32, s}},
       {"subtract",
-       [](G &g, const Inputs &i) { return g.subtract(i.x, i.y); },
+       [](G& g, const Inputs& i) { return g.subtract(i.x, i.y); },
        "Subtract",
        {f32, s}},
       {"multiply",
-       [](G &g, const Inputs &i) { return g.multiply(i.x, i.y); },
+       [](G& g, const Inputs& i) { return g.multiply(i.x, i.y); },
        "Multiply",
        {f32, s}},
-      {"divide", [](G &g, const Inputs &i) { return g.divide(i.x, i.y); }, "Divide", {f32, s}},
-      {"maximum", [](G &g, const Inputs &i) { return g.maximum(i.x, i.y); }, "Maximum", {f32, s}},
-      {"minimum", [](G &g, const Inputs &i) { return g.minimum(i.x, i.y); }, "Minimum", {f32, s}},
-      {"power", [](G &g, const Inputs &i) { return g.power(i.x, i.y); }, "Power", {f32, s}},
+      {"divide", [](G& g, const Inputs& i) { return g.divide(i.x, i.y); }, "Divide", {f32, s}},
+      {"maximum", [](G& g, const Inputs& i) { return g.maximum(i.x, i.y); }, "Maximum", {f32, s}},
+      {"minimum", [](G& g, const Inputs& i) { return g.minimum(i.x, i.y); }, "Minimum", {f32, s}},
+      {"power", [](G& g, const Inputs& i) { return g.power(i.x, i.y); }, "Power", {f32, s}},
       {"squared_difference",
-       [](G &g, const Inputs &i) { return g.squared_difference(i.x, i.y); },
+       [](G& g, const Inputs& i) { return g.squared_difference(i.x, i.y); },
        "SquaredDifference",
        {f32, s}},
       {"floor_mod",
-       [](G &g, const Inputs &i) { return g.floor_mod(i.x, i.y); },
+       [](G& g, const Inputs& i) { return g.floor_mod(i.x, i.y); },
        "FloorMod",
        {f32, s}},
-      {"mod", [](G &g, const Inputs &i) { return g.mod(i.x, i.y); }, "Mod", {f32, s}},
-      {"prelu", [](G &g, const Inputs &i) { return g.prelu(i.x, i.p); }, "PRelu", {f32, s}},
-      {"equal", [](G &g, const Inputs &i) { return g.equal(i.x, i.y); }, "Equal", {boolean, s}},
+      {"mod", [](G& g, const Inputs& i) { return g.mod(i.x, i.y); }, "Mod", {f32, s}},
+      {"prelu", [](G& g, const Inputs& i) { return g.prelu(i.x, i.p); }, "PRelu", {f32, s}},
+      {"equal", [](G& g, const Inputs& i) { return g.equal(i.x, i.y); }, "Equal", {boolean, s}},
       {"not_equal",
-       [](G &g, const Inputs &i) { return g.not_equal(i.x, i.y); },
+       [](G& g, const Inputs& i) { return g.not_equal(i.x, i.y); },
        "NotEqual",
        {boolean, s}},
       {"greater",
-       [](G &g, const Inputs &i) { return g.greater(i.x, i.y); },
+       [](G& g, const Inputs& i) { return g.greater(i.x, i.y); },
        "Greater",
        {boolean, s}},
       {"greater_equal",
-       [](G &g, const Inputs &i) { return g.greater_equal(i.x, i.y); },
+       [](G& g, const Inputs& i) { return g.greater_equal(i.x, i.y); },
        "GreaterEqual",
        {boolean, s}},
-      {"less", [](G &g, const Inputs &i) { return g.less(i.x, i.y); }, "Less", {boolean, s}},
+      {"less", [](G& g, const Inputs& i) { return g.less(i.x, i.y); }, "Less", {boolean, s}},
       {"less_equal",
-       [](G &g, const Inputs &i) { return g.less_equal(i.x, i.y); },
+       [](G& g, const Inputs& i) { return g.less_equal(i.x, i.y); },
        "LessEqual",
        {boolean, s}},
       {"logical_and",
-       [](G &g, const Inputs &i) { return g.logical_and(i.c, i.c); },
+       [](G& g, const Inputs& i) { return g.logical_and(i.c, i.c); },
        "LogicalAnd",
        {boolean, s}},
       {"logical_or",
-       [](G &g, const Inputs &i) { return g.logical_or(i.c, i.c); },
+       [](G& g, const Inputs& i) { return g.logical_or(i.c, i.c); },
        "LogicalOr",
        {boolean, s}},
       {"logical_xor",
-       [](G &g, const Inputs &i) { return g.logical_xor(i.c, i.c); },
+       [](G& g, const Inputs& i) { return g.logical_xor(i.c, i.c); },
        "LogicalXor",
        {boolean, s}},
-      {"select", [](G &g, const Inputs &i) { return g.select(i.c, i.x, i.y); }, "Select", {f32, s}},
-      {"convert", [](G &g, const Inputs &i) { return g.convert(i.x, i32); }, "Convert", {i32, s}},
+      {"select", [](G& g, const Inputs& i) { return g.select(i.c, i.x, i.y); }, "Select", {f32, s}},
+      {"convert", [](G& g, const Inputs& i) { return g.convert(i.x, i32); }, "Convert", {i32, s}},
       {"reduce_sum",
-       [](G &g, const Inputs &i) { return g.reduce_sum(i.x, {1}); },
+       [](G& g, const Inputs& i) { return g.reduce_sum(i.x, {1}); },
        "ReduceSum",
        {f32, {2, 1, 4}}},
       {"reduce_max",
-       [](G &g, const Inputs &i) { return g.reduce_max(i.x, {1}, false); },
+       [](G& g, const Inputs& i) { return g.reduce_max(i.x, {1}, false); },
        "ReduceMax",
        {f32, {2, 4}}},
-      {"softmax", [](G &g, const Inputs &i) { return g.softmax(i.x, 1); }, "Softmax", {f32, s}},
+      {"softmax", [](G& g, const Inputs& i) { return g.softmax(i.x, 1); }, "Softmax", {f32, s}},
       {"transpose",
-       [](G &g, const Inputs &i) { return g.transpose(i.x, {2, 0, 1}); },
+       [](G& g, const Inputs& i) {
+         return g.transpose(i.x, {2, 0, 1});
+       },
        "Transpose",
        {f32, {4, 2, 3}}},
       {"broadcast",
-       [](G &g, const Inputs &i) { return g.broadcast(i.y, {2, 3, 4}); },
+       [](G& g, const Inputs& i) {
+         return g.broadcast(i.y, {2, 3, 4});
+       },
        "Broadcast",
        {f32, s}},
       {"reshape",
-       [](G &g, const Inputs &i) { return g.reshape(i.x, {6, -1}); },
+       [](G& g, const Inputs& i) {
+         return g.reshape(i.x, {6, -1});
+       },
        "Reshape",
        {f32, {6, 4}}},
       {"matmul",
-       [](G &g, const Inputs &i) { return g.matmul(i.x, i.m); },
+       [](G& g, const Inputs& i) { return g.matmul(i.x, i.m); },
        "MatMul",
        {f32, {2, 3, 5}}},
       {"parameter",
-       [](G &g, const Inputs &) { return g.parameter(i32, {Q, 2}); },
+       [](G& g, const Inputs&) {
+         return g.parameter(i32, {Q, 2});
+       },
        "Parameter",
        {i32, {Q, 2}}},
       {"constant",
-       [](G &g, const Inputs &) { return g.constant(f32, {2}, {1, 2}); },
+       [](G& g, const Inputs&) {
+         return g.constant(f32, {2}, {1, 2});
+       },
        "Constant",
        {f32, {2}}},
-      {"scalar", [](G &g, const Inputs &) { return g.scalar(f32, 0.5); }, "Scalar", {f32, {}}},
+      {"scalar", [](G& g, const Inputs&) { return g.scalar(f32, 0.5); }, "Scalar", {f32, {}}},
       {"apply",
-       [](G &g, const Inputs &i) { return g.apply(Clamp{-1, 1}, i.x); },
+       [](G& g, const Inputs& i) {
+         return g.apply(Clamp{-1, 1}, i.x);
+       },
        "Clamp",
        {f32, s}},
   };
 
   std::set<std::string_view> covered{"Result", "Opaque"}; // tested on their own below
-  for (const auto &c : cases) {
+  for (const auto& c : cases) {
     const std::string method = c.method;
     CAPTURE(method);
     G g;
@@ -299,7 +311,7 @@ TEST_CASE("arity errors through make(tag, inputs)") {
   CHECK_FAILS_KEEPING_GRAPH(g, "snippets.graph.arity", g.make(MatMul{}, three));
   try {
     g.make(Add{}, {x}, "lonely");
-  } catch (const Error &e) {
+  } catch (const Error& e) {
     const std::string what = e.what();
     CHECK(what.find("Add 'lonely'") != std::string::npos);
     CHECK(what.find("takes 2 input(s) but was given 1") != std::string::npos);
@@ -405,7 +417,7 @@ TEST_CASE("make by name builds attribute-free ops and rejects unknown names") {
   CHECK_FAILS_KEEPING_GRAPH(g, "snippets.graph.arity", g.make("Add", {x}));
   try {
     g.make("Frobnicate", {x});
-  } catch (const Error &e) {
+  } catch (const Error& e) {
     const std::string what = e.what();
     CHECK(what.find("'mock'") != std::string::npos);
     CHECK(what.find("'Frobnicate'") != std::string::npos);
@@ -510,7 +522,7 @@ TEST_CASE("set_input that would close a cycle or change types is rejected, graph
   CHECK_FAILS_KEEPING_GRAPH(g, "snippets.graph.foreign_value", g.set_input(c.output.node, 1, hx));
   try {
     g.set_input(a.output.node, 0, c);
-  } catch (const Error &e) {
+  } catch (const Error& e) {
     const std::string what = e.what();
     CHECK(what.find("Add 'Add_3'") != std::string::npos);
     CHECK(what.find("Relu 'Relu_1'") != std::string::npos);
@@ -605,7 +617,7 @@ TEST_CASE("node names default to Op_id and errors name the node") {
   try {
     g.make(Exp{}, {n}, "e");
     FAIL("no error");
-  } catch (const Error &e) {
+  } catch (const Error& e) {
     CHECK(std::string(e.what()).find("Exp 'e'") != std::string::npos);
   }
 }

@@ -14,16 +14,16 @@ using snippets::Shape;
 
 namespace {
 
-template <class F> std::string error_id(F &&f) {
+template <class F> std::string error_id(F&& f) {
   try {
     f();
-  } catch (const Error &e) {
+  } catch (const Error& e) {
     return e.id();
   }
   return "";
 }
 
-std::int64_t offset_of(const Layout &l, const Shape &s, std::vector<std::int64_t> idx) {
+std::int64_t offset_of(const Layout& l, const Shape& s, std::vector<std::int64_t> idx) {
   return l.offset(s, idx);
 }
 
@@ -111,7 +111,7 @@ TEST_CASE("a blocked channels-last layout (NHWC8c) combines order and block") {
 
 TEST_CASE("every in-range index of a layout maps to a distinct in-buffer offset") {
   const Shape s{2, 5, 3};
-  for (const Layout &l : {Layout{}, Layout::channels_last(3), Layout::blocked({0, 1, 2}, 1, 4),
+  for (const Layout& l : {Layout{}, Layout::channels_last(3), Layout::blocked({0, 1, 2}, 1, 4),
                           Layout::blocked({2, 0, 1}, 2, 2), Layout::permuted({2, 1, 0})}) {
     CAPTURE(l.to_string(3));
     const auto size = l.physical_shape(s).element_count();

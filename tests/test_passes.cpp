@@ -97,7 +97,8 @@ TEST_CASE("AssignRegisters reuses a register once its last reader has run") {
   int max_reg = -1;
   for (auto& e : lir)
     for (std::size_t i = 0; i < e->num_outputs(); ++i)
-      if (e->out_desc(i).reg.kind == ir::RegKind::vec) max_reg = std::max(max_reg, e->out_desc(i).reg.index);
+      if (e->out_desc(i).reg.kind == ir::RegKind::vec)
+        max_reg = std::max(max_reg, e->out_desc(i).reg.index);
   CHECK(max_reg == 0); // a chain needs one register
 }
 

@@ -39,19 +39,19 @@ struct Near {
   double rel;
 };
 Near near(double expected, double rel = 1e-12) { return {expected, rel}; }
-bool operator==(double actual, const Near &n) {
+bool operator==(double actual, const Near& n) {
   if (std::isnan(n.expected)) return std::isnan(actual);
   if (actual == n.expected) return true; // zeros and infinities
   return std::fabs(actual - n.expected) <= n.rel * std::fabs(n.expected);
 }
-std::ostream &operator<<(std::ostream &os, const Near &n) {
+std::ostream& operator<<(std::ostream& os, const Near& n) {
   return os << std::setprecision(17) << n.expected << " (rel " << n.rel << ")";
 }
 
 double as_f32(double x) { return double(static_cast<float>(x)); }
 
 /// y = op(x) on a rank-1 tensor of type `t` holding `xs`; returns y's stored values.
-std::vector<double> run_unary(const ir::Op<Backend> &op, const std::vector<double> &xs,
+std::vector<double> run_unary(const ir::Op<Backend>& op, const std::vector<double>& xs,
                               ElementType t = f32) {
   Graph g;
   auto x = g.parameter(t, {Dim(xs.size())});
@@ -62,8 +62,8 @@ std::vector<double> run_unary(const ir::Op<Backend> &op, const std::vector<doubl
 }
 
 /// y = op(a, b) on rank-1 tensors of type `t`; returns y's type and stored values.
-reference::Values run_binary(const ir::Op<Backend> &op, const std::vector<double> &as,
-                             const std::vector<double> &bs, ElementType t = f32) {
+reference::Values run_binary(const ir::Op<Backend>& op, const std::vector<double>& as,
+                             const std::vector<double>& bs, ElementType t = f32) {
   Graph g;
   auto a = g.parameter(t, {Dim(as.size())});
   auto b = g.parameter(t, {Dim(bs.size())});
@@ -354,7 +354,7 @@ TEST_CASE("every unary op runs through the interpreter and stores its f32-rounde
       {ir::SoftSign{}, {-3}, {-0.75}},
       {ir::PowerStatic{3.0}, {-2}, {-8}},
   };
-  for (const Case &c : cases) {
+  for (const Case& c : cases) {
     INFO(ir::op_name<Backend>(c.op));
     const auto y = run_unary(c.op, c.x);
     REQUIRE(y.size() == c.expected.size());
@@ -495,7 +495,7 @@ TEST_CASE("every binary op runs through the interpreter and stores its f32-round
       {ir::Mod{}, {-7, 7, -5.5}, {3, -3, 2}, {-1, 1, -1.5}},
       {ir::PRelu{}, {-4, 4, qnan}, {0.25, 0.25, 0.5}, {-1, 4, qnan}},
   };
-  for (const Case &c : cases) {
+  for (const Case& c : cases) {
     INFO(ir::op_name<Backend>(c.op));
     const auto y = run_binary(c.op, c.a, c.b);
     CHECK(y.type == f32);
@@ -519,7 +519,7 @@ TEST_CASE("comparison nodes yield boolean tensors of 0/1 bytes, with NaN==NaN fa
       {ir::Greater{}, {0, 0, 1, 0}}, {ir::GreaterEqual{}, {0, 1, 1, 0}},
       {ir::Less{}, {1, 0, 0, 0}},    {ir::LessEqual{}, {1, 1, 0, 0}},
   };
-  for (const Case &c : cases) {
+  for (const Case& c : cases) {
     INFO(ir::op_name<Backend>(c.op));
     Graph g;
     auto pa = g.parameter(f32, {4});
@@ -529,7 +529,7 @@ TEST_CASE("comparison nodes yield boolean tensors of 0/1 bytes, with NaN==NaN fa
         g, {Tensor::from_values(f32, {4}, a), Tensor::from_values(f32, {4}, b)});
     REQUIRE(out[0].type() == boolean);
     REQUIRE(out[0].byte_size() == 4);
-    const auto *bytes = static_cast<const std::uint8_t *>(out[0].data());
+    const auto* bytes = static_cast<const std::uint8_t*>(out[0].data());
     for (std::size_t i = 0; i < 4; ++i) CHECK(double(bytes[i]) == c.expected[i]);
   }
 }
@@ -548,7 +548,7 @@ TEST_CASE("logical ops broadcast [2,1] against [1,2] into their full truth table
   const std::vector<Case> cases = {{ir::LogicalAnd{}, {0, 0, 0, 1}},
                                    {ir::LogicalOr{}, {0, 1, 1, 1}},
                                    {ir::LogicalXor{}, {0, 1, 1, 0}}};
-  for (const Case &c : cases) {
+  for (const Case& c : cases) {
     INFO(ir::op_name<Backend>(c.op));
     Graph g;
     auto a = g.parameter(boolean, {2, 1});

@@ -37,22 +37,22 @@ constexpr double qnan = std::numeric_limits<double>::quiet_NaN();
 const double two_m30 = std::ldexp(1.0, -30); // 2^-30: lost when added to 1 in f32 or f16
 
 /// The id of the snippets::Error `f` throws, or "no error".
-std::string error_id(const std::function<void()> &f) {
+std::string error_id(const std::function<void()>& f) {
   try {
     f();
-  } catch (const Error &e) {
+  } catch (const Error& e) {
     return e.id();
   }
   return "no error";
 }
 
-template <class Int> Int raw(const Tensor &t, std::size_t i) {
+template <class Int> Int raw(const Tensor& t, std::size_t i) {
   Int v;
-  std::memcpy(&v, static_cast<const unsigned char *>(t.data()) + i * sizeof(Int), sizeof(Int));
+  std::memcpy(&v, static_cast<const unsigned char*>(t.data()) + i * sizeof(Int), sizeof(Int));
   return v;
 }
 
-bool same_values(const std::vector<double> &got, const std::vector<double> &want) {
+bool same_values(const std::vector<double>& got, const std::vector<double>& want) {
   if (got.size() != want.size()) return false;
   for (std::size_t i = 0; i < got.size(); ++i)
     if (std::isnan(want[i]) ? !std::isnan(got[i])
@@ -221,7 +221,7 @@ TEST_CASE("Convert follows the documented rules between every pair of types that
       // same type: identity
       {f32, f32, {0.5, -inf}, {0.5, -inf}},
   };
-  for (const Case &c : cases) {
+  for (const Case& c : cases) {
     INFO(std::string(to_string(c.from)), " -> ", std::string(to_string(c.to)));
     Graph g;
     const Shape s{Dim(c.x.size())};
@@ -317,7 +317,7 @@ TEST_CASE("an Opaque node runs the callable registered under its type name") {
     REQUIRE(in.size() == 1);
     seen = in[0].shape; // the callable sees the concrete shape
     Values r = in[0];
-    for (double &v : r.v) v *= 2;
+    for (double& v : r.v) v *= 2;
     return std::vector<Values>{r};
   };
   const auto out = reference::evaluate(g, {Tensor::from_values(f32, {3}, {1, -2, 0.25})}, opt);
@@ -367,7 +367,7 @@ TEST_CASE("Opaque outputs that differ from the declared ones are "
   g.result(g.make(ir::Opaque{"op", {{f32, Shape{dynamic, 2}}}}, {g.parameter(f32, {1, 2})})[0]);
   const std::vector<Tensor> in{Tensor::from_values(f32, {1, 2}, {1, 2})};
   struct Case {
-    const char *what;
+    const char* what;
     std::vector<Values> returned;
   };
   const std::vector<Case> cases = {
@@ -379,7 +379,7 @@ TEST_CASE("Opaque outputs that differ from the declared ones are "
       {"dynamic shape", {{f32, Shape{dynamic, 2}, {1, 2}}}},
       {"value count", {{f32, Shape{2, 2}, {1, 2}}}},
   };
-  for (const Case &c : cases) {
+  for (const Case& c : cases) {
     INFO(c.what);
     Options opt;
     opt.opaque["op"] = [&](std::span<const Values>) { return c.returned; };

@@ -38,14 +38,14 @@ std::vector<double> iota(std::size_t n) {
 }
 
 /// Evaluates `g` and returns its single output as Values.
-Values run(const Graph &g, std::initializer_list<Tensor> inputs) {
+Values run(const Graph& g, std::initializer_list<Tensor> inputs) {
   const auto out = reference::evaluate(g, inputs);
   REQUIRE(out.size() == 1);
   return out[0].values();
 }
 
 /// y = op(a, b) for f32 tensors of the given shapes and values.
-Values binary(const ir::Op<Backend> &op, const Shape &sa, std::vector<double> a, const Shape &sb,
+Values binary(const ir::Op<Backend>& op, const Shape& sa, std::vector<double> a, const Shape& sb,
               std::vector<double> b) {
   Graph g;
   auto pa = g.parameter(f32, sa);
@@ -54,7 +54,7 @@ Values binary(const ir::Op<Backend> &op, const Shape &sa, std::vector<double> a,
   return run(g, {Tensor::from_values(f32, sa, a), Tensor::from_values(f32, sb, b)});
 }
 
-bool all_nan_where_expected(const std::vector<double> &got, const std::vector<double> &want) {
+bool all_nan_where_expected(const std::vector<double>& got, const std::vector<double>& want) {
   if (got.size() != want.size()) return false;
   for (std::size_t i = 0; i < got.size(); ++i)
     if (std::isnan(want[i]) ? !std::isnan(got[i]) : got[i] != want[i]) return false;
@@ -227,7 +227,7 @@ TEST_CASE("Broadcast repeats an input into the target shape by NUMPY rules") {
       {{1, 2}, {2, 2, 2}, {4, 5}, {4, 5, 4, 5, 4, 5, 4, 5}},
       {{2, 3}, {2, 3}, {1, 2, 3, 4, 5, 6}, {1, 2, 3, 4, 5, 6}},
   };
-  for (const Case &c : cases) {
+  for (const Case& c : cases) {
     INFO(c.in.to_string(), " -> ", c.target.to_string());
     Graph g;
     g.result(g.broadcast(g.parameter(f32, c.in), c.target));
@@ -244,7 +244,7 @@ TEST_CASE("Reshape keeps planar order and infers a -1 extent") {
   };
   const std::vector<Case> cases = {
       {{3, -1}, {3, 2}}, {{-1}, {6}}, {{1, -1, 2}, {1, 3, 2}}, {{6, 1}, {6, 1}}};
-  for (const Case &c : cases) {
+  for (const Case& c : cases) {
     INFO(c.expected.to_string());
     Graph g;
     g.result(g.reshape(g.parameter(f32, {2, 3}), c.target));

@@ -17,10 +17,10 @@ namespace {
 constexpr Dim Q = dynamic;
 
 /// The stable id of the Error `f` throws, or "" when it throws none.
-template <class F> std::string error_id(F &&f) {
+template <class F> std::string error_id(F&& f) {
   try {
     f();
-  } catch (const Error &e) {
+  } catch (const Error& e) {
     CHECK(std::string(e.what()).starts_with("[" + e.id() + "] "));
     return e.id();
   }
@@ -37,7 +37,7 @@ TEST_CASE("a shape rejects negative dimensions other than dynamic") {
   CHECK_NOTHROW(Shape{1, Q, 0});
   try {
     Shape{1, -2};
-  } catch (const Error &e) {
+  } catch (const Error& e) {
     const std::string what = e.what();
     CHECK(what.find("-2") != std::string::npos);
     CHECK(what.find("snippets::dynamic") != std::string::npos);
@@ -104,7 +104,7 @@ TEST_CASE("broadcasting follows NUMPY rules for static shapes") {
       {{0}, {1}, {0}},
       {{1, 1}, {0}, {1, 0}},
   };
-  for (const auto &c : cases) {
+  for (const auto& c : cases) {
     CAPTURE(c.a.to_string());
     CAPTURE(c.b.to_string());
     CHECK(broadcast(c.a, c.b) == c.out);
@@ -137,7 +137,7 @@ TEST_CASE("shapes that do not broadcast throw not_broadcastable and try_broadcas
   CHECK(out == Shape{9, 9}); // untouched on failure
   try {
     broadcast(Shape{2, 3}, Shape{3, 2});
-  } catch (const Error &e) {
+  } catch (const Error& e) {
     const std::string what = e.what();
     CHECK(what.find("[2,3]") != std::string::npos);
     CHECK(what.find("[3,2]") != std::string::npos);
@@ -163,7 +163,7 @@ TEST_CASE("normalize_axis maps negative axes and rejects out-of-range ones") {
   CHECK(error_id([] { normalize_axis(-1, 0, "t"); }) == "snippets.shape.axis_out_of_range");
   try {
     normalize_axis(5, 2, "Softmax 'sm'");
-  } catch (const Error &e) {
+  } catch (const Error& e) {
     const std::string what = e.what();
     CHECK(what.find("Softmax 'sm'") != std::string::npos);
     CHECK(what.find("[-2, 1]") != std::string::npos);

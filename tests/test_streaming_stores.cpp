@@ -13,9 +13,9 @@ constexpr auto f32 = ElementType::f32;
 
 namespace {
 struct Aligned {
-  float *p;
+  float* p;
   explicit Aligned(std::size_t n)
-      : p(static_cast<float *>(std::aligned_alloc(64, (n * 4 + 63) / 64 * 64 + 64))) {}
+      : p(static_cast<float*>(std::aligned_alloc(64, (n * 4 + 63) / 64 * 64 + 64))) {}
   ~Aligned() { std::free(p); }
 };
 } // namespace
@@ -57,7 +57,7 @@ TEST_CASE("the streaming variant writes the same values, aligned or not, with ta
         const auto ref = reference::evaluate(g, {reference::Tensor::from_values(f32, {n}, va),
                                                  reference::Tensor::from_values(f32, {n}, vb)});
         for (int misalign : {0, 1}) { // output at a 64-byte boundary, then one float past it
-          float *dst = out.p + misalign;
+          float* dst = out.p + misalign;
           const ConstTensorView ins[] = {{f32, {n}, in0.p}, {f32, {n}, in1.p}};
           const TensorView outs[] = {{f32, {n}, dst}};
           k.run(ins, outs, {.threads = threads});

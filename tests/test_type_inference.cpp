@@ -24,15 +24,15 @@ constexpr auto i32 = ElementType::i32;
 constexpr auto u8 = ElementType::u8;
 constexpr auto boolean = ElementType::boolean;
 
-std::vector<TensorType> infer(const MockOp &op, std::vector<TensorType> in) {
+std::vector<TensorType> infer(const MockOp& op, std::vector<TensorType> in) {
   return infer_types<MockBackend>(op, in, "test");
 }
 
 /// The id of the Error inference throws (its message must name `who`), or "" for none.
-std::string infer_error_who(const MockOp &op, std::vector<TensorType> in) {
+std::string infer_error_who(const MockOp& op, std::vector<TensorType> in) {
   try {
     infer_types<MockBackend>(op, in, "Op 'who'");
-  } catch (const Error &e) {
+  } catch (const Error& e) {
     CHECK(std::string(e.what()).find("Op 'who'") != std::string::npos);
     return e.id();
   }
@@ -49,17 +49,17 @@ Constant constant_tag(TensorType output, std::vector<double> values) {
 }
 
 struct Good {
-  const char *what;
+  const char* what;
   MockOp op;
   std::vector<TensorType> in;
   std::vector<TensorType> out;
 };
 
 struct Bad {
-  const char *what;
+  const char* what;
   MockOp op;
   std::vector<TensorType> in;
-  const char *id;
+  const char* id;
 };
 
 } // namespace
@@ -121,7 +121,7 @@ TEST_CASE("infer_types gives the output types of every op category") {
       {"matmul dyn", MatMul{}, {{f32, {Q, Q}}, {f32, {3, 4}}}, {{f32, {Q, 4}}}},
       {"opaque", Opaque{"Nms", {{i32, {Q, 3}}, {f32, {Q}}}}, {x, x}, {{i32, {Q, 3}}, {f32, {Q}}}},
   };
-  for (const auto &c : cases) {
+  for (const auto& c : cases) {
     const std::string what = c.what;
     CAPTURE(what);
     CHECK(infer(c.op, c.in) == c.out);
@@ -204,7 +204,7 @@ TEST_CASE("infer_types rejects wrong arity, types, shapes and attributes with st
       {"scalar shape", Scalar{{f32, {1, 2}}, 1}, {}, "snippets.graph.bad_attribute"},
       {"scalar dynamic", Scalar{{f32, {Q}}, 1}, {}, "snippets.graph.bad_attribute"},
   };
-  for (const auto &c : cases) {
+  for (const auto& c : cases) {
     const std::string what = c.what;
     CAPTURE(what);
     CHECK(infer_error_who(c.op, c.in) == c.id);
@@ -215,7 +215,7 @@ TEST_CASE("every float-only op rejects each non-float element type") {
   const std::vector<MockOp> float_only = {
       Sqrt{},   Exp{},      Log{},  Sigmoid{}, Tanh{},     Erf{},      Gelu{},         Swish{},
       HSwish{}, HSigmoid{}, Mish{}, Elu{},     SoftPlus{}, SoftSign{}, PowerStatic{2}, Softmax{}};
-  for (const MockOp &op : float_only) {
+  for (const MockOp& op : float_only) {
     CAPTURE(op_name<MockBackend>(op));
     for (ElementType t : all_element_types) {
       CAPTURE(to_string(t));
@@ -231,7 +231,7 @@ TEST_CASE("error messages name the op and say what to do") {
   try {
     infer_types<MockBackend>(Add{}, std::vector<TensorType>{{f32, {2}}, {i32, {2}}}, "Add 'sum'");
     FAIL("no error");
-  } catch (const Error &e) {
+  } catch (const Error& e) {
     const std::string what = e.what();
     CHECK(what.starts_with("[snippets.graph.type_mismatch] Add 'sum'"));
     CHECK(what.find("f32[2]") != std::string::npos);
@@ -241,7 +241,7 @@ TEST_CASE("error messages name the op and say what to do") {
   try {
     infer_types<MockBackend>(Exp{}, std::vector<TensorType>{{i32, {2}}}, "Exp 'e'");
     FAIL("no error");
-  } catch (const Error &e) {
+  } catch (const Error& e) {
     CHECK(std::string(e.what()).find("Convert the input to f32") != std::string::npos);
   }
 }

@@ -43,7 +43,9 @@ template <class T> std::string_view lir_op_name(const LirOp<T>& op) {
   return std::visit([](const auto& tag) { return std::decay_t<decltype(tag)>::name; }, op);
 }
 
-enum class RegKind : std::uint8_t { none, gpr, vec };
+/// gpr and vec are registers; stack is a loop counter kept in a stack slot (when the
+/// general-purpose registers run out, outer loops count in memory).
+enum class RegKind : std::uint8_t { none, gpr, vec, stack };
 
 /// An abstract register; AssignRegisters sets it, the kernel emitter maps it to a physical one.
 struct Reg {
@@ -314,6 +316,8 @@ public:
   std::size_t num_inputs = 0, num_outputs = 0;
   /// Vector-sized stack slots the kernel reserves for spilled values.
   std::size_t spill_slots = 0;
+  /// 8-byte stack slots for loop counters that did not get a register.
+  std::size_t counter_slots = 0;
 
 private:
   ExprList exprs_;

@@ -18,7 +18,7 @@ namespace detail {
 inline std::string reg_name(const Reg& r) {
   if (r.kind == RegKind::none) return {};
   std::ostringstream os;
-  os << (r.kind == RegKind::vec ? " v" : " g") << r.index;
+  os << (r.kind == RegKind::vec ? " v" : r.kind == RegKind::gpr ? " g" : " s") << r.index;
   return os.str();
 }
 inline std::string dims(const std::vector<Dim>& d) {

@@ -6,7 +6,8 @@
 //  - `float_only`: the op accepts f32, f16 and bf16 inputs only.
 // The attributes are plain members compared with `==`. Semantics, as the reference
 // interpreter (reference/eltwise.hpp) computes them in double:
-//  - Maximum, Minimum, Relu and Clamp propagate NaN;
+//  - Maximum, Minimum, Relu and Clamp propagate NaN; relu(-0) and a clamp at a zero bound
+//    give +0;
 //  - Round rounds half to even unless `mode` says away from zero;
 //  - Mod is truncated (sign of the dividend, C fmod); FloorMod has the sign of the divisor;
 //  - integer results are truncated toward zero and saturated to the type's range (NaN -> 0);

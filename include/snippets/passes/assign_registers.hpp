@@ -3,7 +3,8 @@
 // counters) from separate pools. A register is free again once the last expression reading it
 // has started, so an expression may write its result over an input it is the last reader of
 // (emitters are written to allow that). The register lands in the source port's descriptor
-// and in every consumer's input descriptor.
+// and in every consumer's input descriptor. Loop counters beyond the general-purpose registers
+// go to stack slots, outermost loops first.
 // @throws [snippets.compile.register_pressure] when values outlive the pool and no spill pass
 // ran first; InsertRegSpills prevents that for vector values.
 #pragma once
@@ -29,12 +30,27 @@ struct AssignRegisters {
     Pool gpr{cfg.gp_registers, {}, {}};
     for (Pool* p : {&vec, &gpr})
       for (int i = 0; i < p->size; ++i) p->free.insert(i);
+    // Nested loops need one counter per level at once; when the levels outnumber the GPRs,
+    // the outermost levels (which run least often) count in stack slots.
+    std::size_t levels = 0;
+    for (auto& e : lir)
+      if (std::holds_alternative<ir::LoopBegin>(e->op))
+        levels = std::max(levels, e->loop_ids.size() + 1);
+    const std::size_t in_memory =
+        levels > std::size_t(gpr.size) ? levels - std::size_t(gpr.size) : 0;
+    lir.counter_slots = in_memory;
     for (auto& e : lir) {
       if (e->num_outputs() == 0) continue;
       const auto it = ctx.analyses.live_ranges.find(&e->output(0));
       if (it == ctx.analyses.live_ranges.end()) continue;
       const LiveRange r = it->second;
       const bool is_gpr = std::holds_alternative<ir::LoopBegin>(e->op);
+      if (is_gpr && e->loop_ids.size() < in_memory) {
+        const ir::Reg slot{ir::RegKind::stack, static_cast<int>(e->loop_ids.size())};
+        e->out_desc(0).reg = slot;
+        for (auto& use : e->output(0).consumers()) use.owner().in_desc(use.index()).reg = slot;
+        continue;
+      }
       Pool& pool = is_gpr ? gpr : vec;
       std::erase_if(pool.active, [&](const auto& a) {
         if (a.first > r.def) return false;

@@ -60,9 +60,11 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T>& body
                 " but the kernel computes " + domain.to_string() +
                 "; all outputs of an elementwise subgraph must have one shape");
   }
-  if (domain.rank() == 0) domain = Shape{1};
-  lir.domain.assign(domain.begin(), domain.end());
-  const std::size_t rank = domain.rank();
+  // an unused input (or dead branch) may have a higher rank than the outputs: leading 1s make room
+  std::size_t rank = std::max<std::size_t>(domain.rank(), 1);
+  for (ir::NodeId id = 0; id < body.size(); ++id)
+    for (const auto& t : body.node(id).outputs) rank = std::max(rank, t.shape.rank());
+  lir.domain = detail::align_rank(domain, rank);
 
   std::map<std::pair<ir::NodeId, std::uint32_t>, ir::PortConnector<T>*> value_of;
   auto add = [&](const ir::Node<T>& n, ir::LirOp<T> op, std::vector<ir::PortConnector<T>*> in,

@@ -35,7 +35,8 @@ inline double formula(const ir::Abs&, double x) { return std::fabs(x); }
 inline double formula(const ir::Negative&, double x) { return -x; }
 inline double formula(const ir::Relu&, double x) { return detail::max_nan(x, 0.0); }
 inline double formula(const ir::Clamp& c, double x) {
-  return detail::min_nan(detail::max_nan(x, c.lo), c.hi);
+  // + 0.0 turns a -0 bound into +0: a zero bound clamps to +0 whatever its sign
+  return detail::min_nan(detail::max_nan(x, c.lo + 0.0), c.hi + 0.0);
 }
 inline double formula(const ir::Floor&, double x) { return std::floor(x); }
 inline double formula(const ir::Ceiling&, double x) { return std::ceil(x); }

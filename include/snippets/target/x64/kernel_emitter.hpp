@@ -49,12 +49,12 @@ public:
     using namespace Xbyak::util;
     const std::vector<Xbyak::Reg64> saved = callee_saved_used();
     for (const auto& r : saved) h_.push(r);
-    if (lir_.spill_slots) h_.sub(Xbyak::util::rsp, static_cast<int>(spill_bytes()));
+    if (stack_bytes()) h_.sub(Xbyak::util::rsp, static_cast<int>(stack_bytes()));
     for (std::size_t i = 0; i < data_.size() && i < lir_.num_inputs + lir_.num_outputs; ++i)
       h_.mov(data_[i], h_.ptr[rdi + static_cast<int>(i * sizeof(void*))]);
     for (auto& e : lir_) emit_expr(*e);
     if (streaming_) h_.sfence(); // order the streaming stores before the caller reads them
-    if (lir_.spill_slots) h_.add(Xbyak::util::rsp, static_cast<int>(spill_bytes()));
+    if (stack_bytes()) h_.add(Xbyak::util::rsp, static_cast<int>(stack_bytes()));
     h_.vzeroupper();
     for (auto it = saved.rbegin(); it != saved.rend(); ++it) h_.pop(*it);
     h_.ret();
@@ -81,7 +81,9 @@ private:
     return out;
   }
 
+  // stack frame: vector spill slots, then 8-byte loop counter slots
   std::size_t spill_bytes() const { return lir_.spill_slots * sizeof(float) * lanes_; }
+  std::size_t stack_bytes() const { return spill_bytes() + 8 * lir_.counter_slots; }
   Xbyak::Address spill_slot(std::size_t slot) const {
     return h_.ptr[Xbyak::util::rsp + static_cast<int>(slot * sizeof(float) * lanes_)];
   }
@@ -91,10 +93,14 @@ private:
         << "value without a vector register";
     return Vmm(r.index);
   }
-  const Xbyak::Reg64& counter(const ir::Reg& r) const {
+  /// Calls f with a loop counter: a register, or a stack slot when the registers ran out.
+  template <class F> void with_counter(const ir::Reg& r, F f) const {
+    if (r.kind == ir::RegKind::stack)
+      return f(
+          h_.qword[Xbyak::util::rsp + static_cast<int>(spill_bytes() + 8 * std::size_t(r.index))]);
     SNIPPETS_ASSERT(r.kind == ir::RegKind::gpr && std::size_t(r.index) < counters_.size())
         << "loop counter without a register";
-    return counters_[static_cast<std::size_t>(r.index)];
+    f(counters_[static_cast<std::size_t>(r.index)]);
   }
   /// The memory `e` accesses: its argument's pointer plus the access's element offset.
   Xbyak::Address data_ptr(const E& e, std::int64_t offset) const {
@@ -154,24 +160,29 @@ private:
     const ir::LoopInfo& info = lir_.loops().at(id);
     Labels& l = labels_[id];
     if (info.evaluate_once) {
-      if (info.tail_of >= 0) { // the tail of the run-time loop runs iff work is left
-        const auto& main_counter =
-            counter(loop_begin_reg_.at(static_cast<std::size_t>(info.tail_of)));
-        h_.test(main_counter, main_counter);
-        h_.jz(l.end, Xbyak::CodeGenerator::T_NEAR);
-      }
+      if (info.tail_of >= 0) // the remainder of the run-time loop runs iff work is left
+        with_counter(loop_begin_reg_.at(static_cast<std::size_t>(info.tail_of)),
+                     [&](const auto& cnt) {
+                       h_.cmp(cnt, 0);
+                       h_.je(l.end, Xbyak::CodeGenerator::T_NEAR);
+                     });
       return;
     }
     const ir::Reg reg = e.out_desc(0).reg;
     loop_begin_reg_[id] = reg;
-    const auto& cnt = counter(reg);
-    if (info.runtime_work_amount) {
-      h_.mov(cnt, h_.ptr[Xbyak::util::rdi + static_cast<int>(offsetof(CallArgs, work))]);
-      h_.cmp(cnt, static_cast<int>(info.increment));
-      h_.jl(l.end, Xbyak::CodeGenerator::T_NEAR);
-    } else {
-      h_.mov(cnt, info.work_amount);
-    }
+    SNIPPETS_ASSERT(info.work_amount < (std::int64_t{1} << 31))
+        << "work amount " << info.work_amount;
+    with_counter(reg, [&](const auto& cnt) {
+      if (info.runtime_work_amount) {
+        h_.mov(Xbyak::util::rax,
+               h_.ptr[Xbyak::util::rdi + static_cast<int>(offsetof(CallArgs, work))]);
+        h_.mov(cnt, Xbyak::util::rax);
+        h_.cmp(cnt, static_cast<int>(info.increment));
+        h_.jl(l.end, Xbyak::CodeGenerator::T_NEAR);
+      } else {
+        h_.mov(cnt, static_cast<std::uint32_t>(info.work_amount));
+      }
+    });
     h_.L(l.begin);
   }
 
@@ -180,9 +191,10 @@ private:
     Labels& l = labels_[id];
     if (!info.evaluate_once) {
       shift_pointers(info, false);
-      const auto& cnt = counter(loop_begin_reg_.at(id));
-      h_.sub(cnt, static_cast<int>(info.increment));
-      h_.cmp(cnt, static_cast<int>(info.increment));
+      with_counter(loop_begin_reg_.at(id), [&](const auto& cnt) {
+        h_.sub(cnt, static_cast<int>(info.increment));
+        h_.cmp(cnt, static_cast<int>(info.increment));
+      });
       h_.jge(l.begin, Xbyak::CodeGenerator::T_NEAR);
     }
     shift_pointers(info, true);

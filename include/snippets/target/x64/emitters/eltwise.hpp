@@ -172,6 +172,7 @@ template <> struct Emitter<ir::Relu> {
     const Vmm zero = c.scratch[0];
     c.h.vxorps(zero, zero, zero);
     c.h.vmaxps(dst, zero, in[0]); // x second: a NaN x comes through
+    c.h.vaddps(dst, dst, zero);   // -0 + +0 = +0: relu(-0) is +0, as in the reference
   }
 };
 template <> struct Emitter<ir::Clamp> {
@@ -180,9 +181,14 @@ template <> struct Emitter<ir::Clamp> {
   static void emit(EmitContext<Vmm>& c, const ir::Clamp& op, Vmm dst, std::span<const Vmm> in) {
     const Vmm v = c.scratch[0], bound = c.scratch[1];
     c.h.vmovups(bound, c.consts.value(static_cast<float>(op.lo)));
-    c.h.vmaxps(v, bound, in[0]);
+    c.h.vmaxps(v, bound, in[0]); // x second: a NaN x comes through
     c.h.vmovups(bound, c.consts.value(static_cast<float>(op.hi)));
     c.h.vminps(dst, bound, v);
+    if (op.lo == 0 ||
+        op.hi == 0) { // x = -0 at a zero bound: the bound (+0) wins, as in the reference
+      c.h.vxorps(bound, bound, bound);
+      c.h.vaddps(dst, dst, bound);
+    }
   }
 };
 template <> struct Emitter<ir::Round> {
@@ -202,10 +208,10 @@ template <> struct Emitter<ir::Round> {
     if constexpr (EmitContext<Vmm>::avx512) {
       c.h.vcmpps(c.kscratch, f, c.consts[Const::half], detail::cmp_ge_oq);
       c.h.vaddps(t | c.kscratch, t, s);
-    } else {
+    } else { // a blend, not an add of +0, so that a -0 result stays -0
       c.h.vcmpps(f, f, c.consts[Const::half], detail::cmp_ge_oq);
-      c.h.vandps(s, s, f);
-      c.h.vaddps(t, t, s);
+      c.h.vaddps(s, t, s);
+      c.h.vblendvps(t, t, s, f);
     }
     c.h.vmovaps(dst, t);
   }
@@ -214,7 +220,7 @@ template <> struct Emitter<ir::Round> {
 /// x ** e for integer e (|e| <= 64) by repeated squaring, half-integers with a square root,
 /// negative e with one division at the end.
 template <> struct Emitter<ir::PowerStatic> {
-  static constexpr int scratch = 2;
+  static constexpr int scratch = 3;
   static bool supports(const ir::PowerStatic& op) {
     const double twice = op.exponent * 2;
     return std::fabs(op.exponent) <= 64 && twice == std::nearbyint(twice);
@@ -227,7 +233,12 @@ template <> struct Emitter<ir::PowerStatic> {
     auto n = static_cast<long>(std::floor(e));
     const bool half = e != std::floor(e);
     bool have = false;
-    if (n > 0) c.h.vmovaps(base, x);
+    // with a half exponent pow is NaN for x < 0 anyway (the square root says so), and |x|
+    // gives pow's +0 at -0 and +inf at -inf
+    if (n > 0 && half)
+      c.h.vandps(base, x, c.consts[Const::abs_mask]);
+    else if (n > 0)
+      c.h.vmovaps(base, x);
     while (n > 0) {
       if (n & 1) {
         if (have)
@@ -240,7 +251,17 @@ template <> struct Emitter<ir::PowerStatic> {
       if (n) c.h.vmulps(base, base, base);
     }
     if (half) {
+      // pow(x, k + 0.5) is sqrt(x) * x^k except that pow gives +0 at -0 and +inf at -inf
       c.h.vsqrtps(base, x);
+      c.h.vandps(base, base, c.consts[Const::abs_mask]);
+      if constexpr (EmitContext<Vmm>::avx512) {
+        c.h.vcmpps(c.kscratch, x, c.consts.bits(0xff800000u), detail::cmp_eq_oq);
+        c.h.vmovups(base | c.kscratch, c.consts.bits(0x7f800000u));
+      } else {
+        const Vmm m = c.scratch[2];
+        c.h.vcmpps(m, x, c.consts.bits(0xff800000u), detail::cmp_eq_oq);
+        c.h.vblendvps(base, base, c.consts.bits(0x7f800000u), m);
+      }
       if (have)
         c.h.vmulps(acc, acc, base);
       else
