@@ -57,28 +57,3 @@ TEST_CASE("a user pass inserted after InsertLoops runs there and the kernel stil
   auto out = k.run({reference::Tensor::from_values(ElementType::f32, {20}, v)});
   for (int i = 0; i < 20; ++i) CHECK(out[0].at(std::size_t(i)) == std::max(0, i - 10));
 }
-
-TEST_CASE("the default pipeline runs the passes the seed names, in order") {
-  ir::Graph<x64::Traits> g;
-  g.result(g.abs(g.parameter(ElementType::f32, {9})));
-  std::vector<std::string_view> trace;
-  compile(g, {.trace = &trace});
-  const std::vector<std::string_view> expected{"OptimizeDomain",
-                                               "FuseMultiplyAdd",
-                                               "MarkLoops",
-                                               "FuseLoops",
-                                               "InsertLoadStore",
-                                               "InsertBroadcastMove",
-                                               "LoadMoveBroadcastToBroadcastLoad",
-                                               "ExtractLoopInvariants",
-                                               "InitLoops",
-                                               "CleanRepeatedDataPointerShifts",
-                                               "InsertLoops",
-                                               "InitLiveRanges",
-                                               "InsertRegSpills",
-                                               "AssignRegisters",
-                                               "InsertSpecificIterations",
-                                               "CleanupLoopOffsets",
-                                               "OptimizeLoopSingleEvaluation"};
-  CHECK(trace == expected);
-}
