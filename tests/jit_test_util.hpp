@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "error_id.hpp"
 #include "snippets/snippets.hpp"
 
 namespace snippets::jit_test {
@@ -286,21 +287,6 @@ inline void check_jit(const Graph& g, const std::vector<Tensor>& inputs,
       }
     }
   });
-}
-
-/// The id of the snippets::Error `f` throws, "no error", or the what() of another exception
-/// (so a failed CHECK shows it).
-inline std::string error_id(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.id();
-  } catch (const std::exception& e) {
-    return std::string("not a snippets::Error: ") + e.what();
-  } catch (...) {
-    return "not a std::exception";
-  }
-  return "no error";
 }
 
 // ---- guard pages ----

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "error_id.hpp"
 #include "mock_backend.hpp"
 #include "snippets/ir/graph.hpp"
 #include "snippets/ir/printer.hpp"
@@ -41,16 +42,6 @@ struct Snapshot {
       }
   }
 };
-
-template <class F> std::string error_id(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    CHECK(std::string(e.what()).starts_with("[" + e.id() + "] "));
-    return e.id();
-  }
-  return "";
-}
 
 /// `stmt` must throw snippets::Error `id` and leave `g` exactly as it was.
 #define CHECK_FAILS_KEEPING_GRAPH(g, id, stmt)                                                     \

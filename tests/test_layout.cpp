@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "error_id.hpp"
 #include "snippets/ir/layout.hpp"
 
 using snippets::dynamic;
@@ -13,15 +14,6 @@ using snippets::Layout;
 using snippets::Shape;
 
 namespace {
-
-template <class F> std::string error_id(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.id();
-  }
-  return "";
-}
 
 std::int64_t offset_of(const Layout& l, const Shape& s, std::vector<std::int64_t> idx) {
   return l.offset(s, idx);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "error_id.hpp"
 #include "snippets/reference/interpreter.hpp"
 
 using namespace snippets;
@@ -35,16 +36,6 @@ constexpr auto boolean = ElementType::boolean;
 constexpr double inf = std::numeric_limits<double>::infinity();
 constexpr double qnan = std::numeric_limits<double>::quiet_NaN();
 const double two_m30 = std::ldexp(1.0, -30); // 2^-30: lost when added to 1 in f32 or f16
-
-/// The id of the snippets::Error `f` throws, or "no error".
-std::string error_id(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.id();
-  }
-  return "no error";
-}
 
 template <class Int> Int raw(const Tensor& t, std::size_t i) {
   Int v;

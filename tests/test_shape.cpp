@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "error_id.hpp"
 #include "snippets/ir/shape.hpp"
 
 using snippets::broadcast;
@@ -17,16 +18,6 @@ namespace {
 constexpr Dim Q = dynamic;
 
 /// The stable id of the Error `f` throws, or "" when it throws none.
-template <class F> std::string error_id(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    CHECK(std::string(e.what()).starts_with("[" + e.id() + "] "));
-    return e.id();
-  }
-  return "";
-}
-
 } // namespace
 
 TEST_CASE("a shape rejects negative dimensions other than dynamic") {
