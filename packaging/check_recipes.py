@@ -101,17 +101,24 @@ def check_conan_imports(path, tree):
             fail(path, f"imports the Conan 1 API ({module}); use `conan`")
 
 
-def check_conan_recipe(version):
-    path = PACKAGING / "conan" / "conanfile.py"
+def load_conan_class(path):
+    """The one ConanFile class of the recipe at `path`, or None after reporting why not."""
     tree = parse_python(path)
     if tree is None:
-        return
+        return None
     check_conan_imports(path, tree)
     classes = conan_classes(tree)
     if len(classes) != 1:
         fail(path, f"expected one class deriving ConanFile, found {len(classes)}")
+        return None
+    return classes[0]
+
+
+def check_conan_recipe(version):
+    path = PACKAGING / "conan" / "conanfile.py"
+    cls = load_conan_class(path)
+    if cls is None:
         return
-    cls = classes[0]
     attrs = class_attributes(cls)
     expected = {"name": "snippets", "version": version, "package_type": "header-library",
                 "no_copy_source": True}
@@ -160,15 +167,9 @@ def check_conan_recipe(version):
 def check_conan_test_package():
     folder = PACKAGING / "conan" / "test_package"
     path = folder / "conanfile.py"
-    tree = parse_python(path)
-    if tree is None:
+    cls = load_conan_class(path)
+    if cls is None:
         return
-    check_conan_imports(path, tree)
-    classes = conan_classes(tree)
-    if len(classes) != 1:
-        fail(path, f"expected one class deriving ConanFile, found {len(classes)}")
-        return
-    cls = classes[0]
     # A test_package is a consumer: Conan 2 gives it the reference under test, so it declares
     # no name/version/package_type of its own.
     attrs = class_attributes(cls)

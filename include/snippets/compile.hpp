@@ -91,12 +91,12 @@ template <class T> int reserved_registers(ir::LinearIR<T>& lir, x64::Isa isa) {
   return n;
 }
 
-template <class T, class Vmm> KernelCode emit(ir::LinearIR<T>& lir, int reserved, bool streaming) {
+template <class T, class Vmm> KernelCode emit(ir::LinearIR<T>& lir, bool streaming) {
   std::size_t bytes = 16384 + 512 * lir.size();
   for (;;) {
     auto buf = std::make_shared<x64::CodeBuffer>(bytes);
     try {
-      x64::KernelEmitter<T, Vmm>(*buf, lir, reserved, streaming).emit();
+      x64::KernelEmitter<T, Vmm>(*buf, lir, streaming).emit();
     } catch (const Xbyak::Error& err) {
       if (static_cast<int>(err) == Xbyak::ERR_CODE_IS_TOO_BIG && bytes < (1u << 26)) {
         bytes *= 4;
@@ -110,7 +110,11 @@ template <class T, class Vmm> KernelCode emit(ir::LinearIR<T>& lir, int reserved
 }
 
 /// What the executor needs to know about the lowered kernel.
-template <class T> void describe(ir::LinearIR<T>& lir, x64::Isa isa, KernelSignature& sig) {
+template <class T>
+KernelSignature describe(const ir::Graph<T>& body, ir::LinearIR<T>& lir, x64::Isa isa) {
+  KernelSignature sig;
+  for (ir::NodeId p : body.parameters()) sig.inputs.push_back(body.node(p).outputs[0]);
+  for (ir::NodeId r : body.results()) sig.outputs.push_back(body.type(body.node(r).inputs[0]));
   sig.domain = lir.domain;
   sig.isa = std::string(x64::to_string(isa));
   sig.vector_bytes = x64::lanes(isa) * 4;
@@ -123,6 +127,7 @@ template <class T> void describe(ir::LinearIR<T>& lir, x64::Isa isa, KernelSigna
     const auto& shape = in ? e->out_desc(0).shape : e->in_desc(0).shape;
     sig.outer_stride_bytes[e->data_index] = passes::stride_along(shape, 0) * 4;
   }
+  return sig;
 }
 
 /// Streaming stores pay off once the outputs are much larger than the caches, and need every
@@ -156,7 +161,8 @@ ir::LinearIR<T> lower(const ir::Graph<T>& body, x64::Isa isa, const CompileOptio
           "CompileOptions::unroll must be in [1, 16], got " + std::to_string(opt.unroll));
   ctx.config.unroll = opt.unroll;
   // emitter scratch sits in the top registers; AVX2 tails need one for their mask
-  ctx.config.reserved_vector_registers = detail::reserved_registers(lir, isa);
+  lir.reserved_vector_registers = detail::reserved_registers(lir, isa);
+  ctx.config.reserved_vector_registers = lir.reserved_vector_registers;
   ctx.config.gp_registers = x64::usable_gprs - static_cast<int>(lir.num_inputs + lir.num_outputs);
   Lowering{}.run(lir, ctx);
   if (opt.trace) *opt.trace = ctx.trace;
@@ -171,14 +177,10 @@ CompiledKernel compile(const ir::Graph<T>& body, const CompileOptions& opt = {})
                                                " ISA was requested but this CPU cannot run it; "
                                                "request avx2 or leave the ISA unset");
   ir::LinearIR<T> lir = lower<T, Lowering>(body, isa, opt);
-  KernelSignature sig;
-  for (ir::NodeId p : body.parameters()) sig.inputs.push_back(body.node(p).outputs[0]);
-  for (ir::NodeId r : body.results()) sig.outputs.push_back(body.type(body.node(r).inputs[0]));
-  detail::describe(lir, isa, sig);
-  const int reserved = detail::reserved_registers(lir, isa);
+  KernelSignature sig = detail::describe(body, lir, isa);
   auto emit = [&](bool streaming) {
-    return isa == x64::Isa::avx512 ? detail::emit<T, Xbyak::Zmm>(lir, reserved, streaming)
-                                   : detail::emit<T, Xbyak::Ymm>(lir, reserved, streaming);
+    return isa == x64::Isa::avx512 ? detail::emit<T, Xbyak::Zmm>(lir, streaming)
+                                   : detail::emit<T, Xbyak::Ymm>(lir, streaming);
   };
   KernelCode code = emit(false);
   KernelCode streaming =

@@ -318,6 +318,8 @@ public:
   std::size_t spill_slots = 0;
   /// 8-byte stack slots for loop counters that did not get a register.
   std::size_t counter_slots = 0;
+  /// Top vector registers kept from the allocator for emitter scratch (and AVX2 tail masks).
+  int reserved_vector_registers = 0;
 
 private:
   ExprList exprs_;

@@ -39,13 +39,12 @@ private:
     auto in_loop = [&](const ir::Expression<T>& e) {
       return e.loop_ids.size() > level && e.loop_ids[level] == id;
     };
-    ir::Expression<T>* first = nullptr;
     std::vector<ir::Expression<T>*> body;
     for (auto& e : lir)
-      if (in_loop(*e)) {
-        if (!first) first = e.get();
-        body.push_back(e.get());
-      }
+      if (in_loop(*e)) body.push_back(e.get());
+    if (body.empty()) return;
+    // hoisted expressions go before `anchor`, the first expression still in the loop
+    auto anchor = lir.find(*body.front());
     std::set<const ir::Expression<T>*> invariant;
     for (ir::Expression<T>* e : body) {
       bool inv;
@@ -64,19 +63,11 @@ private:
       }
       if (!inv) continue;
       invariant.insert(e);
-      if (e != first)
-        lir.move(*e, lir.find(*first));
+      if (anchor->get() == e)
+        ++anchor;
       else
-        first = nullptr; // the loop now starts at the next body expression
+        lir.move(*e, anchor);
       e->loop_ids.resize(level);
-      if (!first) {
-        for (ir::Expression<T>* b : body)
-          if (in_loop(*b)) {
-            first = b;
-            break;
-          }
-        if (!first) return;
-      }
     }
   }
 };

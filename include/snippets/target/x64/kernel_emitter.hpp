@@ -2,8 +2,8 @@
 //
 // The kernel emitter owns the ABI (SysV x86-64): the kernel is `void kernel(const CallArgs*)`
 // with the arguments pointer in rdi. It maps abstract registers to physical ones (vector
-// value i -> vmm i; the top `reserved` vmms are emitter scratch; GPR counter i -> a pool
-// register after the data pointers), saves the callee-saved GPRs it uses, loads the data
+// value i -> vmm i; the top lir.reserved_vector_registers vmms are emitter scratch; GPR counter i
+// -> a pool register after the data pointers), saves the callee-saved GPRs it uses, loads the data
 // pointers, emits every expression in order, and appends the constant table.
 // Tails: AVX-512 loads/stores use opmask k1 (zeroing loads, fault-suppressed), AVX2 uses
 // VMASKMOVPS with a mask from the constant table; neither touches memory past a tensor.
@@ -30,16 +30,16 @@ template <class T, class Vmm> class KernelEmitter {
 public:
   /// `streaming`: full-vector stores are non-temporal (VMOVNTPS); the caller guarantees
   /// vector-aligned output addresses, and the kernel ends with SFENCE.
-  KernelEmitter(CodeBuffer& h, ir::LinearIR<T>& lir, int reserved_vmm, bool streaming = false)
-      : h_(h), lir_(lir), consts_(sizeof(float) * lanes_), reserved_(reserved_vmm),
-        streaming_(streaming) {
+  KernelEmitter(CodeBuffer& h, ir::LinearIR<T>& lir, bool streaming = false)
+      : h_(h), lir_(lir), consts_(sizeof(float) * lanes_), streaming_(streaming) {
     static const Xbyak::Reg64 pool[usable_gprs] = {
         Xbyak::util::rbx, Xbyak::util::rbp, Xbyak::util::r12, Xbyak::util::r13, Xbyak::util::r14,
         Xbyak::util::r15, Xbyak::util::rsi, Xbyak::util::rdx, Xbyak::util::rcx, Xbyak::util::r8,
         Xbyak::util::r9,  Xbyak::util::r10, Xbyak::util::r11};
     const std::size_t n_io = lir.num_inputs + lir.num_outputs;
     for (std::size_t i = 0; i < usable_gprs; ++i) (i < n_io ? data_ : counters_).push_back(pool[i]);
-    for (int k = 0; k < reserved_; ++k) scratch_.push_back(Vmm(total_vmm - 1 - k));
+    for (int k = 0; k < lir.reserved_vector_registers; ++k)
+      scratch_.push_back(Vmm(total_vmm - 1 - k));
     for (auto& e : lir)
       if (std::holds_alternative<ir::LoopBegin>(e->op) && e->out_desc(0).reg.index >= 0)
         counters_used_ = std::max(counters_used_, std::size_t(e->out_desc(0).reg.index) + 1);
@@ -249,7 +249,6 @@ private:
   CodeBuffer& h_;
   ir::LinearIR<T>& lir_;
   ConstantTable consts_;
-  int reserved_;
   bool streaming_;
   std::vector<Vmm> scratch_;
   std::vector<Xbyak::Reg64> data_, counters_;
