@@ -20,7 +20,8 @@ namespace snippets {
 using ParallelFor = std::function<void(int n, const std::function<void(int)>& body)>;
 
 /// The default executor: an OpenMP parallel loop with `n` threads.
-inline void openmp_parallel_for(int n, const std::function<void(int)>& body) {
+/// A template, so the default path calls `body` directly: no std::function on each run.
+template <class Body> void openmp_parallel_for(int n, const Body& body) {
   if (n == 1) return body(0);
 #pragma omp parallel for num_threads(n) schedule(static, 1)
   for (int i = 0; i < n; ++i) body(i);
