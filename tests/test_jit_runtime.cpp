@@ -342,9 +342,13 @@ TEST_CASE("jit runtime: CompileOptions selects the ISA") {
   CHECK(compile(g).signature().isa == x64::to_string(x64::best_host_isa()));
 }
 
-TEST_CASE("jit runtime: CompileOptions.trace lists the lowering passes in the documented order") {
-  // passes/default_pipelines.hpp: DefaultControlFlow, then DefaultPreparation
-  const std::vector<std::string_view> expected = {"OptimizeDomain",
+TEST_CASE("jit runtime: CompileOptions.trace lists the passes in the documented order") {
+  // passes/default_pipelines.hpp: DefaultDataFlow, DefaultControlFlow, DefaultPreparation
+  const std::vector<std::string_view> expected = {"Canonicalize",
+                                                  "ConvertConstantsToScalars",
+                                                  "ConvertPowerToPowerStatic",
+                                                  "AlignElementTypes",
+                                                  "OptimizeDomain",
                                                   "FuseMultiplyAdd",
                                                   "MarkLoops",
                                                   "FuseLoops",

@@ -7,6 +7,9 @@
 //                    data_pointer_registers;  // the last bounds a Subgraph's inputs + outputs
 //  - HostQuery:      static bool host_supported();                      // can run here now
 //  - FusableOpSet:   template <class Op> static constexpr bool fusable; // tokenizer may take it
+// Optional hooks, read through the helpers at the end of this file:
+//  - template <class Op> static bool supports(const Op&);  // attributes the backend accepts
+//  - static bool io_type_supported(ElementType);            // kernel I/O types (default f32)
 // Later stages add the emitter table and code buffer requirements (see DESIGN.md section 5).
 // Templates that take a traits type call check_backend_traits<T>() in a static_assert, so a
 // mistake is one error that says what to write, not a page of substitution failures.
@@ -97,6 +100,23 @@ template <class T> consteval bool check_backend_traits() {
                   "fusable = ...;` (false for every op the backend cannot put in a kernel)");
   }
   return true;
+}
+
+/// T::supports(op) when T has that hook, else true: may a kernel hold an op with these
+/// attributes?
+template <class T, class Op> bool backend_supports(const Op& op) {
+  if constexpr (requires { T::supports(op); })
+    return T::supports(op);
+  else
+    return true;
+}
+
+/// T::io_type_supported(t) when T has that hook, else t == f32: may a kernel read or write t?
+template <class T> bool backend_io_type_supported(ElementType t) {
+  if constexpr (requires { T::io_type_supported(t); })
+    return T::io_type_supported(t);
+  else
+    return t == ElementType::f32;
 }
 
 /// The traits of the reference path: it runs every op through the interpreter and fuses none.

@@ -3,10 +3,13 @@
 //   auto kernel = snippets::compile(body);                  // best ISA of this host
 //   auto kernel = snippets::compile<x64::Traits, MyPipeline>(body, {.isa = x64::Isa::avx2});
 //
-// Steps: check the body (ops the traits can fuse, f32 inputs and outputs, static shapes,
-// at most Traits::data_pointer_registers arguments), convert it to a Linear IR, run the
-// lowering Pipeline (passes/default_pipelines.hpp unless you pass your own), emit with the
-// x64 kernel emitter for the chosen ISA. A body that cannot be compiled throws
+// Steps: run the data-flow passes on the body (DefaultDataFlow: layouts, scalars,
+// PowerStatic, f32 compute), check it (ops the traits can fuse, input and output types the
+// traits read and write, static shapes, at most Traits::data_pointer_registers arguments),
+// convert it to a Linear IR, run the lowering Pipeline (passes/default_pipelines.hpp unless
+// you pass your own), emit with the x64 kernel emitter for the chosen ISA. The kernel's
+// signature is the body's: its input and output shapes, or their physical shapes for inputs
+// with a non-planar Layout. A body that cannot be compiled throws
 // snippets::Error ([snippets.compile.*]) naming the op and the cause; nothing is left behind.
 #pragma once
 
@@ -31,7 +34,7 @@ struct CompileOptions {
   /// when the output buffers are vector-aligned (0: never).
   std::int64_t streaming_threshold_bytes = std::int64_t{16} << 20;
   bool verify = false; // run the LIR verifier after every pass
-  /// Receives the pass names in the order they ran (tests, debugging).
+  /// Receives the pass names in the order they ran, data flow first (tests, debugging).
   std::vector<std::string_view>* trace = nullptr;
 };
 
@@ -52,9 +55,8 @@ template <class T> void check_body(const ir::Graph<T>& body) {
           using Tag = std::decay_t<decltype(tag)>;
           if constexpr (std::is_same_v<Tag, ir::Parameter> || std::is_same_v<Tag, ir::Result> ||
                         std::is_same_v<Tag, ir::Constant> || std::is_same_v<Tag, ir::Scalar>) {
-          } else if constexpr (std::is_same_v<Tag, ir::Power>) { // becomes PowerStatic if it can
           } else if constexpr (T::template fusable<Tag>) {
-            if (!x64::emitter_supports(tag))
+            if (!backend_supports<T>(tag))
               raise("snippets.compile.unsupported_attribute",
                     n.describe() + " has attributes the " + std::string(T::name) +
                         " emitter does not support; run it outside the kernel");
@@ -66,14 +68,11 @@ template <class T> void check_body(const ir::Graph<T>& body) {
         },
         n.op);
     const bool io = ir::is<ir::Parameter>(n.op) || ir::is<ir::Result>(n.op);
-    for (const auto& t : n.outputs)
-      if (io && t.type != ElementType::f32)
-        raise("snippets.compile.unsupported_type",
-              n.describe() + " is " + t.to_string() + "; kernels take f32 inputs and outputs");
-    if (ir::is<ir::Result>(n.op) && body.type(n.inputs[0]).type != ElementType::f32)
-      raise("snippets.compile.unsupported_type", n.describe() + " returns " +
-                                                     body.type(n.inputs[0]).to_string() +
-                                                     "; kernels take f32 inputs and outputs");
+    const auto& t = ir::is<ir::Result>(n.op) ? body.type(n.inputs[0]) : n.outputs.at(0);
+    if (io && !backend_io_type_supported<T>(t.type))
+      raise("snippets.compile.unsupported_type",
+            n.describe() + " is " + t.to_string() + "; " + std::string(T::name) +
+                " kernels take f32 inputs and outputs (add a Convert outside the subgraph)");
   }
 }
 
@@ -109,12 +108,24 @@ template <class T, class Vmm> KernelCode emit(ir::LinearIR<T>& lir, bool streami
   }
 }
 
-/// What the executor needs to know about the lowered kernel.
+/// What the executor needs to know about the lowered kernel. Inputs and outputs keep the
+/// body's shapes (rank alignment does not change memory) unless an input has a non-planar
+/// layout: then the buffers have the physical shapes of the canonical body.
 template <class T>
-KernelSignature describe(const ir::Graph<T>& body, ir::LinearIR<T>& lir, x64::Isa isa) {
+KernelSignature describe(const ir::Graph<T>& body, const ir::Graph<T>& canonical,
+                         ir::LinearIR<T>& lir, x64::Isa isa) {
   KernelSignature sig;
-  for (ir::NodeId p : body.parameters()) sig.inputs.push_back(body.node(p).outputs[0]);
-  for (ir::NodeId r : body.results()) sig.outputs.push_back(body.type(body.node(r).inputs[0]));
+  bool physical = false;
+  for (ir::NodeId p : body.parameters())
+    physical = physical || !std::get<ir::Parameter>(body.node(p).op).layout.is_planar();
+  for (std::size_t i = 0; i < body.parameters().size(); ++i) {
+    const auto& p = body.node(body.parameters()[i]);
+    sig.inputs.push_back(std::get<ir::Parameter>(p.op).layout.is_planar()
+                             ? p.outputs[0]
+                             : canonical.node(canonical.parameters()[i]).outputs[0]);
+  }
+  const ir::Graph<T>& out = physical ? canonical : body;
+  for (ir::NodeId r : out.results()) sig.outputs.push_back(out.type(out.node(r).inputs[0]));
   sig.domain = lir.domain;
   sig.isa = std::string(x64::to_string(isa));
   sig.vector_bytes = x64::lanes(isa) * 4;
@@ -144,11 +155,11 @@ inline bool use_streaming(const KernelSignature& sig, std::int64_t threshold_byt
 
 } // namespace detail
 
-/// Runs the front half of compile(): checks, conversion to a Linear IR and the lowering
-/// pipeline for `isa`. Returns the prepared LIR (for dumps, golden tests and custom emission).
-template <class T = x64::Traits, class Lowering = passes::DefaultLowering>
-ir::LinearIR<T> lower(const ir::Graph<T>& body, x64::Isa isa, const CompileOptions& opt = {}) {
-  static_assert(check_backend_traits<T>());
+namespace detail {
+/// Checks, conversion to a Linear IR and the lowering pipeline, on a body after data flow.
+template <class T, class Lowering>
+ir::LinearIR<T> lower_canonical(const ir::Graph<T>& body, x64::Isa isa, const CompileOptions& opt,
+                                std::vector<std::string_view>& trace) {
   detail::check_body(body);
   ir::LinearIR<T> lir = passes::convert_to_linear_ir(body);
   passes::PassContext<T> ctx;
@@ -165,19 +176,37 @@ ir::LinearIR<T> lower(const ir::Graph<T>& body, x64::Isa isa, const CompileOptio
   ctx.config.reserved_vector_registers = lir.reserved_vector_registers;
   ctx.config.gp_registers = x64::usable_gprs - static_cast<int>(lir.num_inputs + lir.num_outputs);
   Lowering{}.run(lir, ctx);
-  if (opt.trace) *opt.trace = ctx.trace;
+  trace.insert(trace.end(), ctx.trace.begin(), ctx.trace.end());
+  if (opt.trace) *opt.trace = trace;
   return lir;
 }
+} // namespace detail
 
-template <class T = x64::Traits, class Lowering = passes::DefaultLowering>
+/// Runs the front half of compile(): data flow, checks, conversion to a Linear IR and the
+/// lowering pipeline for `isa`. Returns the prepared LIR (for dumps, golden tests and custom
+/// emission).
+template <class T = x64::Traits, class Lowering = passes::DefaultLowering,
+          class DataFlow = passes::DefaultDataFlow>
+ir::LinearIR<T> lower(const ir::Graph<T>& body, x64::Isa isa, const CompileOptions& opt = {}) {
+  static_assert(check_backend_traits<T>());
+  std::vector<std::string_view> trace;
+  const ir::Graph<T> canonical = passes::DataFlowPipeline<DataFlow>{}.run(body, &trace);
+  return detail::lower_canonical<T, Lowering>(canonical, isa, opt, trace);
+}
+
+template <class T = x64::Traits, class Lowering = passes::DefaultLowering,
+          class DataFlow = passes::DefaultDataFlow>
 CompiledKernel compile(const ir::Graph<T>& body, const CompileOptions& opt = {}) {
+  static_assert(check_backend_traits<T>());
   const x64::Isa isa = opt.isa.value_or(x64::best_host_isa());
   if (!x64::host_supports(isa))
     raise("snippets.isa.unsupported_host", "the " + std::string(x64::to_string(isa)) +
                                                " ISA was requested but this CPU cannot run it; "
                                                "request avx2 or leave the ISA unset");
-  ir::LinearIR<T> lir = lower<T, Lowering>(body, isa, opt);
-  KernelSignature sig = detail::describe(body, lir, isa);
+  std::vector<std::string_view> trace;
+  const ir::Graph<T> canonical = passes::DataFlowPipeline<DataFlow>{}.run(body, &trace);
+  ir::LinearIR<T> lir = detail::lower_canonical<T, Lowering>(canonical, isa, opt, trace);
+  KernelSignature sig = detail::describe(body, canonical, lir, isa);
   auto emit = [&](bool streaming) {
     return isa == x64::Isa::avx512 ? detail::emit<T, Xbyak::Zmm>(lir, streaming)
                                    : detail::emit<T, Xbyak::Ymm>(lir, streaming);

@@ -1,16 +1,20 @@
 // snippets/snippets.hpp: the public API in one include.
 //
 // Build a data-flow Graph with the builder; compile() an elementwise body into one JIT kernel
-// (x64, AVX2 or AVX-512) and run it; the reference interpreter evaluates any graph.
+// (x64, AVX2 or AVX-512) and run it, or build a Program from a whole model (tokenized into
+// Subgraphs, one kernel each); the reference interpreter evaluates any graph.
 #pragma once
 
 #include "snippets/backend_traits.hpp"
 #include "snippets/compile.hpp"
+#include "snippets/debug/statistics.hpp"
 #include "snippets/error.hpp"
 #include "snippets/ir/element_type.hpp"
 #include "snippets/ir/graph.hpp"
 #include "snippets/ir/layout.hpp"
 #include "snippets/ir/printer.hpp"
 #include "snippets/ir/shape.hpp"
+#include "snippets/passes/tokenize.hpp"
 #include "snippets/reference/interpreter.hpp"
+#include "snippets/runtime/program.hpp"
 #include "snippets/version.hpp"

@@ -12,6 +12,8 @@
 
 #include <cstdint>
 #include <iterator>
+#include <optional>
+#include <utility>
 #include <vector>
 
 namespace snippets::ir::detail {
@@ -27,13 +29,35 @@ template <class G> BoostDigraph to_boost(const G& g) {
   return bg;
 }
 
-/// Node ids with every producer before its consumers. Throws if the graph has a cycle
-/// (boost::not_a_dag), which the Graph's own checks prevent.
-template <class G> std::vector<std::uint32_t> topological_order(const G& g) {
-  const BoostDigraph bg = to_boost(g);
+/// Edges {from, to} over vertices 0..n-1.
+using EdgeList = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
+
+inline BoostDigraph to_boost(std::size_t n, const EdgeList& edges) {
+  BoostDigraph bg(n);
+  for (const auto& [from, to] : edges) boost::add_edge(from, to, bg);
+  return bg;
+}
+
+inline std::vector<std::uint32_t> topological_order(const BoostDigraph& bg) {
   std::vector<std::size_t> reversed;
   boost::topological_sort(bg, std::back_inserter(reversed));
   return {reversed.rbegin(), reversed.rend()};
+}
+
+/// Node ids with every producer before its consumers. Throws if the graph has a cycle
+/// (boost::not_a_dag), which the Graph's own checks prevent.
+template <class G> std::vector<std::uint32_t> topological_order(const G& g) {
+  return topological_order(to_boost(g));
+}
+
+/// Vertices with every edge's source before its target, or nothing when there is a cycle.
+inline std::optional<std::vector<std::uint32_t>> topological_order(std::size_t n,
+                                                                   const EdgeList& edges) {
+  try {
+    return topological_order(to_boost(n, edges));
+  } catch (const boost::not_a_dag&) {
+    return std::nullopt;
+  }
 }
 
 /// True when a path of data edges leads from `from` to `to` (or from == to).

@@ -6,9 +6,8 @@
 //  - @post Parameters come first (data_index = parameter position), then Scalars, then the
 //    computation in topological order, then Results (data_index = num_inputs + position);
 //    every port shape is right-aligned to the domain rank with leading 1s.
-// It also folds the two data-flow rewrites an elementwise body needs on the way
-// (ConvertConstantsToScalars for single-valued Constants, ConvertPowerToPowerStatic for a
-// Power whose exponent is a Scalar), until the data-flow optimizer runs them separately.
+// It runs after the data-flow passes (default_pipelines.hpp: DefaultDataFlow), so constants
+// are Scalars by now; a Constant left over holds different values and cannot be in a kernel.
 #pragma once
 
 #include <algorithm>
@@ -25,17 +24,6 @@ inline std::vector<Dim> align_rank(const Shape& s, std::size_t rank) {
   std::vector<Dim> d(rank - s.rank(), 1);
   d.insert(d.end(), s.begin(), s.end());
   return d;
-}
-
-/// The value of a Constant/Scalar whose elements are all equal, if it is one.
-template <class T> std::optional<double> uniform_value(const ir::Op<T>& op) {
-  if (const auto* s = std::get_if<ir::Scalar>(&op)) return s->value;
-  if (const auto* c = std::get_if<ir::Constant>(&op)) {
-    if (std::all_of(c->values.begin(), c->values.end(),
-                    [&](double v) { return v == c->values[0]; }))
-      return c->values[0];
-  }
-  return std::nullopt;
 }
 } // namespace detail
 
@@ -94,12 +82,10 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T>& body
   // Scalars first: they are loop invariant and live in registers for the whole kernel.
   for (ir::NodeId id : order) {
     const auto& n = body.node(id);
-    if (!ir::is<ir::Scalar>(n.op) && !ir::is<ir::Constant>(n.op)) continue;
-    const auto v = detail::uniform_value<T>(n.op);
-    if (!v)
+    if (ir::is<ir::Constant>(n.op))
       raise("snippets.compile.tensor_constant",
             "Constant '" + n.name + "' holds different values; pass it as an input instead");
-    add(n, ir::Scalar{n.outputs[0], *v}, {}, 0);
+    if (const auto* s = std::get_if<ir::Scalar>(&n.op)) add(n, *s, {}, 0);
   }
   std::map<ir::NodeId, std::size_t> result_index; // kernel outputs follow Graph::results()
   for (std::size_t i = 0; i < body.results().size(); ++i) result_index[body.results()[i]] = i;
@@ -113,13 +99,6 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T>& body
       add(n, ir::Result{}, in, lir.num_inputs + result_index.at(id));
       continue;
     }
-    if (ir::is<ir::Power>(n.op)) { // ConvertPowerToPowerStatic
-      const auto exponent = detail::uniform_value<T>(body.node(n.inputs[1].node).op);
-      if (exponent) {
-        add(n, ir::PowerStatic{*exponent}, {in[0]}, 0);
-        continue;
-      }
-    }
     std::visit([&](const auto& tag) { add(n, tag, in, 0); }, n.op);
   }
   // Results go last so that their stores can sit inside the loops before them.
@@ -127,12 +106,6 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T>& body
   for (auto& e : lir)
     if (std::holds_alternative<ir::Result>(e->op)) results.push_back(e.get());
   for (auto* r : results) lir.move(*r, lir.end());
-  // A Scalar that only fed a PowerStatic exponent is dead now.
-  std::vector<Expression<T>*> dead;
-  for (auto& e : lir)
-    if (std::holds_alternative<ir::Scalar>(e->op) && e->output(0).consumers().empty())
-      dead.push_back(e.get());
-  for (auto* e : dead) lir.erase(*e);
   return lir;
 }
 

@@ -1,13 +1,18 @@
 // snippets/passes/default_pipelines.hpp: the pass pipelines compile() runs by default.
 //
-// Backends and users derive theirs with insert_after_t / insert_before_t / replace_t /
+// Backends and users derive the Linear IR ones with insert_after_t / insert_before_t / replace_t /
 // remove_t (pipeline.hpp), e.g.
 //   using Mine = passes::insert_after_t<passes::DefaultLowering, passes::InsertLoops, MyPass>;
 #pragma once
 
+#include "snippets/passes/align_element_types.hpp"
 #include "snippets/passes/assign_registers.hpp"
+#include "snippets/passes/canonicalize.hpp"
 #include "snippets/passes/clean_repeated_data_pointer_shifts.hpp"
 #include "snippets/passes/cleanup_loop_offsets.hpp"
+#include "snippets/passes/convert_constants_to_scalars.hpp"
+#include "snippets/passes/convert_power_to_power_static.hpp"
+#include "snippets/passes/data_flow.hpp"
 #include "snippets/passes/extract_loop_invariants.hpp"
 #include "snippets/passes/fuse_loops.hpp"
 #include "snippets/passes/fuse_multiply_add.hpp"
@@ -25,6 +30,10 @@
 #include "snippets/passes/pipeline.hpp"
 
 namespace snippets::passes {
+
+/// Data flow, on the Subgraph body: layouts and ranks, scalars, PowerStatic, f32 compute.
+using DefaultDataFlow = DataFlowPipeline<Canonicalize, ConvertConstantsToScalars,
+                                         ConvertPowerToPowerStatic, AlignElementTypes>;
 
 /// Control flow: loops, memory access, broadcasting, pointer shifts.
 using DefaultControlFlow =

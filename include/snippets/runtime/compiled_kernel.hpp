@@ -63,9 +63,9 @@ public:
 
   void run(std::span<const ConstTensorView> in, std::span<const TensorView> out,
            const RunOptions& opt = {}) const {
-    check(in, sig_.inputs, "input");
+    check_views(in, sig_.inputs, "input", "kernel");
     std::vector<ConstTensorView> outs(out.begin(), out.end());
-    check(outs, sig_.outputs, "output");
+    check_views(outs, sig_.outputs, "output", "kernel");
     std::vector<const void*> in_ptrs;
     for (const auto& v : in) in_ptrs.push_back(v.data);
     std::vector<void*> out_ptrs;
@@ -131,27 +131,6 @@ public:
   }
 
 private:
-  static void check(std::span<const ConstTensorView> got, const std::vector<ir::TensorType>& want,
-                    const char* what) {
-    if (got.size() != want.size())
-      raise("snippets.run.arg_count", std::string("the kernel takes ") +
-                                          std::to_string(want.size()) + " " + what + "(s) but " +
-                                          std::to_string(got.size()) + " were given");
-    for (std::size_t i = 0; i < got.size(); ++i) {
-      const std::string which = std::string(what) + " " + std::to_string(i);
-      if (got[i].type != want[i].type)
-        raise("snippets.run.type_mismatch", which + " is " + std::string(to_string(got[i].type)) +
-                                                " but the kernel was compiled for " +
-                                                std::string(to_string(want[i].type)));
-      if (got[i].shape != want[i].shape)
-        raise("snippets.run.shape_mismatch", which + " has shape " + got[i].shape.to_string() +
-                                                 " but the kernel was compiled for " +
-                                                 want[i].shape.to_string());
-      if (!got[i].data && want[i].shape.element_count() != 0)
-        raise("snippets.run.null_pointer", which + " is a null pointer; pass the buffer's address");
-    }
-  }
-
   KernelCode code_, streaming_;
   KernelSignature sig_;
 };

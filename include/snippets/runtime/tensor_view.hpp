@@ -3,7 +3,12 @@
 // touches any memory.
 #pragma once
 
+#include <span>
+#include <string>
+#include <vector>
+
 #include "snippets/ir/element_type.hpp"
+#include "snippets/ir/op_tags.hpp"
 #include "snippets/ir/shape.hpp"
 
 namespace snippets {
@@ -20,5 +25,29 @@ struct TensorView {
   void* data = nullptr;
   operator ConstTensorView() const { return {type, shape, data}; }
 };
+
+/// Checks buffers against what `owner` ("kernel", "program") was compiled for, before any
+/// memory is touched: [snippets.run.arg_count|type_mismatch|shape_mismatch|null_pointer].
+inline void check_views(std::span<const ConstTensorView> got,
+                        const std::vector<ir::TensorType>& want, const char* what,
+                        const char* owner) {
+  if (got.size() != want.size())
+    raise("snippets.run.arg_count", std::string("the ") + owner + " takes " +
+                                        std::to_string(want.size()) + " " + what + "(s) but " +
+                                        std::to_string(got.size()) + " were given");
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const std::string which = std::string(what) + " " + std::to_string(i);
+    if (got[i].type != want[i].type)
+      raise("snippets.run.type_mismatch", which + " is " + std::string(to_string(got[i].type)) +
+                                              " but the " + owner + " was compiled for " +
+                                              std::string(to_string(want[i].type)));
+    if (got[i].shape != want[i].shape)
+      raise("snippets.run.shape_mismatch", which + " has shape " + got[i].shape.to_string() +
+                                               " but the " + owner + " was compiled for " +
+                                               want[i].shape.to_string());
+    if (!got[i].data && want[i].shape.element_count() != 0)
+      raise("snippets.run.null_pointer", which + " is a null pointer; pass the buffer's address");
+  }
+}
 
 } // namespace snippets

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "snippets/backend_traits.hpp"
+#include "snippets/ir/element_type.hpp"
 #include "snippets/target/x64/abi.hpp"
 #include "snippets/target/x64/emitters/eltwise.hpp"
 #include "snippets/target/x64/isa.hpp"
@@ -25,6 +26,11 @@ struct Traits {
   static constexpr int data_pointer_registers = 10;
   static bool host_supported() { return host_supports(Isa::avx2); }
   template <class Op> static constexpr bool fusable = HasEmitter<Op>;
+  /// Whether the emitter accepts these attributes (optional hook, read by the tokenizer and
+  /// compile()).
+  template <class Op> static bool supports(const Op& op) { return emitter_supports(op); }
+  /// Element types a kernel reads and writes (optional hook; f32 when a traits type omits it).
+  static bool io_type_supported(ElementType t) { return t == ElementType::f32; }
 };
 
 static_assert(check_backend_traits<Traits>());

@@ -1,0 +1,34 @@
+// snippets/passes/convert_constants_to_scalars.hpp: ConvertConstantsToScalars (data flow).
+//
+// A Constant whose values are all equal becomes a Scalar of its type, with a shape of 1s of
+// the Constant's rank (the seed's [1,1,1,1]): the kernel keeps it in a register instead of
+// reading memory. Constants with different values are left alone (they are kernel inputs).
+#pragma once
+
+#include <algorithm>
+
+#include "snippets/passes/data_flow.hpp"
+
+namespace snippets::passes {
+
+struct ConvertConstantsToScalars {
+  using pass_tag = data_flow_pass_tag;
+  static constexpr std::string_view name = "ConvertConstantsToScalars";
+
+  template <class T> ir::Graph<T> run(const ir::Graph<T>& body) const {
+    return rebuild(body,
+                   [](ir::Graph<T>& out, const ir::Node<T>& n,
+                      std::span<const ir::Value>) -> std::optional<std::vector<ir::Value>> {
+                     const auto* c = std::get_if<ir::Constant>(&n.op);
+                     if (!c || c->values.empty() ||
+                         !std::all_of(c->values.begin(), c->values.end(),
+                                      [&](double v) { return v == c->values[0]; }))
+                       return std::nullopt;
+                     const Shape ones(std::vector<Dim>(c->output.shape.rank(), 1));
+                     return std::vector<ir::Value>{
+                         out.scalar(c->output.type, c->values[0], ones, n.name)};
+                   });
+  }
+};
+
+} // namespace snippets::passes

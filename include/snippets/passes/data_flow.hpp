@@ -1,0 +1,139 @@
+// snippets/passes/data_flow.hpp: passes over a Subgraph body (the seed's data-flow optimizer).
+//
+// A data-flow pass is a struct with no base class, like a Linear IR pass:
+//   struct MyRewrite {
+//     using pass_tag = snippets::passes::data_flow_pass_tag;     // opt-in
+//     static constexpr std::string_view name = "MyRewrite";
+//     template <class T> ir::Graph<T> run(const ir::Graph<T>& body) const;
+//   };
+// A Graph only grows, so a pass returns a new body (usually through `rebuild` below) and
+// never changes its input. Passes are shape-agnostic: they work on dynamic shapes too.
+// `DataFlowPipeline<Ps...>` runs passes in order and is itself a data-flow pass.
+#pragma once
+
+#include <concepts>
+#include <map>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "snippets/ir/graph.hpp"
+
+namespace snippets::passes {
+
+/// Opt-in tag of passes over a Subgraph body.
+struct data_flow_pass_tag {};
+
+template <class P, class T>
+concept DataFlowPass = std::same_as<typename P::pass_tag, data_flow_pass_tag> && requires {
+  { P::name } -> std::convertible_to<std::string_view>;
+} && requires(const P& p, const ir::Graph<T>& g) {
+  { p.run(g) } -> std::same_as<ir::Graph<T>>;
+};
+
+namespace detail {
+struct OutputLess {
+  bool operator()(const ir::Output& a, const ir::Output& b) const {
+    return a.node != b.node ? a.node < b.node : a.port < b.port;
+  }
+};
+} // namespace detail
+
+/// Copies `g` into a new graph, node by node: Parameters first (in order), then the rest in
+/// topological order, Results last (in order), so inputs and outputs keep their positions.
+/// For every node, `rewrite(out, node, new_inputs)` may return the node's replacement values
+/// (one per output, built in `out`); std::nullopt copies the node unchanged. Nodes that no
+/// Result depends on are dropped.
+template <class T, class F> ir::Graph<T> rebuild(const ir::Graph<T>& g, F&& rewrite) {
+  ir::Graph<T> out;
+  std::map<ir::Output, ir::Value, detail::OutputLess> mapped;
+  auto visit = [&](ir::NodeId id) {
+    const ir::Node<T>& n = g.node(id);
+    std::vector<ir::Value> in;
+    for (const ir::Output& o : n.inputs) in.push_back(mapped.at(o));
+    std::optional<std::vector<ir::Value>> values = rewrite(out, n, std::span<const ir::Value>(in));
+    if (!values) {
+      values = out.make(n.op, in, n.name);
+      if (n.skipped_by_plugin && !values->empty()) out.mark_skipped(values->at(0).output.node);
+    }
+    for (std::uint32_t p = 0; p < values->size(); ++p) mapped[{id, p}] = (*values)[p];
+  };
+  // nodes no Result depends on are dropped (Parameters stay: they are the body's signature)
+  std::vector<bool> live(g.size(), false);
+  const auto order = g.topological_order();
+  for (ir::NodeId r : g.results()) live[r] = true;
+  for (auto it = order.rbegin(); it != order.rend(); ++it)
+    if (live[*it])
+      for (const ir::Output& o : g.node(*it).inputs) live[o.node] = true;
+  for (ir::NodeId p : g.parameters()) visit(p);
+  for (ir::NodeId id : order)
+    if (live[id] && !ir::is<ir::Parameter>(g.node(id).op) && !ir::is<ir::Result>(g.node(id).op))
+      visit(id);
+  for (ir::NodeId r : g.results()) visit(r);
+  return out;
+}
+
+/// A copy of `g` without the nodes no Result depends on.
+template <class T> ir::Graph<T> remove_dead_nodes(const ir::Graph<T>& g) {
+  return rebuild(g, [](auto&&...) { return std::optional<std::vector<ir::Value>>{}; });
+}
+
+namespace detail {
+template <class P, class T> consteval bool check_data_flow_pass() {
+  if constexpr (!requires { typename P::pass_tag; }) {
+    static_assert(sizeof(P) == 0, "snippets: this DataFlowPipeline element is not a pass; add "
+                                  "`using pass_tag = snippets::passes::data_flow_pass_tag;`");
+    return false;
+  } else if constexpr (!DataFlowPass<P, T>) {
+    static_assert(sizeof(P) == 0,
+                  "snippets: a data-flow pass needs `static constexpr std::string_view name` "
+                  "and `template <class T> ir::Graph<T> run(const ir::Graph<T>&) const`");
+    return false;
+  } else {
+    return true;
+  }
+}
+} // namespace detail
+
+template <class... Ps> struct DataFlowPipeline {
+  using pass_tag = data_flow_pass_tag;
+  static constexpr std::string_view name = "DataFlowPipeline";
+
+  template <class T> ir::Graph<T> run(const ir::Graph<T>& body) const {
+    return run_from<T, Ps...>(body, nullptr);
+  }
+  /// As run(), and appends the name of each pass to `trace`.
+  template <class T>
+  ir::Graph<T> run(const ir::Graph<T>& body, std::vector<std::string_view>* trace) const {
+    return run_from<T, Ps...>(body, trace);
+  }
+
+private:
+  template <class T, class P = void, class... Rest>
+  static ir::Graph<T> run_from(const ir::Graph<T>& body, std::vector<std::string_view>* trace) {
+    if constexpr (std::is_void_v<P>) {
+      return remove_dead_nodes(body);
+    } else if constexpr (detail::check_data_flow_pass<P, T>()) {
+      ir::Graph<T> next = [&] {
+        if constexpr (requires { typename P::is_pipeline; })
+          return P{}.run(body, trace);
+        else
+          return P{}.run(body);
+      }();
+      if constexpr (!requires { typename P::is_pipeline; })
+        if (trace) trace->push_back(P::name);
+      if constexpr (sizeof...(Rest) == 0)
+        return next;
+      else
+        return run_from<T, Rest...>(next, trace);
+    } else {
+      return ir::Graph<T>{};
+    }
+  }
+
+public:
+  using is_pipeline = void;
+};
+
+} // namespace snippets::passes

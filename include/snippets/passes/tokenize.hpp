@@ -1,0 +1,334 @@
+// snippets/passes/tokenize.hpp: the Tokenizer, model Graph -> Graph with Subgraph nodes.
+//
+//   auto tokenized = snippets::passes::tokenize(model);        // the model is not modified
+//   auto unfused = snippets::passes::tokenize(model, {.fuse = false});  // one op per Subgraph
+//
+// The seed's greedy algorithm, over the nodes in topological order: a node the backend can
+// fuse starts a Subgraph when no input comes from a Subgraph, is attached when one does, and
+// merges them when several do (shared inputs become one body Parameter). An attach or merge
+// that would break a rule is narrowed to one parent Subgraph, and if that also fails the node
+// starts a Subgraph of its own. The rules:
+//  - no cycle: the model with every Subgraph contracted to one node stays acyclic (checked
+//    with Boost.Graph, ir/graph_view.hpp);
+//  - at most `max_result_outputs` outputs of one Subgraph feed model Results (the seed: one);
+//  - inputs + outputs stay within T::data_pointer_registers (the traits' free data-pointer
+//    GPRs); Constants with one value go inside the body and cost nothing, other Constants stay
+//    outside and count as inputs;
+//  - every output of a Subgraph has the same static shape (the kernel's scheduling domain; a
+//    stricter form of "broadcast-compatible": each output element is stored exactly once);
+//  - inputs and outputs have element types the backend reads and writes
+//    (backend_io_type_supported<T>), inner values are f32 or boolean (Convert may change type);
+//  - nodes marked SkippedByPlugin, Opaque nodes and existing Subgraphs are never taken.
+// The result graph keeps the model's Parameters and Results in order, so inputs and outputs
+// map one to one; each Subgraph is named after its last op and lists the ops it absorbed.
+#pragma once
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "snippets/ir/graph.hpp"
+
+namespace snippets::passes {
+
+template <class T> struct TokenizeOptions {
+  bool fuse = true;           // false: every fusable op becomes a Subgraph of its own
+  int max_result_outputs = 1; // outputs of one Subgraph that may feed model Results
+  /// Replaces the backend's answer to "may this node go into a Subgraph?" (the built-in
+  /// exclusions above still apply).
+  std::function<bool(const ir::Graph<T>&, const ir::Node<T>&)> supported;
+};
+
+namespace detail {
+
+/// One value everywhere: a Scalar, or a Constant whose values are all equal.
+template <class T> bool is_scalar_constant(const ir::Node<T>& n) {
+  if (ir::is<ir::Scalar>(n.op)) return true;
+  const auto* c = std::get_if<ir::Constant>(&n.op);
+  return c && std::all_of(c->values.begin(), c->values.end(),
+                          [&](double v) { return v == c->values[0]; });
+}
+
+/// The default answer: an op the backend fuses with these attributes, on static f32/boolean
+/// values. Power counts when its exponent is a scalar constant (it becomes PowerStatic).
+template <class T> bool backend_can_fuse(const ir::Graph<T>& g, const ir::Node<T>& n) {
+  for (const auto& t : n.outputs)
+    if (!t.shape.is_static()) return false;
+  const bool convert = ir::is<ir::Convert>(n.op);
+  auto type_ok = [&](ElementType t) {
+    return convert || t == ElementType::f32 || t == ElementType::boolean;
+  };
+  for (const ir::Output& o : n.inputs)
+    if (!type_ok(g.type(o).type)) return false;
+  for (const auto& t : n.outputs)
+    if (!type_ok(t.type)) return false;
+  if (ir::is<ir::Power>(n.op) && !T::template fusable<ir::Power>) {
+    const auto& e = g.node(n.inputs[1].node);
+    if (!is_scalar_constant(e)) return false;
+    const double v = ir::is<ir::Scalar>(e.op) ? std::get<ir::Scalar>(e.op).value
+                                              : std::get<ir::Constant>(e.op).values[0];
+    return T::template fusable<ir::PowerStatic> && backend_supports<T>(ir::PowerStatic{v});
+  }
+  return std::visit(
+      [&](const auto& tag) {
+        using Tag = std::decay_t<decltype(tag)>;
+        if constexpr (std::is_same_v<Tag, ir::Subgraph<T>>)
+          return false;
+        else if constexpr (T::template fusable<Tag>)
+          return backend_supports<T>(tag);
+        else
+          return false;
+      },
+      n.op);
+}
+
+template <class T> class Tokenizer {
+public:
+  Tokenizer(const ir::Graph<T>& g, const TokenizeOptions<T>& opt) : g_(g), opt_(opt) {}
+
+  ir::Graph<T> run() {
+    const auto order = g_.topological_order();
+    position_.assign(g_.size(), 0);
+    for (std::size_t i = 0; i < order.size(); ++i) position_[order[i]] = i;
+    group_.assign(g_.size(), none);
+    for (ir::NodeId id : order)
+      if (takeable(g_.node(id))) place(id);
+    return build();
+  }
+
+private:
+  static constexpr std::size_t none = static_cast<std::size_t>(-1);
+
+  bool takeable(const ir::Node<T>& n) const {
+    if (n.skipped_by_plugin || n.inputs.empty()) return false; // sources stay in the model
+    if (ir::is<ir::Result>(n.op) || ir::is<ir::Opaque>(n.op)) return false;
+    if (ir::is<ir::Subgraph<T>>(n.op)) return false;
+    return opt_.supported ? opt_.supported(g_, n) : backend_can_fuse(g_, n);
+  }
+
+  /// Start, attach or merge, per the seed; narrow the merge when a rule forbids it.
+  void place(ir::NodeId id) {
+    std::vector<std::size_t> parents;
+    if (opt_.fuse)
+      for (const ir::Output& o : g_.node(id).inputs)
+        if (const std::size_t p = group_[o.node];
+            p != none && std::find(parents.begin(), parents.end(), p) == parents.end())
+          parents.push_back(p);
+    std::vector<std::vector<std::size_t>> candidates;
+    if (!parents.empty()) candidates.push_back(parents);
+    if (parents.size() > 1) // one parent at a time, the largest first
+      for (std::size_t p : sorted_by_size(parents)) candidates.push_back({p});
+    for (const auto& merge : candidates) {
+      std::vector<ir::NodeId> members{id};
+      for (std::size_t p : merge)
+        members.insert(members.end(), groups_[p].begin(), groups_[p].end());
+      if (!allowed(members)) continue;
+      const std::size_t into = merge[0];
+      for (std::size_t p : merge)
+        if (p != into) {
+          for (ir::NodeId m : groups_[p]) group_[m] = into;
+          groups_[into].insert(groups_[into].end(), groups_[p].begin(), groups_[p].end());
+          groups_[p].clear();
+        }
+      groups_[into].push_back(id);
+      group_[id] = into;
+      return;
+    }
+    if (!allowed({id})) return; // e.g. more inputs than the kernel takes
+    group_[id] = groups_.size();
+    groups_.push_back({id});
+  }
+
+  std::vector<std::size_t> sorted_by_size(std::vector<std::size_t> ps) const {
+    std::stable_sort(ps.begin(), ps.end(), [&](std::size_t a, std::size_t b) {
+      return groups_[a].size() > groups_[b].size();
+    });
+    return ps;
+  }
+
+  struct Boundary {
+    std::vector<ir::Output> inputs, outputs; // in first-use / definition order
+  };
+
+  Boundary boundary(const std::vector<ir::NodeId>& members) const {
+    std::set<ir::NodeId> in(members.begin(), members.end());
+    std::vector<ir::NodeId> sorted = members;
+    std::sort(sorted.begin(), sorted.end(),
+              [&](ir::NodeId a, ir::NodeId b) { return position_[a] < position_[b]; });
+    Boundary b;
+    for (ir::NodeId m : sorted) {
+      const auto& n = g_.node(m);
+      for (const ir::Output& o : n.inputs)
+        if (!in.count(o.node) && !is_scalar_constant(g_.node(o.node)) &&
+            std::find(b.inputs.begin(), b.inputs.end(), o) == b.inputs.end())
+          b.inputs.push_back(o);
+      for (std::uint32_t p = 0; p < n.outputs.size(); ++p)
+        for (const ir::Use& u : g_.users(ir::Output{m, p}))
+          if (!in.count(u.node)) {
+            b.outputs.push_back({m, p});
+            break;
+          }
+    }
+    return b;
+  }
+
+  bool allowed(const std::vector<ir::NodeId>& members) const {
+    const Boundary b = boundary(members);
+    if (static_cast<int>(b.inputs.size() + b.outputs.size()) > T::data_pointer_registers)
+      return false;
+    int to_results = 0;
+    for (const ir::Output& o : b.outputs) {
+      for (const ir::Use& u : g_.users(o))
+        if (ir::is<ir::Result>(g_.node(u.node).op)) {
+          ++to_results;
+          break;
+        }
+      if (g_.type(o).shape != g_.type(b.outputs[0]).shape ||
+          !backend_io_type_supported<T>(g_.type(o).type))
+        return false;
+    }
+    if (to_results > opt_.max_result_outputs) return false;
+    for (const ir::Output& o : b.inputs)
+      if (!backend_io_type_supported<T>(g_.type(o).type)) return false;
+    return acyclic_with(members);
+  }
+
+  /// Whether contracting `members` (and every existing Subgraph) keeps the model acyclic.
+  /// Only nodes up to the newest member matter: a cycle through the merge would pass
+  /// through nodes between its members in topological order.
+  bool acyclic_with(const std::vector<ir::NodeId>& members) const {
+    std::size_t last = 0;
+    for (ir::NodeId m : members) last = std::max(last, position_[m]);
+    std::set<ir::NodeId> merged(members.begin(), members.end());
+    const std::uint32_t merged_vertex = static_cast<std::uint32_t>(g_.size() + groups_.size());
+    auto vertex = [&](ir::NodeId id) -> std::uint32_t {
+      if (merged.count(id)) return merged_vertex;
+      if (group_[id] != none) return static_cast<std::uint32_t>(g_.size() + group_[id]);
+      return id;
+    };
+    ir::detail::EdgeList edges;
+    for (ir::NodeId id = 0; id < g_.size(); ++id) {
+      if (position_[id] > last) continue;
+      for (const ir::Output& o : g_.node(id).inputs)
+        if (const auto from = vertex(o.node), to = vertex(id); from != to)
+          edges.emplace_back(from, to);
+    }
+    return ir::detail::topological_order(merged_vertex + 1, edges).has_value();
+  }
+
+  ir::Graph<T> build() {
+    // the contracted graph: vertex = node id, or size() + group index for a Subgraph
+    const std::size_t n = g_.size();
+    auto vertex = [&](ir::NodeId id) {
+      return static_cast<std::uint32_t>(group_[id] == none ? id : n + group_[id]);
+    };
+    ir::detail::EdgeList edges;
+    for (ir::NodeId id = 0; id < n; ++id)
+      for (const ir::Output& o : g_.node(id).inputs)
+        if (vertex(o.node) != vertex(id)) edges.emplace_back(vertex(o.node), vertex(id));
+    const auto contracted = ir::detail::topological_order(n + groups_.size(), edges);
+    SNIPPETS_ASSERT(contracted.has_value()) << "the tokenizer created a cycle";
+
+    ir::Graph<T> out;
+    for (ir::NodeId p : g_.parameters()) copy(out, p);
+    for (std::uint32_t v : *contracted) {
+      if (v >= n) {
+        if (!groups_[v - n].empty()) emit_subgraph(out, groups_[v - n]);
+      } else if (group_[v] == none && !ir::is<ir::Parameter>(g_.node(v).op) &&
+                 !ir::is<ir::Result>(g_.node(v).op) && !only_feeds_subgraphs(v)) {
+        copy(out, v);
+      }
+    }
+    for (ir::NodeId r : g_.results()) copy(out, r);
+    return out;
+  }
+
+  /// A scalar constant whose every user went into a Subgraph is not needed outside.
+  bool only_feeds_subgraphs(ir::NodeId id) const {
+    if (!is_scalar_constant(g_.node(id))) return false;
+    for (std::uint32_t p = 0; p < g_.node(id).outputs.size(); ++p)
+      for (const ir::Use& u : g_.users(ir::Output{id, p}))
+        if (group_[u.node] == none) return false;
+    return true;
+  }
+
+  void copy(ir::Graph<T>& out, ir::NodeId id) {
+    const auto& node = g_.node(id);
+    std::vector<ir::Value> in;
+    for (const ir::Output& o : node.inputs) in.push_back(mapped_.at(o));
+    const auto values = out.make(node.op, in, node.name);
+    for (std::uint32_t p = 0; p < values.size(); ++p) mapped_[{id, p}] = values[p];
+    if (node.skipped_by_plugin && !values.empty()) out.mark_skipped(values[0].output.node);
+  }
+
+  void emit_subgraph(ir::Graph<T>& out, std::vector<ir::NodeId> members) {
+    std::sort(members.begin(), members.end(),
+              [&](ir::NodeId a, ir::NodeId b) { return position_[a] < position_[b]; });
+    const Boundary b = boundary(members);
+    auto body = std::make_shared<ir::Graph<T>>();
+    std::map<ir::Output, ir::Value, OutputLess> inner;
+    std::vector<ir::Value> args;
+    for (const ir::Output& o : b.inputs) {
+      const auto& producer = g_.node(o.node);
+      std::string name = producer.name;
+      if (producer.outputs.size() > 1) (name += ':') += std::to_string(o.port);
+      const auto* param = std::get_if<ir::Parameter>(&producer.op);
+      inner[o] = body->parameter(g_.type(o).type, g_.type(o).shape, name,
+                                 param ? param->layout : Layout{});
+      args.push_back(mapped_.at(o));
+    }
+    std::vector<std::string> absorbed;
+    for (ir::NodeId m : members) {
+      const auto& node = g_.node(m);
+      std::vector<ir::Value> in;
+      for (const ir::Output& o : node.inputs) {
+        if (!inner.count(o)) { // a scalar constant: copied in, once per body
+          const auto& c = g_.node(o.node);
+          inner[o] = body->make(c.op, {}, c.name)[0];
+        }
+        in.push_back(inner.at(o));
+      }
+      const auto values = body->make(node.op, in, node.name);
+      for (std::uint32_t p = 0; p < values.size(); ++p) inner[{m, p}] = values[p];
+      absorbed.push_back(node.name);
+    }
+    for (const ir::Output& o : b.outputs) body->result(inner.at(o), g_.node(o.node).name);
+    const auto values = out.make(ir::Subgraph<T>{std::move(body), std::move(absorbed)}, args,
+                                 g_.node(members.back()).name);
+    for (std::size_t i = 0; i < b.outputs.size(); ++i) mapped_[b.outputs[i]] = values[i];
+  }
+
+  struct OutputLess {
+    bool operator()(const ir::Output& a, const ir::Output& b) const {
+      return a.node != b.node ? a.node < b.node : a.port < b.port;
+    }
+  };
+
+  const ir::Graph<T>& g_;
+  const TokenizeOptions<T>& opt_;
+  std::vector<std::size_t> position_;                  // topological position of each node
+  std::vector<std::size_t> group_;                     // Subgraph of each node, or none
+  std::vector<std::vector<ir::NodeId>> groups_;        // members; emptied when merged away
+  std::map<ir::Output, ir::Value, OutputLess> mapped_; // model output -> result-graph value
+};
+
+} // namespace detail
+
+/// Returns a new graph where the fusable parts of `model` are Subgraph nodes. `model` is not
+/// modified, and a failure throws snippets::Error before anything is returned.
+/// @throws [snippets.tokenize.no_results] for a model without Results.
+template <class T>
+ir::Graph<T> tokenize(const ir::Graph<T>& model, const TokenizeOptions<T>& opt = {}) {
+  static_assert(check_backend_traits<T>());
+  if (model.results().empty())
+    raise("snippets.tokenize.no_results",
+          "the model has no Result, so nothing it computes is used; add g.result(...)");
+  return detail::Tokenizer<T>(model, opt).run();
+}
+
+} // namespace snippets::passes
