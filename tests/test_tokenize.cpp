@@ -33,8 +33,7 @@ std::string absorbed(const ir::Subgraph<x64::Traits>& sg) {
 
 /// The tokenized model computes what the model computes (both through the interpreter, which
 /// rounds every intermediate as a kernel boundary would).
-void check_same_results(const Graph& model, const Graph& tokenized,
-                        reference::Options opt = {}) {
+void check_same_results(const Graph& model, const Graph& tokenized, reference::Options opt = {}) {
   opt.round_each_node = true;
   std::vector<Tensor> in;
   std::uint64_t seed = 1;
