@@ -284,3 +284,29 @@ TEST_CASE("tokenize: a model without Results is an error") {
   g.relu(g.parameter(f32, {8}, "x"));
   CHECK(error_id([&] { passes::tokenize(g); }) == "snippets.tokenize.no_results");
 }
+
+TEST_CASE("tokenize: invalid models are rejected when built, and a failed tokenization changes "
+          "nothing") {
+  Graph g;
+  const Value x = g.parameter(f32, {2, 3}, "x");
+  const Value r = g.relu(x);
+  const Value a = g.abs(r);
+  g.result(a, "y");
+  const std::string before = ir::to_string(g);
+  // cycles, unknown ops and shape conflicts never reach the tokenizer: the Graph refuses them
+  CHECK(error_id([&] { g.set_input(r.output.node, 0, a); }) == "snippets.graph.cycle");
+  CHECK(error_id([&] { g.make("NoSuchOp", {x}); }) == "snippets.graph.unknown_op");
+  CHECK(error_id([&] { g.add(x, g.parameter(f32, {4}, "bad")); }) ==
+        "snippets.shape.not_broadcastable");
+  Graph other;
+  CHECK(error_id([&] { other.relu(x); }) == "snippets.graph.foreign_value");
+  // a predicate that throws: the error reaches the caller and the model is as it was
+  const auto throwing = Tokenize{.supported = [](const Graph&, const ir::Node<x64::Traits>& n) {
+    if (n.op_name() == "Abs") raise("user.predicate", "no");
+    return true;
+  }};
+  CHECK(error_id([&] { passes::tokenize(g, throwing); }) == "user.predicate");
+  // only the Parameter 'bad', built before the Add that failed, was added
+  CHECK(ir::to_string(g) == before + "%4 = Parameter 'bad'() -> f32[4]\n");
+  CHECK(subgraphs(passes::tokenize(g)).size() == 1);
+}

@@ -16,15 +16,19 @@ struct ConvertPowerToPowerStatic {
 
   template <class T> ir::Graph<T> run(const ir::Graph<T>& body) const {
     // the exponent Scalar is dead afterwards: a second copy drops it
-    return remove_dead_nodes(
-        rebuild(body,
-                [&](ir::Graph<T>& out, const ir::Node<T>& n,
-                    std::span<const ir::Value> in) -> std::optional<std::vector<ir::Value>> {
-                  if (!ir::is<ir::Power>(n.op)) return std::nullopt;
-                  const auto* e = std::get_if<ir::Scalar>(&out.node(in[1]).op);
-                  if (!e || out.type(in[0]).shape != n.outputs[0].shape) return std::nullopt;
-                  return out.make(ir::PowerStatic{e->value}, {in[0]}, n.name);
-                }));
+    return remove_dead_nodes(rebuild(
+        body,
+        [&](ir::Graph<T>& out, const ir::Node<T>& n,
+            std::span<const ir::Value> in) -> std::optional<std::vector<ir::Value>> {
+          if (!ir::is<ir::Power>(n.op)) return std::nullopt;
+          const auto* e = std::get_if<ir::Scalar>(&out.node(in[1]).op);
+          if (!e || out.type(in[0]).shape != n.outputs[0].shape) return std::nullopt;
+          // a backend with a general Power keeps it for exponents its PowerStatic cannot do
+          if (T::template fusable<ir::Power> && !(T::template fusable<ir::PowerStatic> &&
+                                                  backend_supports<T>(ir::PowerStatic{e->value})))
+            return std::nullopt;
+          return out.make(ir::PowerStatic{e->value}, {in[0]}, n.name);
+        }));
   }
 };
 

@@ -11,6 +11,7 @@
 // `DataFlowPipeline<Ps...>` runs passes in order and is itself a data-flow pass.
 #pragma once
 
+#include <algorithm>
 #include <concepts>
 #include <map>
 #include <optional>
@@ -38,6 +39,16 @@ struct OutputLess {
     return a.node != b.node ? a.node < b.node : a.port < b.port;
   }
 };
+
+/// The value of a Scalar, or of a Constant whose values are all equal (a scalar constant).
+template <class T> std::optional<double> uniform_value(const ir::Op<T>& op) {
+  if (const auto* s = std::get_if<ir::Scalar>(&op)) return s->value;
+  const auto* c = std::get_if<ir::Constant>(&op);
+  if (!c || c->values.empty() ||
+      !std::all_of(c->values.begin(), c->values.end(), [&](double v) { return v == c->values[0]; }))
+    return std::nullopt;
+  return c->values[0];
+}
 } // namespace detail
 
 /// Copies `g` into a new graph, node by node: Parameters first (in order), then the rest in

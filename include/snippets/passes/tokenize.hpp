@@ -32,7 +32,7 @@
 #include <string>
 #include <vector>
 
-#include "snippets/ir/graph.hpp"
+#include "snippets/passes/data_flow.hpp"
 
 namespace snippets::passes {
 
@@ -46,12 +46,8 @@ template <class T> struct TokenizeOptions {
 
 namespace detail {
 
-/// One value everywhere: a Scalar, or a Constant whose values are all equal.
 template <class T> bool is_scalar_constant(const ir::Node<T>& n) {
-  if (ir::is<ir::Scalar>(n.op)) return true;
-  const auto* c = std::get_if<ir::Constant>(&n.op);
-  return c && std::all_of(c->values.begin(), c->values.end(),
-                          [&](double v) { return v == c->values[0]; });
+  return uniform_value<T>(n.op).has_value();
 }
 
 /// The default answer: an op the backend fuses with these attributes, on static f32/boolean
@@ -68,11 +64,8 @@ template <class T> bool backend_can_fuse(const ir::Graph<T>& g, const ir::Node<T
   for (const auto& t : n.outputs)
     if (!type_ok(t.type)) return false;
   if (ir::is<ir::Power>(n.op) && !T::template fusable<ir::Power>) {
-    const auto& e = g.node(n.inputs[1].node);
-    if (!is_scalar_constant(e)) return false;
-    const double v = ir::is<ir::Scalar>(e.op) ? std::get<ir::Scalar>(e.op).value
-                                              : std::get<ir::Constant>(e.op).values[0];
-    return T::template fusable<ir::PowerStatic> && backend_supports<T>(ir::PowerStatic{v});
+    const auto e = uniform_value<T>(g.node(n.inputs[1].node).op);
+    return e && T::template fusable<ir::PowerStatic> && backend_supports<T>(ir::PowerStatic{*e});
   }
   return std::visit(
       [&](const auto& tag) {
@@ -302,12 +295,6 @@ private:
                                  g_.node(members.back()).name);
     for (std::size_t i = 0; i < b.outputs.size(); ++i) mapped_[b.outputs[i]] = values[i];
   }
-
-  struct OutputLess {
-    bool operator()(const ir::Output& a, const ir::Output& b) const {
-      return a.node != b.node ? a.node < b.node : a.port < b.port;
-    }
-  };
 
   const ir::Graph<T>& g_;
   const TokenizeOptions<T>& opt_;

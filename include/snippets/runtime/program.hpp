@@ -248,8 +248,11 @@ private:
         try {
           step.kernel = compile<T>(*sg->body, opt_->compile);
           step.kind = StepKind::kernel;
-        } catch (const Error& e) {
-          step.note = e.what(); // runs on the reference path instead
+        } catch (const Error& e) { // runs on the reference path instead
+          std::string ops;
+          for (const auto& name : sg->absorbed) ops.append(ops.empty() ? "" : " ").append(name);
+          step.note = std::string("Subgraph '") + n.name + "' [" + ops +
+                      "] runs on the reference path: " + e.what();
         }
       } else if (const auto* op = std::get_if<ir::Opaque>(&n.op)) {
         step.kind = StepKind::opaque;
