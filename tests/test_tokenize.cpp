@@ -310,3 +310,16 @@ TEST_CASE("tokenize: invalid models are rejected when built, and a failed tokeni
   CHECK(ir::to_string(g) == before + "%4 = Parameter 'bad'() -> f32[4]\n");
   CHECK(subgraphs(passes::tokenize(g)).size() == 1);
 }
+
+TEST_CASE("tokenize: ops that no Result depends on are dropped, not put in an empty Subgraph") {
+  // found by tests/test_fuzz.cpp: a Subgraph of dead ops had no output
+  Graph g;
+  const Value x = g.parameter(f32, {8}, "x");
+  g.abs(g.relu(x)); // dead
+  g.result(g.negative(x), "y");
+  const Graph t = passes::tokenize(g);
+  const auto sgs = subgraphs(t);
+  REQUIRE(sgs.size() == 1);
+  CHECK(absorbed(*sgs[0]) == "Negative_3");
+  CHECK(t.size() == 3); // x, the Subgraph, y
+}

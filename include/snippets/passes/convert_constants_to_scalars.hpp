@@ -5,8 +5,6 @@
 // reading memory. Constants with different values are left alone (they are kernel inputs).
 #pragma once
 
-#include <algorithm>
-
 #include "snippets/passes/data_flow.hpp"
 
 namespace snippets::passes {
@@ -20,13 +18,11 @@ struct ConvertConstantsToScalars {
                    [](ir::Graph<T>& out, const ir::Node<T>& n,
                       std::span<const ir::Value>) -> std::optional<std::vector<ir::Value>> {
                      const auto* c = std::get_if<ir::Constant>(&n.op);
-                     if (!c || c->values.empty() ||
-                         !std::all_of(c->values.begin(), c->values.end(),
-                                      [&](double v) { return v == c->values[0]; }))
-                       return std::nullopt;
+                     const auto value = detail::uniform_value<T>(n.op);
+                     if (!c || !value) return std::nullopt;
                      const Shape ones(std::vector<Dim>(c->output.shape.rank(), 1));
                      return std::vector<ir::Value>{
-                         out.scalar(c->output.type, c->values[0], ones, n.name)};
+                         out.scalar(c->output.type, *value, ones, n.name)};
                    });
   }
 };

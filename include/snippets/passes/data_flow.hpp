@@ -55,8 +55,9 @@ template <class T> std::optional<double> uniform_value(const ir::Op<T>& op) {
 /// topological order, Results last (in order), so inputs and outputs keep their positions.
 /// For every node, `rewrite(out, node, new_inputs)` may return the node's replacement values
 /// (one per output, built in `out`); std::nullopt copies the node unchanged. Nodes that no
-/// Result depends on are dropped.
-template <class T, class F> ir::Graph<T> rebuild(const ir::Graph<T>& g, F&& rewrite) {
+/// Result depends on are dropped unless `drop_dead` is false.
+template <class T, class F>
+ir::Graph<T> rebuild(const ir::Graph<T>& g, F&& rewrite, bool drop_dead = true) {
   ir::Graph<T> out;
   std::map<ir::Output, ir::Value, detail::OutputLess> mapped;
   auto visit = [&](ir::NodeId id) {
@@ -74,6 +75,7 @@ template <class T, class F> ir::Graph<T> rebuild(const ir::Graph<T>& g, F&& rewr
   std::vector<bool> live(g.size(), false);
   const auto order = g.topological_order();
   for (ir::NodeId r : g.results()) live[r] = true;
+  if (!drop_dead) live.assign(g.size(), true);
   for (auto it = order.rbegin(); it != order.rend(); ++it)
     if (live[*it])
       for (const ir::Output& o : g.node(*it).inputs) live[o.node] = true;

@@ -315,7 +315,9 @@ ir::Graph<T> tokenize(const ir::Graph<T>& model, const TokenizeOptions<T>& opt =
   if (model.results().empty())
     raise("snippets.tokenize.no_results",
           "the model has no Result, so nothing it computes is used; add g.result(...)");
-  return detail::Tokenizer<T>(model, opt).run();
+  // ops no Result depends on are not computed at all (a Subgraph of them would have no output)
+  const ir::Graph<T> live = remove_dead_nodes(model);
+  return detail::Tokenizer<T>(live, opt).run();
 }
 
 } // namespace snippets::passes
