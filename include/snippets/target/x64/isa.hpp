@@ -2,8 +2,9 @@
 //
 // The ISAs form a chain: avx512 (AVX-512 F/BW/DQ/VL, 16 f32 lanes, 32 registers, opmasks)
 // implies avx2 (AVX2 + FMA, 8 lanes, 16 registers). Only the register width is a template
-// parameter of emission; everything else is a run-time query. SNIPPETS_MAX_ISA=avx2 caps the
-// ISA picked by default (read once), like oneDNN's ONEDNN_MAX_CPU_ISA.
+// parameter of emission; everything else is a run-time query. SNIPPETS_MAX_ISA=avx2 (read once)
+// makes the host behave as if it had no AVX-512, like oneDNN's ONEDNN_MAX_CPU_ISA: the default
+// ISA is capped and requesting a higher one is [snippets.isa.unsupported_host].
 #pragma once
 
 #include <xbyak/xbyak.h>
@@ -34,7 +35,7 @@ inline std::optional<Isa> isa_from_string(std::string_view s) {
 }
 
 /// True when this CPU and OS can run code of `isa` (CPUID and XGETBV through Xbyak).
-inline bool host_supports(Isa isa) {
+inline bool cpu_supports(Isa isa) {
   static const Xbyak::util::Cpu cpu;
   using C = Xbyak::util::Cpu;
   const bool avx2 = cpu.has(C::tAVX2) && cpu.has(C::tFMA);
@@ -43,9 +44,9 @@ inline bool host_supports(Isa isa) {
          cpu.has(C::tAVX512VL);
 }
 
-/// The best ISA of this host, capped by SNIPPETS_MAX_ISA (read once).
-/// @throws [snippets.isa.unsupported_host] when the host lacks AVX2 and FMA.
-inline Isa best_host_isa() {
+/// The SNIPPETS_MAX_ISA cap, read once; nothing when it is unset.
+/// @throws [snippets.isa.bad_env] when it names no ISA.
+inline std::optional<Isa> isa_cap() {
   static const std::optional<Isa> cap = [] {
     const char* env = std::getenv("SNIPPETS_MAX_ISA");
     if (!env) return std::optional<Isa>{};
@@ -55,10 +56,24 @@ inline Isa best_host_isa() {
             std::string("SNIPPETS_MAX_ISA='") + env + "' is not an ISA; use avx2 or avx512");
     return isa;
   }();
-  if (host_supports(Isa::avx512) && cap.value_or(Isa::avx512) == Isa::avx512) return Isa::avx512;
+  return cap;
+}
+
+/// True when kernels of `isa` may run here: the CPU can, and SNIPPETS_MAX_ISA allows it (a
+/// capped host behaves as if it lacked the higher ISAs, for testing and for reproducing).
+inline bool host_supports(Isa isa) {
+  return cpu_supports(isa) &&
+         static_cast<int>(isa) <= static_cast<int>(isa_cap().value_or(Isa::avx512));
+}
+
+/// The best ISA this host may run.
+/// @throws [snippets.isa.unsupported_host] when the host lacks AVX2 and FMA.
+inline Isa best_host_isa() {
+  if (host_supports(Isa::avx512)) return Isa::avx512;
   if (host_supports(Isa::avx2)) return Isa::avx2;
   raise("snippets.isa.unsupported_host",
-        "this CPU has no AVX2+FMA; snippets' x64 target needs it (use the reference backend)");
+        "this CPU has no AVX2+FMA (or SNIPPETS_MAX_ISA hides it); snippets' x64 target needs it "
+        "(use the reference backend)");
 }
 
 } // namespace snippets::x64
