@@ -157,8 +157,9 @@ struct Outcome {
 };
 
 /// Runs `model` as a Program on `isa` and compares with the reference interpreter.
+/// `threads` = 0 alternates 1 and 2 threads by seed.
 inline Outcome run_differential(const Graph& model, x64::Isa isa, std::uint64_t seed, Tolerance tol,
-                                bool fma) {
+                                bool fma, int threads = 0) {
   ProgramOptions<x64::Traits> opt;
   reference::Options ref;
   ref.round_each_node = true; // the kernel rounds every op to f32
@@ -175,7 +176,8 @@ inline Outcome run_differential(const Graph& model, x64::Isa isa, std::uint64_t 
     std::vector<Tensor> in;
     for (ir::NodeId p : model.parameters())
       in.push_back(jit_test::make_tensor(model.node(p).outputs[0].shape, seed++));
-    const auto got = program.run(in, jit_test::with_threads(1 + static_cast<int>(seed % 2)));
+    const auto got =
+        program.run(in, jit_test::with_threads(threads ? threads : 1 + static_cast<int>(seed % 2)));
     const auto want = reference::evaluate(model, in, ref);
     for (std::size_t i = 0; i < got.size() && outcome.failure.empty(); ++i)
       if (auto diff = jit_test::compare(got[i], want[i], tol); !diff.empty())
