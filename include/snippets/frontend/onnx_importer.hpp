@@ -13,7 +13,11 @@
 // [snippets.shape.*]) and get "ONNX node <op> '<name>': " in front.
 #pragma once
 
+// <sys/mman.h> (included by Xbyak) defines MAP_TYPE, which ONNX's parser.h uses as an enumerator
+#pragma push_macro("MAP_TYPE")
+#undef MAP_TYPE
 #include <onnx/shape_inference/implementation.h>
+#pragma pop_macro("MAP_TYPE")
 
 #include <optional>
 #include <set>
