@@ -140,6 +140,8 @@ int main(int argc, char** argv) {
   add_node(g, "Add", {"fc2", "b2"}, "proj");
   add_node(g, "Add", {"proj", "x"}, "y");
 
+  if (const auto dir = std::filesystem::path(out).parent_path(); !dir.empty())
+    std::filesystem::create_directories(dir);
   std::ofstream file(out, std::ios::binary);
   if (!file || !m.SerializeToOstream(&file)) {
     std::cerr << "snippets-make-demo-model: cannot write " << out << '\n';

@@ -46,7 +46,9 @@ inline pb::ModelProto parse_model(std::string_view bytes, const std::string& wha
 
 /// Reads and parses a .onnx file.
 inline pb::ModelProto read_model(const std::filesystem::path& path) {
-  return parse_model(detail::read_file(path, "model"), "'" + path.string() + "'");
+  std::string what = "'"; // appended piecewise: g++ 12 reports a false -Wrestrict on "'" + ...
+  what.append(path.string()).append("'");
+  return parse_model(detail::read_file(path, "model"), what);
 }
 
 /// Builds a Graph from a parsed model.

@@ -221,8 +221,11 @@ inline pb::TensorProto to_proto(const reference::Tensor& t, const std::string& n
 namespace detail {
 inline std::string read_file(const std::filesystem::path& path, const char* what) {
   std::ifstream in(path, std::ios::binary);
-  if (!in)
-    raise("snippets.onnx.file", std::string("cannot open ") + what + " '" + path.string() + "'");
+  if (!in) { // appended piecewise: g++ 12 reports a false -Wrestrict on a chain of operator+
+    std::string msg = "cannot open ";
+    msg.append(what).append(" '").append(path.string()).append("'");
+    raise("snippets.onnx.file", msg);
+  }
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
@@ -250,8 +253,11 @@ inline std::string tensor_name(const std::filesystem::path& path) {
 inline void write_tensor(const std::filesystem::path& path, const reference::Tensor& t,
                          const std::string& name = {}) {
   std::ofstream out(path, std::ios::binary);
-  if (!out || !to_proto(t, name).SerializeToOstream(&out))
-    raise("snippets.onnx.file", "cannot write tensor file '" + path.string() + "'");
+  if (!out || !to_proto(t, name).SerializeToOstream(&out)) {
+    std::string msg = "cannot write tensor file '";
+    msg.append(path.string()).append("'");
+    raise("snippets.onnx.file", msg);
+  }
 }
 
 } // namespace snippets::onnx

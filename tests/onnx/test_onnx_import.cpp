@@ -1,0 +1,206 @@
+// Tests of frontend/onnx.hpp and its op converters: models built with the protobuf API are
+// serialized, imported, checked as graphs and run (JIT Program against the reference).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "../error_id.hpp"
+#include "model_builder.hpp"
+#include "snippets/frontend/onnx.hpp"
+#include "snippets/snippets.hpp"
+
+namespace {
+
+namespace ox = snippets::onnx;
+using namespace onnx_test;
+using snippets::ElementType;
+using snippets::reference::Tensor;
+using Traits = snippets::x64::Traits;
+
+Tensor ramp(snippets::Shape shape, double start, double step) {
+  std::vector<double> v(static_cast<std::size_t>(shape.element_count()));
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = start + step * double(i);
+  return Tensor::from_values(ElementType::f32, std::move(shape), v);
+}
+
+/// Runs `g` as a JIT Program and with the reference interpreter; returns the largest
+/// difference over all outputs.
+double jit_vs_reference(const snippets::ir::Graph<Traits>& g, const std::vector<Tensor>& in) {
+  const snippets::Program<> program(g);
+  const auto got = program.run(in);
+  const auto want = snippets::reference::evaluate(g, in);
+  REQUIRE(got.size() == want.size());
+  double err = 0;
+  for (std::size_t k = 0; k < got.size(); ++k)
+    for (std::size_t i = 0; i < got[k].size(); ++i)
+      err = std::max(err, std::fabs(got[k].at(i) - want[k].at(i)));
+  return err;
+}
+
+int count_ops(const snippets::ir::Graph<Traits>& g, std::string_view op) {
+  int n = 0;
+  for (snippets::ir::NodeId id = 0; id < g.size(); ++id) n += g.node(id).op_name() == op;
+  return n;
+}
+
+} // namespace
+
+TEST_CASE("onnx: elementwise ops with NUMPY broadcasting import and run as one kernel") {
+  ModelBuilder m;
+  m.input("x", FLOAT, {4, 8}).input("b", FLOAT, {8});
+  m.node("Add", {"x", "b"}, {"s"}).node("Relu", {"s"}, {"r"}).node("Sigmoid", {"r"}, {"y"});
+  m.output("y", FLOAT, {4, 8});
+  const auto model = ox::load_from_bytes(m.bytes());
+  CHECK(model.inputs == std::vector<std::string>{"x", "b"});
+  CHECK(model.outputs == std::vector<std::string>{"y"});
+  CHECK(model.opset == 17);
+  CHECK(model.opaque.empty());
+  CHECK(count_ops(model.graph, "Add") == 1);
+  CHECK(count_ops(model.graph, "Relu") == 1);
+  CHECK(count_ops(model.graph, "Sigmoid") == 1);
+
+  const snippets::Program<> program(model.graph);
+  int kernels = 0;
+  for (const auto& s : program.steps()) kernels += s.kind == snippets::Program<>::StepKind::kernel;
+  CHECK(kernels == 1); // the whole chain is one Subgraph
+  CHECK(jit_vs_reference(model.graph, {ramp({4, 8}, -3, 0.2), ramp({8}, -1, 0.25)}) < 1e-6);
+}
+
+TEST_CASE("onnx: initializers become constants and Gemm honours alpha, beta and transB") {
+  ModelBuilder m;
+  m.input("a", FLOAT, {2, 3});
+  m.initializer("w", FLOAT, {4, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+  m.initializer("c", FLOAT, {4}, {1, -1, 2, -2});
+  m.node("Gemm", {"a", "w", "c"}, {"y"}, {{"alpha", 0.5}, {"beta", 2.0}, {"transB", 1}});
+  m.output("y", FLOAT, {2, 4});
+  const auto model = ox::load_from_bytes(m.bytes());
+  CHECK(model.inputs == std::vector<std::string>{"a"});
+  CHECK(count_ops(model.graph, "Constant") == 2);
+  CHECK(count_ops(model.graph, "MatMul") == 1);
+  const Tensor a = Tensor::from_values(ElementType::f32, {2, 3}, {1, 0, -1, 2, 1, 0});
+  const auto y = snippets::reference::evaluate(model.graph, {a});
+  // row 0: a0 . w_j = w_j0 - w_j2 = -2 for every j; 0.5 * -2 + 2 * c_j
+  CHECK(y[0].at(0) == doctest::Approx(-1 + 2));
+  CHECK(y[0].at(1) == doctest::Approx(-1 - 2));
+  // row 1: 2 w_j0 + w_j1 = 4, 13, 22, 31
+  CHECK(y[0].at(4) == doctest::Approx(0.5 * 4 + 2));
+  CHECK(y[0].at(7) == doctest::Approx(0.5 * 31 - 4));
+  CHECK(jit_vs_reference(model.graph, {a}) < 1e-5);
+}
+
+TEST_CASE("onnx: an expanded softmax chain fuses its elementwise ops and matches Softmax") {
+  ModelBuilder m;
+  m.input("x", FLOAT, {3, 16});
+  m.node("ReduceMax", {"x"}, {"m"}, {{"axes", std::vector<std::int64_t>{1}}, {"keepdims", 1}});
+  m.node("Sub", {"x", "m"}, {"d"}).node("Exp", {"d"}, {"e"});
+  m.initializer("axes", INT64, {1}, {1});
+  m.node("ReduceSum", {"e", "axes"}, {"s"}, {{"keepdims", 1}});
+  m.node("Div", {"e", "s"}, {"y"});
+  m.node("Softmax", {"x"}, {"z"}, {{"axis", 1}});
+  m.output("y", FLOAT, {3, 16}).output("z", FLOAT, {3, 16});
+  const auto model = ox::load_from_bytes(m.bytes());
+  const snippets::Program<> program(model.graph);
+  std::size_t biggest = 0;
+  for (const auto& s : program.steps())
+    if (const auto* sg =
+            std::get_if<snippets::ir::Subgraph<Traits>>(&program.graph().node(s.node).op))
+      biggest = std::max(biggest, sg->absorbed.size());
+  CHECK(biggest >= 2); // Sub + Exp; the reductions between them run as their own steps
+  const auto out = program.run(std::vector{ramp({3, 16}, -4, 0.3)});
+  for (std::size_t i = 0; i < out[0].size(); ++i)
+    CHECK(out[0].at(i) == doctest::Approx(out[1].at(i)).epsilon(1e-5));
+}
+
+TEST_CASE("onnx: shape arithmetic is computed while loading") {
+  // y = Reshape(x, Concat(Shape(x)[0:1], [-1])): the shape chain folds to a constant [2, 12]
+  ModelBuilder m;
+  m.input("x", FLOAT, {2, 3, 4});
+  m.node("Shape", {"x"}, {"shape"});
+  m.initializer("starts", INT64, {1}, {0}).initializer("ends", INT64, {1}, {1});
+  m.node("Slice", {"shape", "starts", "ends"}, {"batch"});
+  m.node("Constant", {}, {"rest"}, {{"value", tensor(INT64, {1}, {-1})}});
+  m.node("Concat", {"batch", "rest"}, {"target"}, {{"axis", 0}});
+  m.node("Reshape", {"x", "target"}, {"y"});
+  m.output("y", FLOAT, {2, 12});
+  const auto model = ox::load_from_bytes(m.bytes());
+  const auto& g = model.graph;
+  CHECK(g.type(g.node(g.results()[0]).inputs[0]).shape == snippets::Shape{2, 12});
+  CHECK(count_ops(g, "Reshape") == 1);
+  CHECK(g.size() == 3); // Parameter, Reshape, Result
+}
+
+TEST_CASE("onnx: LoadOptions fix symbolic dims and fold graph inputs used as shapes") {
+  ModelBuilder m;
+  m.input("x", FLOAT, {-1, 6}).input("shape", INT64, {2});
+  m.node("Reshape", {"x", "shape"}, {"r"}).node("Neg", {"r"}, {"y"});
+  m.output("y", FLOAT, {-1, -1});
+  ox::LoadOptions opt;
+  opt.input_shapes["x"] = {4, 6};
+  opt.input_values["shape"] = ox::HostTensor{INT64, {2}, {3, 8}};
+  const auto model = ox::load_from_bytes(m.bytes(), opt);
+  CHECK(model.inputs == std::vector<std::string>{"x"});
+  CHECK(model.folded_inputs == std::vector<std::string>{"shape"});
+  const auto& g = model.graph;
+  CHECK(g.type(g.node(g.results()[0]).inputs[0]).shape == snippets::Shape{3, 8});
+
+  SUBCASE("without the shape the symbolic dim is an error naming the input") {
+    opt.input_shapes.clear();
+    CHECK(error_id([&] { ox::load_from_bytes(m.bytes(), opt); }) == "snippets.onnx.dynamic_shape");
+  }
+  SUBCASE("without the value the Reshape shape is not known") {
+    opt.input_values.clear();
+    CHECK(error_id([&] { ox::load_from_bytes(m.bytes(), opt); }) ==
+          "snippets.onnx.unsupported_type"); // an int64 input cannot be a Parameter
+  }
+}
+
+TEST_CASE("onnx: ops outside the op set become Opaque nodes typed by ONNX shape inference") {
+  ModelBuilder m;
+  m.input("x", FLOAT, {1, 2, 5, 5});
+  m.initializer("w", FLOAT, {3, 2, 3, 3}, std::vector<double>(54, 0.1));
+  m.node("Conv", {"x", "w"}, {"c"}).node("Relu", {"c"}, {"r"}).node("Exp", {"r"}, {"y"});
+  m.output("y", FLOAT, {1, 3, 3, 3});
+  const auto model = ox::load_from_bytes(m.bytes());
+  REQUIRE(model.opaque.size() == 1);
+  CHECK(model.opaque[0].op_type == "Conv");
+  CHECK(count_ops(model.graph, "Opaque") == 1);
+  const auto tokenized = snippets::passes::tokenize(model.graph);
+  CHECK(count_ops(tokenized, "Subgraph") == 1); // Relu + Exp fused behind the foreign op
+  CHECK(ox::unsupported_ops(ox::parse_model(m.bytes())) == std::vector<std::string>{"Conv"});
+
+  ox::LoadOptions strict;
+  strict.allow_opaque = false;
+  CHECK(error_id([&] { ox::load_from_bytes(m.bytes(), strict); }) ==
+        "snippets.onnx.unsupported_op");
+}
+
+TEST_CASE("onnx: decomposed activations match their ONNX definitions") {
+  ModelBuilder m;
+  m.input("x", FLOAT, {16});
+  m.node("HardSigmoid", {"x"}, {"hs"}, {{"alpha", 0.25}, {"beta", 0.5}});
+  m.node("Selu", {"x"}, {"se"});
+  m.node("Celu", {"x"}, {"ce"}, {{"alpha", 2.0}});
+  m.node("Softsign", {"x"}, {"ss"});
+  m.node("Sign", {"x"}, {"sg"});
+  m.node("ThresholdedRelu", {"x"}, {"tr"}, {{"alpha", 0.5}});
+  m.node("Reciprocal", {"x"}, {"rc"});
+  for (const char* o : {"hs", "se", "ce", "ss", "sg", "tr", "rc"}) m.output(o, FLOAT, {16});
+  const auto model = ox::load_from_bytes(m.bytes());
+  const Tensor x = ramp({16}, -3.75, 0.5);
+  const auto y = snippets::reference::evaluate(model.graph, {x});
+  for (std::size_t i = 0; i < 16; ++i) {
+    const double v = x.at(i);
+    CHECK(y[0].at(i) == doctest::Approx(std::clamp(0.25 * v + 0.5, 0.0, 1.0)));
+    CHECK(y[1].at(i) ==
+          doctest::Approx(v > 0 ? 1.0507009873554805 * v
+                                : 1.0507009873554805 * 1.6732632423543772 * (std::exp(v) - 1)));
+    CHECK(y[2].at(i) == doctest::Approx(v > 0 ? v : 2 * (std::exp(v / 2) - 1)));
+    CHECK(y[3].at(i) == doctest::Approx(v / (1 + std::fabs(v))));
+    CHECK(y[4].at(i) == (v > 0 ? 1 : v < 0 ? -1 : 0));
+    CHECK(y[5].at(i) == (v > 0.5 ? v : 0));
+    CHECK(y[6].at(i) == doctest::Approx(1 / v));
+  }
+  CHECK(jit_vs_reference(model.graph, {x}) < 1e-5);
+}
