@@ -8,7 +8,9 @@
 //  - comparison against the reference interpreter: bit equality (NaN matches any NaN) or an
 //    ulp budget, with a report of the first mismatches (index, coordinates, values, bits);
 //  - GuardedBuffer: memory placed against a PROT_NONE page, so a kernel that reads or writes
-//    one byte past (or before) a tensor crashes the test instead of passing silently.
+//    one byte past (or before) a tensor crashes the test instead of passing silently;
+//  - accuracy sweeps: f32 bit-pattern sweeps, the f32 special values, and the maximum ulp /
+//    absolute error of a result against the reference (measure_accuracy).
 // Everything here is deterministic: the same seed gives the same tensors on every run.
 #pragma once
 
@@ -16,6 +18,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -287,6 +290,79 @@ inline void check_jit(const Graph& g, const std::vector<Tensor>& inputs,
       }
     }
   });
+}
+
+// ---- accuracy sweeps (test_jit_math_*.cpp) ----
+
+/// Every `stride`-th f32 bit pattern from 0: all exponents of both signs, subnormals,
+/// infinities and NaNs, evenly in the encoding (2^32 / stride values).
+inline std::vector<double> bit_pattern_sweep(std::uint64_t stride) {
+  std::vector<double> v;
+  for (std::uint64_t b = 0; b < (std::uint64_t{1} << 32); b += stride)
+    v.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(b)));
+  return v;
+}
+
+/// The values where f32 semantics are decided: +-0, the smallest and largest subnormals,
+/// +-FLT_MIN, +-FLT_MAX, +-inf and NaN.
+inline std::vector<double> f32_specials() {
+  using L = std::numeric_limits<float>;
+  std::vector<double> v;
+  for (double s : {1.0, -1.0})
+    for (double m : {0.0, double(L::denorm_min()), double(std::nextafter(L::min(), 0.0f)),
+                     double(L::min()), double(L::max()), inf})
+      v.push_back(s * m);
+  v.push_back(qnan);
+  return v;
+}
+
+/// Appends the f32 value of `v` and its `k` f32 neighbours on each side.
+inline void add_neighbours(std::vector<double>& out, double v, int k = 3) {
+  float lo = static_cast<float>(v), hi = lo;
+  out.push_back(lo);
+  for (int i = 0; i < k; ++i) {
+    lo = std::nextafter(lo, -std::numeric_limits<float>::infinity());
+    hi = std::nextafter(hi, std::numeric_limits<float>::infinity());
+    out.push_back(lo);
+    out.push_back(hi);
+  }
+}
+
+/// What a sweep measured against the reference (finite pairs only for the ulp figures).
+struct AccuracyStats {
+  std::int64_t max_ulp = 0;       // over every finite pair
+  std::int64_t max_ulp_large = 0; // over the finite pairs whose reference is >= 1e-3 in magnitude
+  double max_abs = 0;             // over every finite pair
+  std::size_t bad = 0;            // pairs outside the tolerance
+  std::string report;             // the first mismatches
+};
+
+inline AccuracyStats measure_accuracy(const Tensor& got, const Tensor& want, Tolerance tol,
+                                      std::size_t max_report = 5) {
+  AccuracyStats st;
+  REQUIRE(got.size() == want.size());
+  std::ostringstream os;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const float g = as_float(got.at(i)), w = as_float(want.at(i));
+    if (std::isfinite(g) && std::isfinite(w)) {
+      const std::int64_t d = ulp_distance(g, w);
+      st.max_ulp = std::max(st.max_ulp, d);
+      if (std::fabs(w) >= 1e-3) st.max_ulp_large = std::max(st.max_ulp_large, d);
+      st.max_abs = std::max(st.max_abs, std::fabs(double(g) - double(w)));
+    }
+    if (close_enough(g, w, tol)) continue;
+    if (st.bad++ < max_report) {
+      os << "\n  at " << i << ": got " << describe(g) << ", want " << describe(w);
+      if (std::isfinite(g) && std::isfinite(w)) os << ", " << ulp_distance(g, w) << " ulp";
+    }
+  }
+  if (st.bad) {
+    std::ostringstream head;
+    head << st.bad << " of " << got.size() << " elements outside " << tol.max_ulp << " ulp / "
+         << tol.abs << " absolute:";
+    st.report = head.str() + os.str();
+  }
+  return st;
 }
 
 // ---- guard pages ----

@@ -1,7 +1,8 @@
 // tests/test_bad_input.cpp: error catalogue cases that need their own process or many
 // compilations (docs/errors.md lists every id and the test that triggers it):
-//  - SNIPPETS_MAX_ISA (read once per process): a bad value, and a capped host that refuses a
-//    higher ISA, checked by re-running this binary with the variable set;
+//  - SNIPPETS_MAX_ISA and the debugging variables (read once per process): bad values, and a
+//    capped host that refuses a higher ISA, checked by re-running this binary with the variable
+//    set;
 //  - empty tensors through whole-model execution;
 //  - compiling thousands of kernels leaves no mapping behind (every code buffer is released).
 #include <doctest/doctest.h>
@@ -79,6 +80,19 @@ TEST_CASE("bad input: SNIPPETS_MAX_ISA is checked and honoured (in child process
   if (x64::cpu_supports(x64::Isa::avx512))
     CHECK(run_child("bad input child: a host capped at AVX2 refuses AVX-512",
                     {"SNIPPETS_MAX_ISA=avx2"}) == 0);
+}
+
+TEST_CASE("bad input child: a debugging variable with an unknown value") {
+  if (!in_child()) return;
+  CHECK(error_id([] { compile(small_graph()); }) == "snippets.debug.bad_env");
+}
+
+TEST_CASE("bad input: debugging variables are checked when the first kernel compiles") {
+  if (in_child()) return;
+  CHECK(run_child("bad input child: a debugging variable with an unknown value",
+                  {"SNIPPETS_PERF_COUNTERS=instructions"}) == 0);
+  CHECK(run_child("bad input child: a debugging variable with an unknown value",
+                  {"SNIPPETS_SEGFAULT_DETECTOR=maybe"}) == 0);
 }
 
 TEST_CASE("bad input: empty tensors run through a Program and give empty outputs") {

@@ -11,12 +11,25 @@
 // signature is the body's: its input and output shapes, or their physical shapes for inputs
 // with a non-planar Layout. A body that cannot be compiled throws
 // snippets::Error ([snippets.compile.*]) naming the op and the cause; nothing is left behind.
+//
+// Debugging (CompileOptions::name and ::debug, or the SNIPPETS_* variables of
+// debug/options.hpp): IR dumps after chosen passes, code and disassembly files, perf map
+// entries, performance counters and the segfault detector. All are off by default, and a
+// kernel compiled without them is the same code as before they existed.
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <optional>
 
+#include "snippets/debug/disassembler.hpp"
+#include "snippets/debug/insert_perf_counters.hpp"
+#include "snippets/debug/options.hpp"
+#include "snippets/debug/pass_dumper.hpp"
+#include "snippets/debug/perf_counters.hpp"
+#include "snippets/debug/perf_map.hpp"
+#include "snippets/debug/segfault_detector.hpp"
 #include "snippets/ir/graph.hpp"
 #include "snippets/passes/convert_to_linear_ir.hpp"
 #include "snippets/passes/default_pipelines.hpp"
@@ -36,6 +49,12 @@ struct CompileOptions {
   bool verify = false; // run the LIR verifier after every pass
   /// Receives the pass names in the order they ran, data flow first (tests, debugging).
   std::vector<std::string_view>* trace = nullptr;
+  /// Names the kernel in dumps, perf maps, counter reports and fault reports (a Program gives
+  /// each kernel its Subgraph's name). Empty: "kernel<N>", N counting compiles in the process.
+  std::string name;
+  /// Dumps, disassembly files, perf map, counters, segfault detector; an unset field follows
+  /// its environment variable (debug/options.hpp).
+  debug::DebugOptions debug;
 };
 
 namespace detail {
@@ -73,6 +92,16 @@ template <class T> void check_body(const ir::Graph<T>& body) {
       raise("snippets.compile.unsupported_type",
             n.describe() + " is " + t.to_string() + "; " + std::string(T::name) +
                 " kernels take f32 inputs and outputs (add a Convert outside the subgraph)");
+    // kernels compute in f32: an integer value may only be converted, never computed on
+    if (io || ir::is<ir::Convert>(n.op)) continue;
+    auto computable = [](ElementType e) {
+      return e == ElementType::f32 || e == ElementType::boolean;
+    };
+    for (const ir::Output& o : n.inputs)
+      if (!computable(body.type(o).type))
+        raise("snippets.compile.unsupported_type",
+              n.describe() + " computes on " + body.type(o).to_string() +
+                  "; kernels compute in f32, so run integer arithmetic outside the subgraph");
   }
 }
 
@@ -90,12 +119,18 @@ template <class T> int reserved_registers(ir::LinearIR<T>& lir, x64::Isa isa) {
   return n;
 }
 
-template <class T, class Vmm> KernelCode emit(ir::LinearIR<T>& lir, bool streaming) {
+template <class T, class Vmm>
+KernelCode emit(ir::LinearIR<T>& lir, bool streaming, const x64::Instrumentation<T>* instr) {
   std::size_t bytes = 16384 + 512 * lir.size();
   for (;;) {
     auto buf = std::make_shared<x64::CodeBuffer>(bytes);
+    std::shared_ptr<debug::CodeMap> map;
+    std::uint32_t text_bytes = 0;
     try {
-      x64::KernelEmitter<T, Vmm>(*buf, lir, streaming).emit();
+      x64::KernelEmitter<T, Vmm> emitter(*buf, lir, streaming, instr);
+      emitter.emit();
+      map = emitter.code_map();
+      text_bytes = emitter.text_bytes();
     } catch (const Xbyak::Error& err) {
       if (static_cast<int>(err) == Xbyak::ERR_CODE_IS_TOO_BIG && bytes < (1u << 26)) {
         bytes *= 4;
@@ -104,7 +139,7 @@ template <class T, class Vmm> KernelCode emit(ir::LinearIR<T>& lir, bool streami
       raise("snippets.compile.codegen", std::string("code generation failed: ") + err.what());
     }
     const auto fn = buf->template finalize<x64::KernelFn>();
-    return {std::move(buf), fn};
+    return {std::move(buf), fn, text_bytes, std::move(map)};
   }
 }
 
@@ -156,10 +191,19 @@ inline bool use_streaming(const KernelSignature& sig, std::int64_t threshold_byt
 } // namespace detail
 
 namespace detail {
+
+/// A lowered kernel and what the debug passes found out about it.
+template <class T> struct Lowered {
+  ir::LinearIR<T> lir;
+  std::vector<passes::CounterRegion<T>> counter_regions; // InsertPerfCounters (cycles mode)
+};
+
 /// Checks, conversion to a Linear IR and the lowering pipeline, on a body after data flow.
+/// `dumper` writes the LIR after the passes it was asked for.
 template <class T, class Lowering>
-ir::LinearIR<T> lower_canonical(const ir::Graph<T>& body, x64::Isa isa, const CompileOptions& opt,
-                                std::vector<std::string_view>& trace) {
+Lowered<T> lower_canonical(const ir::Graph<T>& body, x64::Isa isa, const CompileOptions& opt,
+                           std::vector<std::string_view>& trace, const debug::ResolvedDebug& dbg,
+                           debug::PassDumper& dumper) {
   detail::check_body(body);
   ir::LinearIR<T> lir = passes::convert_to_linear_ir(body);
   passes::PassContext<T> ctx;
@@ -175,23 +219,88 @@ ir::LinearIR<T> lower_canonical(const ir::Graph<T>& body, x64::Isa isa, const Co
   lir.reserved_vector_registers = detail::reserved_registers(lir, isa);
   ctx.config.reserved_vector_registers = lir.reserved_vector_registers;
   ctx.config.gp_registers = x64::usable_gprs - static_cast<int>(lir.num_inputs + lir.num_outputs);
+  if (dumper.enabled())
+    ctx.after_pass = [&, before = trace.size()](std::string_view pass, ir::LinearIR<T>& l) {
+      dumper.lir(pass, before + ctx.trace.size(), l);
+    };
   Lowering{}.run(lir, ctx);
+  // last, so no later pass can move the expressions the counter regions point at
+  if (dbg.counters == debug::Counters::cycles)
+    passes::Pipeline<debug::InsertPerfCounters>{}.run(lir, ctx);
   trace.insert(trace.end(), ctx.trace.begin(), ctx.trace.end());
   if (opt.trace) *opt.trace = trace;
-  return lir;
+  dumper.finish(trace);
+  return {std::move(lir), std::move(ctx.analyses.counter_regions)};
 }
+
+/// CompileOptions::name, or "kernel<N>".
+inline std::string kernel_name(const CompileOptions& opt) {
+  static std::atomic<unsigned> count{0};
+  const unsigned n = ++count;
+  return opt.name.empty() ? debug::detail::cat("kernel", std::to_string(n)) : opt.name;
+}
+
+/// Data flow (with the Body and DataFlow dumps) and lowering.
+template <class T, class Lowering, class DataFlow>
+Lowered<T> lower_body(const ir::Graph<T>& body, x64::Isa isa, const CompileOptions& opt,
+                      const debug::ResolvedDebug& dbg, const std::string& name,
+                      std::optional<ir::Graph<T>>* canonical_out) {
+  debug::PassDumper dumper(dbg.dump, name);
+  std::vector<std::string_view> trace;
+  if (dumper.enabled()) dumper.body("Body", 0, body);
+  ir::Graph<T> canonical = passes::DataFlowPipeline<DataFlow>{}.run(body, &trace);
+  if (dumper.enabled()) dumper.body("DataFlow", trace.size(), canonical);
+  Lowered<T> lowered = lower_canonical<T, Lowering>(canonical, isa, opt, trace, dbg, dumper);
+  if (canonical_out) canonical_out->emplace(std::move(canonical));
+  return lowered;
+}
+
+/// The kernel's name, ISA and counter regions, and the perf map, detector and JIT dump.
+template <class T>
+std::shared_ptr<debug::KernelDebugInfo> debug_info(const debug::ResolvedDebug& dbg,
+                                                   std::string name, x64::Isa isa,
+                                                   const Lowered<T>& lowered) {
+  auto info = std::make_shared<debug::KernelDebugInfo>();
+  info->name = std::move(name);
+  info->isa = std::string(x64::to_string(isa));
+  info->counters = dbg.counters;
+  info->segfault_detector = dbg.segfault_detector;
+  for (const auto& r : lowered.counter_regions)
+    info->regions.push_back(
+        {r.name, r.parent,
+         r.parent < 0 ? 0 : info->regions[static_cast<std::size_t>(r.parent)].depth + 1});
+  if (dbg.counters != debug::Counters::off)
+    info->totals = std::make_shared<debug::CounterTotals>(info->regions.size());
+  return info;
+}
+
+inline void publish(const debug::ResolvedDebug& dbg, const CompiledKernel& k,
+                    const std::shared_ptr<debug::KernelDebugInfo>& info) {
+  if (dbg.segfault_detector) debug::install_segfault_detector();
+  if (dbg.counters_from_env) debug::detail::register_for_exit_report(info);
+  if (dbg.perf_map)
+    for (const bool streaming : {false, true}) {
+      const KernelCode& c = k.kernel_code(streaming);
+      if (!c.buffer) continue;
+      const std::string sym = std::string("snippets:") + info->name + (streaming ? ":nt" : "");
+      debug::write_perf_map_entry(c.buffer->getCode(), c.text_bytes, sym);
+    }
+  if (!dbg.jit_dump.empty()) debug::write_jit_dump(dbg.jit_dump, k);
+}
+
 } // namespace detail
 
 /// Runs the front half of compile(): data flow, checks, conversion to a Linear IR and the
 /// lowering pipeline for `isa`. Returns the prepared LIR (for dumps, golden tests and custom
-/// emission).
+/// emission). Honours the dump options (CompileOptions::debug.dump, SNIPPETS_DUMP_LIR).
 template <class T = x64::Traits, class Lowering = passes::DefaultLowering,
           class DataFlow = passes::DefaultDataFlow>
 ir::LinearIR<T> lower(const ir::Graph<T>& body, x64::Isa isa, const CompileOptions& opt = {}) {
   static_assert(check_backend_traits<T>());
-  std::vector<std::string_view> trace;
-  const ir::Graph<T> canonical = passes::DataFlowPipeline<DataFlow>{}.run(body, &trace);
-  return detail::lower_canonical<T, Lowering>(canonical, isa, opt, trace);
+  const debug::ResolvedDebug dbg = debug::resolve(opt.debug);
+  return detail::lower_body<T, Lowering, DataFlow>(body, isa, opt, dbg, detail::kernel_name(opt),
+                                                   nullptr)
+      .lir;
 }
 
 template <class T = x64::Traits, class Lowering = passes::DefaultLowering,
@@ -203,18 +312,27 @@ CompiledKernel compile(const ir::Graph<T>& body, const CompileOptions& opt = {})
     raise("snippets.isa.unsupported_host", "the " + std::string(x64::to_string(isa)) +
                                                " ISA was requested but this CPU cannot run it; "
                                                "request avx2 or leave the ISA unset");
-  std::vector<std::string_view> trace;
-  const ir::Graph<T> canonical = passes::DataFlowPipeline<DataFlow>{}.run(body, &trace);
-  ir::LinearIR<T> lir = detail::lower_canonical<T, Lowering>(canonical, isa, opt, trace);
-  KernelSignature sig = detail::describe(body, canonical, lir, isa);
+  const debug::ResolvedDebug dbg = debug::resolve(opt.debug);
+  std::string name = detail::kernel_name(opt);
+  std::optional<ir::Graph<T>> canonical;
+  detail::Lowered<T> lowered =
+      detail::lower_body<T, Lowering, DataFlow>(body, isa, opt, dbg, name, &canonical);
+  ir::LinearIR<T>& lir = lowered.lir;
+  KernelSignature sig = detail::describe(body, *canonical, lir, isa);
+  // no Instrumentation at all unless asked: the plain kernel's code is exactly unchanged
+  const x64::Instrumentation<T> instr{dbg.code_map, dbg.segfault_detector, lowered.counter_regions};
+  const x64::Instrumentation<T>* use = dbg.code_map ? &instr : nullptr; // implied by the rest
   auto emit = [&](bool streaming) {
-    return isa == x64::Isa::avx512 ? detail::emit<T, Xbyak::Zmm>(lir, streaming)
-                                   : detail::emit<T, Xbyak::Ymm>(lir, streaming);
+    return isa == x64::Isa::avx512 ? detail::emit<T, Xbyak::Zmm>(lir, streaming, use)
+                                   : detail::emit<T, Xbyak::Ymm>(lir, streaming, use);
   };
   KernelCode code = emit(false);
   KernelCode streaming =
       detail::use_streaming(sig, opt.streaming_threshold_bytes) ? emit(true) : KernelCode{};
-  return CompiledKernel(std::move(code), std::move(sig), std::move(streaming));
+  auto info = detail::debug_info(dbg, std::move(name), isa, lowered);
+  CompiledKernel kernel(std::move(code), std::move(sig), std::move(streaming), info);
+  detail::publish(dbg, kernel, info);
+  return kernel;
 }
 
 } // namespace snippets

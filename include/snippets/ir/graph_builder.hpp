@@ -76,6 +76,7 @@ public:
   }
   template <class V> V swish(V x, double beta = 1.0) { return apply(Swish{beta}, x); }
   template <class V> V elu(V x, double alpha) { return apply(Elu{alpha}, x); }
+  template <class V> V leaky_relu(V x, double alpha = 0.01) { return apply(LeakyRelu{alpha}, x); }
   template <class V> V power_static(V x, double e) { return apply(PowerStatic{e}, x); }
   template <class V> V select(V cond, V a, V b) { return apply(Select{}, cond, a, b); }
   template <class V> V convert(V x, ElementType to) { return apply(Convert{to}, x); }

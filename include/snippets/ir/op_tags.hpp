@@ -142,6 +142,14 @@ struct Elu {
   double alpha = 1.0;
   bool operator==(const Elu&) const = default;
 };
+/// x >= 0 || isnan(x) ? x : alpha * x
+struct LeakyRelu {
+  static constexpr std::string_view name = "LeakyRelu";
+  static constexpr OpCategory category = OpCategory::unary;
+  static constexpr bool float_only = false;
+  double alpha = 0.01;
+  bool operator==(const LeakyRelu&) const = default;
+};
 SNIPPETS_OP_TAG(SoftPlus, unary, true);
 SNIPPETS_OP_TAG(SoftSign, unary, true);
 /// x ** exponent with a compile-time exponent (the seed's PowerStatic).
@@ -264,10 +272,11 @@ template <class... Ts> struct TypeList {};
 /// Every built-in tag except Subgraph (which depends on the backend traits, see op.hpp).
 using BuiltinOps =
     TypeList<Parameter, Result, Constant, Scalar, Abs, Negative, Relu, Clamp, Floor, Ceiling, Round,
-             Sqrt, Exp, Log, Sigmoid, Tanh, Erf, Gelu, Swish, HSwish, HSigmoid, Mish, Elu, SoftPlus,
-             SoftSign, PowerStatic, LogicalNot, Add, Subtract, Multiply, Divide, Maximum, Minimum,
-             Power, SquaredDifference, FloorMod, Mod, PRelu, Equal, NotEqual, Greater, GreaterEqual,
-             Less, LessEqual, LogicalAnd, LogicalOr, LogicalXor, Select, Convert, ReduceSum,
-             ReduceMax, Softmax, Transpose, Broadcast, Reshape, MatMul, Opaque>;
+             Sqrt, Exp, Log, Sigmoid, Tanh, Erf, Gelu, Swish, HSwish, HSigmoid, Mish, Elu,
+             LeakyRelu, SoftPlus, SoftSign, PowerStatic, LogicalNot, Add, Subtract, Multiply,
+             Divide, Maximum, Minimum, Power, SquaredDifference, FloorMod, Mod, PRelu, Equal,
+             NotEqual, Greater, GreaterEqual, Less, LessEqual, LogicalAnd, LogicalOr, LogicalXor,
+             Select, Convert, ReduceSum, ReduceMax, Softmax, Transpose, Broadcast, Reshape, MatMul,
+             Opaque>;
 
 } // namespace snippets::ir

@@ -66,7 +66,7 @@ template <class T> std::string format_attributes(const Op<T>& op) {
           os << "approximation=" << (tag.approximation == GeluApproximation::erf ? "erf" : "tanh");
         } else if constexpr (std::is_same_v<Tag, Swish>) {
           os << "beta=" << format_number(tag.beta);
-        } else if constexpr (std::is_same_v<Tag, Elu>) {
+        } else if constexpr (std::is_same_v<Tag, Elu> || std::is_same_v<Tag, LeakyRelu>) {
           os << "alpha=" << format_number(tag.alpha);
         } else if constexpr (std::is_same_v<Tag, PowerStatic>) {
           os << "exponent=" << format_number(tag.exponent);

@@ -8,11 +8,13 @@
 //   };
 // `run` returns what it kept valid. The PassContext carries the lowering configuration (the
 // "how": vector length, register budget, FMA, ...) and the analyses passes share (live ranges).
-// Passes read the configuration and never hard-code it.
+// Passes read the configuration and never hard-code it. Debug hooks (`after_pass`, counter
+// regions) are empty by default and cost one test of an empty std::function per pass.
 #pragma once
 
 #include <concepts>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -42,9 +44,20 @@ struct LiveRange {
   std::size_t def = 0, end = 0;
 };
 
+/// A span of expressions timed by a cycle counter, from before `first` to after `last`
+/// (debug::InsertPerfCounters; the kernel emitter reads it). `parent` is the enclosing
+/// region's index, -1 for the whole kernel.
+template <class T> struct CounterRegion {
+  std::string name;
+  const ir::Expression<T>* first = nullptr;
+  const ir::Expression<T>* last = nullptr;
+  int parent = -1;
+};
+
 template <class T> struct Analyses {
   std::map<const ir::PortConnector<T>*, LiveRange> live_ranges; // InitLiveRanges
   int spill_slots = 0;                                          // InsertRegSpills
+  std::vector<CounterRegion<T>> counter_regions;                // debug::InsertPerfCounters
 };
 
 template <class T> struct PassContext {
@@ -52,6 +65,9 @@ template <class T> struct PassContext {
   Analyses<T> analyses;
   std::vector<std::string_view> trace; // names of the passes run, in order
   bool verify = false;                 // run the LIR verifier after every pass
+  /// Called by Pipeline after every pass (not after a nested pipeline as a whole), before the
+  /// verifier: the LIR dumps of SNIPPETS_DUMP_LIR hook in here. Empty: nothing is called.
+  std::function<void(std::string_view pass, ir::LinearIR<T>&)> after_pass;
 };
 
 template <class P, class IR, class Ctx>

@@ -51,7 +51,10 @@ template <class... Ps> struct Pipeline {
 private:
   template <class P, class T> static void run_one(ir::LinearIR<T>& lir, PassContext<T>& ctx) {
     P{}.run(lir, ctx);
-    if constexpr (!requires { typename P::is_pipeline; }) ctx.trace.push_back(P::name);
+    if constexpr (!requires { typename P::is_pipeline; }) {
+      ctx.trace.push_back(P::name);
+      if (ctx.after_pass) ctx.after_pass(P::name, lir); // dump before verifying: see the bad IR
+    }
     if (ctx.verify) verify(lir, P::name);
   }
 

@@ -65,6 +65,9 @@ inline double formula(const ir::HSigmoid&, double x) {
 }
 inline double formula(const ir::Mish&, double x) { return x * std::tanh(detail::softplus(x)); }
 inline double formula(const ir::Elu& e, double x) { return x > 0 ? x : e.alpha * std::expm1(x); }
+inline double formula(const ir::LeakyRelu& l, double x) {
+  return x >= 0 || std::isnan(x) ? x : l.alpha * x;
+}
 inline double formula(const ir::SoftPlus&, double x) { return detail::softplus(x); }
 inline double formula(const ir::SoftSign&, double x) { return x / (1.0 + std::fabs(x)); }
 inline double formula(const ir::PowerStatic& p, double x) { return std::pow(x, p.exponent); }

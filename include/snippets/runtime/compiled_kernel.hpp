@@ -6,11 +6,17 @@
 //   [snippets.run.arg_count] [snippets.run.null_pointer] [snippets.run.type_mismatch]
 //   [snippets.run.shape_mismatch]
 // Then it splits the outermost domain dimension across threads (executor.hpp).
+// A kernel compiled with instrumentation (performance counters, segfault detector; see
+// CompileOptions::debug) is called through a per-call frame that holds its debug slots, and its
+// counters are added to the kernel's totals after each call (debug/kernel_debug_info.hpp).
+// Without instrumentation the call is exactly `fn(&args)`.
 #pragma once
 
 #include <omp.h>
 
+#include <chrono>
 #include <memory>
+#include <new>
 #include <span>
 #include <string>
 #include <vector>
@@ -44,19 +50,39 @@ struct KernelSignature {
 struct KernelCode {
   std::shared_ptr<const x64::CodeBuffer> buffer;
   x64::KernelFn fn = nullptr;
+  std::uint32_t text_bytes = 0;              // instructions; the constant table follows
+  std::shared_ptr<const debug::CodeMap> map; // which code each expression produced (debug)
+
+  /// Instructions and constant table.
+  std::span<const std::uint8_t> bytes() const {
+    if (!buffer) return {};
+    return {buffer->getCode(), buffer->getSize()};
+  }
 };
 
 class CompiledKernel {
 public:
   /// `streaming`, if given, is the variant with non-temporal stores; run() uses it when every
-  /// output address is aligned to `sig.vector_bytes`.
-  CompiledKernel(KernelCode code, KernelSignature sig, KernelCode streaming = {})
-      : code_(std::move(code)), streaming_(std::move(streaming)), sig_(std::move(sig)) {}
+  /// output address is aligned to `sig.vector_bytes`. `info`: name, ISA and instrumentation.
+  CompiledKernel(KernelCode code, KernelSignature sig, KernelCode streaming = {},
+                 std::shared_ptr<const debug::KernelDebugInfo> info = nullptr)
+      : code_(std::move(code)), streaming_(std::move(streaming)), sig_(std::move(sig)),
+        info_(std::move(info)) {
+    if (info_ && info_->instrumented()) instrumented_ = info_.get();
+  }
 
   const KernelSignature& signature() const { return sig_; }
   /// The generated machine code (for dumps and tests).
-  std::span<const std::uint8_t> code() const {
-    return {code_.buffer->getCode(), code_.buffer->getSize()};
+  std::span<const std::uint8_t> code() const { return code_.bytes(); }
+  /// The kernel (or, with `streaming`, its non-temporal variant; empty if it has none).
+  const KernelCode& kernel_code(bool streaming = false) const {
+    return streaming ? streaming_ : code_;
+  }
+  /// Name, ISA, instrumentation and counter totals (nullptr for a hand-built kernel).
+  const debug::KernelDebugInfo* debug_info() const { return info_.get(); }
+  /// CompileOptions::name, or "kernel<N>" when none was given.
+  std::string_view name() const {
+    return info_ ? std::string_view(info_->name) : std::string_view("kernel");
   }
   /// True when large aligned outputs are written with non-temporal stores.
   bool has_streaming_variant() const { return streaming_.fn != nullptr; }
@@ -113,6 +139,7 @@ public:
             reinterpret_cast<std::uintptr_t>(out[k]) % std::uintptr_t(sig_.vector_bytes) == 0;
       if (aligned) fn = streaming_.fn;
     }
+    const KernelCode& variant = fn == code_.fn ? code_ : streaming_;
     auto body = [&](int i) {
       const Chunk c = chunk_of(work, unit, n, i);
       if (c.count == 0) return;
@@ -122,17 +149,58 @@ public:
         args.data[k] = base + c.begin * sig_.outer_stride_bytes[k];
       }
       args.work = c.count;
+      if (instrumented_) return call_instrumented(*instrumented_, variant, args);
       fn(&args);
     };
+    const auto start =
+        instrumented_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     if (opt.parallel_for)
       opt.parallel_for(n, body);
     else
       openmp_parallel_for(n, body);
+    if (instrumented_ && instrumented_->totals) {
+      instrumented_->totals->runs.fetch_add(1, std::memory_order_relaxed);
+      instrumented_->totals->run_ns.fetch_add(elapsed_ns(start), std::memory_order_relaxed);
+    }
   }
 
 private:
+  static std::uint64_t elapsed_ns(std::chrono::steady_clock::time_point since) {
+    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                          std::chrono::steady_clock::now() - since)
+                                          .count());
+  }
+
+  /// One call of an instrumented kernel: a frame with its debug slots on this thread, the
+  /// call registered for the segfault detector, then the counters added to the totals.
+  static void call_instrumented(const debug::KernelDebugInfo& info, const KernelCode& code,
+                                const x64::CallArgs& args) {
+    const std::size_t regions = info.counters == debug::Counters::cycles ? info.regions.size() : 0;
+    std::vector<std::uint64_t> frame(x64::DebugFrame::words(regions), 0);
+    new (frame.data()) x64::CallArgs(args);
+    auto* slot = reinterpret_cast<std::int64_t*>(frame.data() + x64::DebugFrame::expr_slot / 8);
+    *slot = -1;
+    const debug::ActiveCall call{&info,           code.map.get(), code.buffer->getCode(),
+                                 code.text_bytes, slot,           debug::detail::active_call};
+    debug::detail::active_call = &call;
+    const auto start = std::chrono::steady_clock::now();
+    code.fn(std::launder(reinterpret_cast<const x64::CallArgs*>(frame.data())));
+    const std::uint64_t ns = elapsed_ns(start);
+    debug::detail::active_call = call.outer;
+    if (!info.totals) return;
+    debug::CounterTotals& t = *info.totals;
+    t.calls.fetch_add(1, std::memory_order_relaxed);
+    t.call_ns.fetch_add(ns, std::memory_order_relaxed);
+    for (std::size_t r = 0; r < regions; ++r) {
+      t.ticks[r].fetch_add(frame[x64::DebugFrame::ticks(r) / 8], std::memory_order_relaxed);
+      t.entries[r].fetch_add(frame[x64::DebugFrame::entries(r) / 8], std::memory_order_relaxed);
+    }
+  }
+
   KernelCode code_, streaming_;
   KernelSignature sig_;
+  std::shared_ptr<const debug::KernelDebugInfo> info_;
+  const debug::KernelDebugInfo* instrumented_ = nullptr; // info_ when it asks for a slow call
 };
 
 } // namespace snippets

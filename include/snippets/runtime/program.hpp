@@ -80,6 +80,8 @@ public:
               n.describe() + " has a non-planar layout; a Program takes planar inputs (compile "
                              "the Subgraph body directly for other layouts)");
     }
+    // a malformed SNIPPETS_* debug variable is the caller's error, not a reason to fall back
+    (void)debug::resolve(opt_->compile.debug);
     graph_ = std::make_shared<const ir::Graph<T>>(opt_->tokenized || opt_->reference_only
                                                       ? passes::remove_dead_nodes(model)
                                                       : passes::tokenize(model, opt_->tokenize));
@@ -246,7 +248,9 @@ private:
         step.outputs.push_back(index_.at({id, p}));
       if (const auto* sg = std::get_if<ir::Subgraph<T>>(&n.op); sg && !opt_->reference_only) {
         try {
-          step.kernel = compile<T>(*sg->body, opt_->compile);
+          CompileOptions co = opt_->compile;
+          if (co.name.empty()) co.name = n.name; // dumps, perf maps, reports use it
+          step.kernel = compile<T>(*sg->body, co);
           step.kind = StepKind::kernel;
         } catch (const Error& e) { // runs on the reference path instead
           std::string ops;

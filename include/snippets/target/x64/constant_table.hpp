@@ -1,8 +1,9 @@
 // snippets/target/x64/constant_table.hpp: the kernel's constants, placed after its code and
 // read RIP-relative. Each broadcast constant is stored replicated to the vector width, so any
-// instruction can take it as a full-width memory operand; raw blocks (the AVX2 tail-mask
-// table) are stored as given. Keys are enums or bit patterns, never strings. Identical
-// constants are stored once.
+// instruction can take it as a full-width memory operand; 64-bit constants (the f64 lanes of
+// the general Power) are replicated the same way; raw blocks (the AVX2 tail-mask table) are
+// stored as given. Keys are enums or bit patterns, never strings. Identical constants are
+// stored once.
 #pragma once
 
 #include <bit>
@@ -38,6 +39,20 @@ public:
     }
     return at(it->second);
   }
+  /// A 64-bit pattern replicated to the vector width (f64 or i64 lanes).
+  Xbyak::Address bits64(std::uint64_t pattern) {
+    auto it = broadcast64_.find(pattern);
+    if (it == broadcast64_.end()) {
+      it = broadcast64_.emplace(pattern, words_.size() * 4).first;
+      for (int i = 0; i < vector_bytes_ / 8; ++i) {
+        words_.push_back(static_cast<std::uint32_t>(pattern));
+        words_.push_back(static_cast<std::uint32_t>(pattern >> 32));
+      }
+    }
+    return at(it->second);
+  }
+  Xbyak::Address value64(double v) { return bits64(std::bit_cast<std::uint64_t>(v)); }
+
   /// The AVX2 tail-mask table: 8 all-ones words then 8 zero words. The 32 bytes at
   /// `tail_mask(n)` enable exactly the first n lanes.
   Xbyak::Address tail_mask(int n) {
@@ -63,6 +78,7 @@ private:
   int vector_bytes_;
   std::vector<std::uint32_t> words_;
   std::map<std::uint32_t, std::size_t> broadcast_;
+  std::map<std::uint64_t, std::size_t> broadcast64_;
   std::int64_t mask_offset_ = -1;
   Xbyak::Label label_;
 };

@@ -9,13 +9,23 @@
 // VMASKMOVPS with a mask from the constant table; neither touches memory past a tensor.
 // A streaming variant writes full vectors with non-temporal stores (for outputs far larger
 // than the caches: no read-for-ownership, about 1.4x the store bandwidth here).
+// Instrumentation (debug builds of a kernel, off unless CompileOptions::debug asks): a code
+// map (which bytes each expression produced; changes no instruction), cycle counters around
+// counter regions (RDTSC), and a store of the expression's LIR order into the call frame before
+// each memory access (the segfault detector). Without an Instrumentation the emitted code is
+// exactly the uninstrumented kernel.
 #pragma once
 
 #include <map>
+#include <memory>
+#include <sstream>
 #include <vector>
 
+#include "snippets/debug/kernel_debug_info.hpp"
 #include "snippets/ir/linear_ir.hpp"
+#include "snippets/ir/lir_printer.hpp"
 #include "snippets/passes/lir_queries.hpp"
+#include "snippets/passes/pass.hpp"
 #include "snippets/target/x64/abi.hpp"
 #include "snippets/target/x64/code_buffer.hpp"
 #include "snippets/target/x64/constant_table.hpp"
@@ -24,14 +34,39 @@
 
 namespace snippets::x64 {
 
+/// The call frame of an instrumented kernel: CallArgs, then the debug slots the kernel writes
+/// (rdi points at it). The runtime allocates it per call, on the calling thread.
+struct DebugFrame {
+  /// int64: LIR order of the memory access running now (-1 before the first one).
+  static constexpr int expr_slot = static_cast<int>(sizeof(CallArgs));
+  static constexpr int saved_rdx = expr_slot + 8; // RDTSC clobbers rdx, a data-pointer register
+  static constexpr int counters = expr_slot + 16; // per region: start, ticks, entries (uint64)
+  static constexpr int start(std::size_t r) { return counters + 24 * static_cast<int>(r); }
+  static constexpr int ticks(std::size_t r) { return start(r) + 8; }
+  static constexpr int entries(std::size_t r) { return start(r) + 16; }
+  static constexpr std::size_t words(std::size_t regions) {
+    return static_cast<std::size_t>(start(regions)) / 8;
+  }
+};
+static_assert(sizeof(CallArgs) % 8 == 0);
+
+/// What to add to a kernel for debugging; see the header comment.
+template <class T> struct Instrumentation {
+  bool code_map = false;
+  bool fault_slots = false;                                  // segfault detector
+  std::span<const passes::CounterRegion<T>> counter_regions; // cycle counters
+};
+
 template <class T, class Vmm> class KernelEmitter {
   using E = ir::Expression<T>;
 
 public:
   /// `streaming`: full-vector stores are non-temporal (VMOVNTPS); the caller guarantees
-  /// vector-aligned output addresses, and the kernel ends with SFENCE.
-  KernelEmitter(CodeBuffer& h, ir::LinearIR<T>& lir, bool streaming = false)
-      : h_(h), lir_(lir), consts_(sizeof(float) * lanes_), streaming_(streaming) {
+  /// vector-aligned output addresses, and the kernel ends with SFENCE. `instr`: debug
+  /// instrumentation (nullptr: none).
+  KernelEmitter(CodeBuffer& h, ir::LinearIR<T>& lir, bool streaming = false,
+                const Instrumentation<T>* instr = nullptr)
+      : h_(h), lir_(lir), consts_(sizeof(float) * lanes_), streaming_(streaming), instr_(instr) {
     static const Xbyak::Reg64 pool[usable_gprs] = {
         Xbyak::util::rbx, Xbyak::util::rbp, Xbyak::util::r12, Xbyak::util::r13, Xbyak::util::r14,
         Xbyak::util::r15, Xbyak::util::rsi, Xbyak::util::rdx, Xbyak::util::rcx, Xbyak::util::r8,
@@ -47,19 +82,37 @@ public:
 
   void emit() {
     using namespace Xbyak::util;
+    if (instr_) begin_instrumentation();
     const std::vector<Xbyak::Reg64> saved = callee_saved_used();
     for (const auto& r : saved) h_.push(r);
     if (stack_bytes()) h_.sub(Xbyak::util::rsp, static_cast<int>(stack_bytes()));
     for (std::size_t i = 0; i < data_.size() && i < lir_.num_inputs + lir_.num_outputs; ++i)
       h_.mov(data_[i], h_.ptr[rdi + static_cast<int>(i * sizeof(void*))]);
-    for (auto& e : lir_) emit_expr(*e);
+    record("prologue", "kernel entry: save registers, load data pointers");
+    for (auto& e : lir_) {
+      if (instr_)
+        emit_instrumented(*e);
+      else
+        emit_expr(*e);
+    }
+    SNIPPETS_ASSERT(!instr_ || counter_brackets_ == 2 * instr_->counter_regions.size())
+        << "a counter region names an expression that is no longer in the LIR; run "
+           "InsertPerfCounters after every pass that moves or erases expressions";
     if (streaming_) h_.sfence(); // order the streaming stores before the caller reads them
     if (stack_bytes()) h_.add(Xbyak::util::rsp, static_cast<int>(stack_bytes()));
     h_.vzeroupper();
     for (auto it = saved.rbegin(); it != saved.rend(); ++it) h_.pop(*it);
     h_.ret();
+    record("epilogue", "kernel exit: restore registers, return");
+    text_bytes_ = static_cast<std::uint32_t>(h_.getSize());
     consts_.emit(h_);
+    if (map_) map_->text_bytes = text_bytes_;
   }
+
+  /// Bytes of instructions (the constant table follows them).
+  std::uint32_t text_bytes() const { return text_bytes_; }
+  /// The code map, when the Instrumentation asked for one (else nullptr).
+  std::shared_ptr<debug::CodeMap> code_map() const { return map_; }
 
 private:
   static constexpr bool avx512 = std::is_same_v<Vmm, Xbyak::Zmm>;
@@ -242,6 +295,109 @@ private:
         e.op);
   }
 
+  // ---- instrumentation (debug) ----
+
+  void begin_instrumentation() {
+    lir_.renumber(); // records and fault slots name expressions by their LIR order
+    if (instr_->code_map) map_ = std::make_shared<debug::CodeMap>();
+    const auto& regions = instr_->counter_regions;
+    for (std::size_t r = 0; r < regions.size(); ++r) {
+      SNIPPETS_ASSERT(regions[r].first && regions[r].last) << "counter region " << r;
+      starts_[regions[r].first].push_back(r);
+      stops_[regions[r].last].insert(stops_[regions[r].last].begin(), r); // inner ones first
+    }
+  }
+
+  /// Appends a record for the code emitted since the previous record.
+  void record(std::string text, std::string emitter,
+              std::size_t order = debug::CodeRecord::not_an_expression) {
+    if (!map_) return;
+    const auto at = static_cast<std::uint32_t>(h_.getSize());
+    const std::uint32_t from = map_->records.empty() ? 0 : map_->records.back().end;
+    map_->records.push_back({order, std::move(text), std::move(emitter), from, at});
+  }
+
+  void emit_instrumented(E& e) {
+    using Xbyak::util::rdi;
+    if (const auto it = starts_.find(&e); it != starts_.end())
+      for (std::size_t r : it->second) {
+        read_tsc();
+        h_.mov(h_.qword[rdi + DebugFrame::start(r)], Xbyak::util::rax);
+        ++counter_brackets_;
+        record(std::string("counter start: ") + instr_->counter_regions[r].name,
+               "rdtsc (cycles mode)");
+      }
+    if (instr_->fault_slots && passes::is_memory_access(e))
+      h_.mov(h_.qword[rdi + DebugFrame::expr_slot], static_cast<std::uint32_t>(e.order));
+    emit_expr(e);
+    if (map_) {
+      std::ostringstream line;
+      ir::detail::print_expression(line, e, {});
+      record(line.str(), emitter_name(e), e.order);
+    }
+    if (const auto it = stops_.find(&e); it != stops_.end())
+      for (std::size_t r : it->second) {
+        read_tsc();
+        h_.sub(Xbyak::util::rax, h_.qword[rdi + DebugFrame::start(r)]);
+        h_.add(h_.qword[rdi + DebugFrame::ticks(r)], Xbyak::util::rax);
+        h_.add(h_.qword[rdi + DebugFrame::entries(r)], 1);
+        ++counter_brackets_;
+        record(std::string("counter stop: ") + instr_->counter_regions[r].name,
+               "rdtsc (cycles mode)");
+      }
+  }
+
+  /// rax = the time-stamp counter. LFENCE keeps earlier instructions from drifting past the
+  /// read; rdx (a data pointer or counter) is parked in the frame meanwhile.
+  void read_tsc() {
+    using namespace Xbyak::util;
+    h_.mov(h_.qword[rdi + DebugFrame::saved_rdx], rdx);
+    h_.lfence();
+    h_.rdtsc();
+    h_.shl(rdx, 32);
+    h_.or_(rax, rdx);
+    h_.mov(rdx, h_.qword[rdi + DebugFrame::saved_rdx]);
+  }
+
+  /// Which emitter produced `e`'s code, and the variant it chose (for dumps and fault reports).
+  std::string emitter_name(const E& e) const {
+    std::ostringstream os;
+    auto access = [&](std::int64_t count, bool store) {
+      if (count == lanes_)
+        os << (store && streaming_ ? "vmovntps (non-temporal)" : "vmovups") << ", full vector";
+      else if (count == 1)
+        os << "vmovss, 1 lane";
+      else
+        os << (avx512 ? "vmovups masked by k1, " : "vmaskmovps, ") << count << " lanes";
+    };
+    std::visit(
+        [&](const auto& tag) {
+          using Tag = std::decay_t<decltype(tag)>;
+          if constexpr (std::is_same_v<Tag, ir::Parameter> || std::is_same_v<Tag, ir::Result>)
+            os << "kernel argument (no code)";
+          else if constexpr (std::is_same_v<Tag, ir::Scalar>)
+            os << "scalar: vmovups from the constant table";
+          else if constexpr (std::is_same_v<Tag, ir::Load>) {
+            os << "load: ";
+            access(tag.count, false);
+          } else if constexpr (std::is_same_v<Tag, ir::Store>) {
+            os << "store: ";
+            access(tag.count, true);
+          } else if constexpr (std::is_same_v<Tag, ir::BroadcastLoad>)
+            os << "broadcast load: vbroadcastss from memory";
+          else if constexpr (std::is_same_v<Tag, ir::BroadcastMove>)
+            os << "broadcast move: vbroadcastss from lane 0";
+          else if constexpr (std::is_same_v<Tag, ir::Spill> || std::is_same_v<Tag, ir::Reload>)
+            os << Tag::name << ": vmovups, stack slot " << tag.slot;
+          else if constexpr (std::is_same_v<Tag, ir::LoopBegin> || std::is_same_v<Tag, ir::LoopEnd>)
+            os << Tag::name << " #" << tag.loop_id << ": counter and pointer arithmetic";
+          else
+            os << "x64::Emitter<" << Tag::name << ">";
+        },
+        e.op);
+    return os.str();
+  }
+
   struct Labels {
     Xbyak::Label begin, end;
   };
@@ -255,6 +411,11 @@ private:
   std::size_t counters_used_ = 0;
   std::map<std::size_t, Labels> labels_;
   std::map<std::size_t, ir::Reg> loop_begin_reg_;
+  const Instrumentation<T>* instr_ = nullptr;
+  std::shared_ptr<debug::CodeMap> map_;
+  std::map<const E*, std::vector<std::size_t>> starts_, stops_; // counter regions by expression
+  std::size_t counter_brackets_ = 0;                            // counter starts and stops emitted
+  std::uint32_t text_bytes_ = 0;
 };
 
 } // namespace snippets::x64

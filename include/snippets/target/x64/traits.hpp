@@ -12,6 +12,8 @@
 #include "snippets/backend_traits.hpp"
 #include "snippets/ir/element_type.hpp"
 #include "snippets/target/x64/abi.hpp"
+#include "snippets/target/x64/emitters/activation.hpp"
+#include "snippets/target/x64/emitters/arith.hpp"
 #include "snippets/target/x64/emitters/eltwise.hpp"
 #include "snippets/target/x64/isa.hpp"
 

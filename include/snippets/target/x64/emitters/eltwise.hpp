@@ -16,8 +16,9 @@ namespace snippets::x64 {
 namespace detail {
 // SSE/AVX comparison predicates
 inline constexpr std::uint8_t cmp_eq_oq = 0x00, cmp_unord_q = 0x03, cmp_neq_uq = 0x04,
-                              cmp_lt_oq = 0x11, cmp_le_oq = 0x12, cmp_ge_oq = 0x1d,
-                              cmp_gt_oq = 0x1e;
+                              cmp_ord_q = 0x07, cmp_neq_oq = 0x0c, cmp_lt_oq = 0x11,
+                              cmp_le_oq = 0x12, cmp_nlt_uq = 0x15, cmp_nge_uq = 0x19,
+                              cmp_ge_oq = 0x1d, cmp_gt_oq = 0x1e;
 // VROUNDPS / VRNDSCALEPS immediates (bit 3 suppresses the precision exception)
 inline constexpr std::uint8_t round_nearest = 0x08, round_floor = 0x09, round_ceil = 0x0a,
                               round_trunc = 0x0b;
@@ -343,14 +344,14 @@ template <> struct Emitter<ir::HSigmoid> {
     c.h.vdivps(dst, c.scratch[0], c.consts[Const::six]);
   }
 };
-/// x * min(max(x + 3, 0), 6) / 6
+/// x * (min(max(x + 3, 0), 6) / 6): divided first, so that x near FLT_MAX does not overflow
 template <> struct Emitter<ir::HSwish> {
   static constexpr int scratch = 2;
   template <class Vmm>
   static void emit(EmitContext<Vmm>& c, const ir::HSwish&, Vmm dst, std::span<const Vmm> in) {
     Emitter<ir::HSigmoid>::core(c, in[0]);
-    c.h.vmulps(c.scratch[0], c.scratch[0], in[0]);
-    c.h.vdivps(dst, c.scratch[0], c.consts[Const::six]);
+    c.h.vdivps(c.scratch[0], c.scratch[0], c.consts[Const::six]);
+    c.h.vmulps(dst, c.scratch[0], in[0]);
   }
 };
 /// x / (1 + |x|)

@@ -1,0 +1,561 @@
+// snippets/target/x64/emitters/math.hpp: the approximation routines the transcendental
+// emitters share (exp, expm1, log, erf, and the f64 log2/exp2 of the general Power).
+//
+// Every routine works on caller-given registers: inputs are read-only unless the contract
+// says otherwise, temporaries are named, and the result register may alias an input only
+// where stated. All constants come from the kernel's ConstantTable (RIP-relative, one load
+// per use). The same code serves AVX2 (Ymm) and AVX-512 (Zmm); where the ISAs differ the
+// AVX-512 branch uses VSCALEFPS (one rounding into the subnormal range), VGETMANTPS /
+// VGETEXPPS (subnormal inputs without rescaling) and VFIXUPIMMPS (special inputs in one op).
+//
+// The polynomials were fitted for this project by scripts/fit-math-coefficients.py (weighted
+// Remez exchange, then rounding to f32 with a greedy +-ulp search); each table says what it
+// approximates and its approximation error. Evaluation adds at most a few roundings; the
+// end-to-end accuracy is measured by tests/test_jit_math_accuracy.cpp and written down in
+// docs/math_accuracy.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <type_traits>
+
+#include "snippets/target/x64/emitters/eltwise.hpp"
+
+namespace snippets::x64::math {
+
+// ---- coefficient tables (ascending powers, f32 bit patterns unless stated) ----
+
+/// exp(r) = 1 + r + r^2 q(r) for |r| <= ln2/2 + 1e-4; relative error 3.2e-9 (2^-28.2).
+inline constexpr std::uint32_t exp_q[] = {0x3efffffe, 0x3e2aaa49, 0x3d2aac69, 0x3c091ce5,
+                                          0x3ab511ea};
+/// expm1(r) = r + r^2 q(r) for |r| <= ln2/2 + 1e-4; relative error 7.6e-10 (2^-30.3).
+inline constexpr std::uint32_t expm1_q[] = {0x3f000000, 0x3e2aaaaa, 0x3d2aaa68,
+                                            0x3c088913, 0x3ab6b93a, 0x395019fe};
+/// log1p(f) = f + f^2 s(f) for f in [-1/4, 1/2]; relative error 5.6e-9 (2^-27.4).
+inline constexpr std::uint32_t log1p_s[] = {0xbf000000, 0x3eaaaad3, 0xbe800013,
+                                            0x3e4cb43b, 0xbe2a79a7, 0x3e144d49,
+                                            0xbe06c96e, 0x3dd5fccf, 0xbd37f4a1};
+
+/// The two branches of erf: x + x p(x^2) below `split`, 1 - exp(q(|x|)) above it (|x|
+/// clamped to `clamp`, where erf is 1 in f32), each with its coefficient table.
+struct ErfTables {
+  std::span<const std::uint32_t> small_p, large_q;
+  float split, clamp;
+};
+/// erf(x) = x + x p(x^2) for |x| < 0.875: relative error 1.6e-8 (2^-25.9).
+inline constexpr std::uint32_t erf_small_p[] = {0x3e0375d4, 0xbec09386, 0x3de7108e,
+                                                0xbcdb79c7, 0x3ba4e4fb, 0xba229d63};
+/// erf(z) = 1 - exp(q(z)) for z in [0.875, 3.92], q ~ log(erfc(z)) fitted with the weight
+/// erfc(z): absolute error of erf 1.1e-9 (2^-29.7). erfc(3.92) < 2^-25: erf rounds to 1 above.
+inline constexpr std::uint32_t erf_large_q[] = {0x392fe94b, 0xbf9092f4, 0xbf22269b, 0xbddda649,
+                                                0x3ccd89c2, 0xbb885f37, 0x39e2f7e1, 0xb7b017ca};
+inline constexpr ErfTables erf_tables{erf_small_p, erf_large_q, 0.875f, 3.92f};
+/// For Gelu, 1 + erf(x / sqrt(2)) without rounding x / sqrt(2): below 0.875 sqrt(2), the
+/// small table with the scaling folded in (in double, rounded once; relative error 2.7e-8);
+/// above, erfc(|x| / sqrt(2)) = exp(q(|x|)) fitted for its relative error (4.5e-8) up to
+/// |x| = 6, so that the negative tail x erfc / 2 keeps its digits (1 - erf would cancel).
+inline constexpr std::uint32_t gelu_erf_small_p[] = {0xbe4ef75a, 0xbe082c07, 0x3ca3632c,
+                                                     0xbb1b3158, 0x3969322b, 0xb765f8d8};
+inline constexpr std::uint32_t gelu_erfc_q[] = {0x3968c206, 0xbf4c80f3, 0xbea20898, 0xbd1d50b1,
+                                                0x3bce9391, 0xba3d792a, 0x3833e679, 0x35d84da7,
+                                                0xb513f92e, 0x333b35d8, 0xb0b0121c};
+inline constexpr ErfTables gelu_erf_tables{gelu_erf_small_p, gelu_erfc_q, 0.875f * 1.41421356f,
+                                           6.0f};
+
+/// f64: log2(1 + f) = f p(f) for f in [sqrt(1/2) - 1, sqrt(2) - 1]; relative error 2.6e-12.
+inline constexpr std::uint64_t log2_p_f64[] = {
+    0x3ff71547652b58f6, 0xbfe71547651b7067, 0x3fdec709de33c772, 0xbfd715478883c4f5,
+    0x3fd2776b6cd03c1a, 0xbfcec6f2e0109170, 0x3fca61b7dcbd2a18, 0xbfc7188d314bdfad,
+    0x3fc481fad266365f, 0xbfc23d65003dc3e6, 0x3fc0acdedd834334, 0xbfc13b891405120a,
+    0x3fc0f628925d5596, 0xbfb1da6d77e0e67a};
+/// f64: 2^r = 1 + r p(r) for |r| <= 1/2; relative error 8.1e-13.
+inline constexpr std::uint64_t exp2_p_f64[] = {
+    0x3fe62e42fef89d1e, 0x3fcebfbdff8ede88, 0x3fac6b08dced34d5, 0x3f83b2ab5ed6f868,
+    0x3f55d874d070b7fe, 0x3f2430aa883470e7, 0x3ef00d85338b2c01, 0x3eb61c4f014886cd};
+
+// ---- constants ----
+// Cody-Waite split of ln2: ln2_hi = f32(ln2) is a multiple of 2^-24, so with an FMA
+// x - n * ln2_hi is exact for |n| <= 2^8 (the difference is a multiple of 2^-25 below 1/2);
+// ln2_lo = f32(ln2 - ln2_hi) carries the rest.
+inline constexpr std::uint32_t ln2_hi = 0x3f317218, ln2_lo = 0xb102e308, log2e = 0x3fb8aa3b,
+                               one = 0x3f800000, sign = 0x80000000, abs_mask = 0x7fffffff,
+                               pos_inf = 0x7f800000, neg_inf = 0xff800000, qnan = 0x7fc00000,
+                               flt_min = 0x00800000, shifter = 0x4b400000, // 1.5 * 2^23
+    tiny_shifter = 0x30800000, // 2^-30: rounds to 2^-53 multiples
+    square_floor = 0x2b800000; // 2^-40: x^2 stays normal
+/// exp(x) rounds to 0 below -103.98 and overflows above 88.73; -104 keeps n >= -150 and
+/// 88.8 gives n = 128 (the reduced argument carries the rest, see exp_reduce).
+inline constexpr float exp_lo = -104.0f, exp_hi = 88.8f;
+
+// ---- helpers ----
+
+/// acc = k[n-1]; acc = acc * x + k[i] for i = n-2 .. 0 (Horner with FMA). acc != x.
+template <class Vmm>
+void horner(EmitContext<Vmm>& c, Vmm acc, Vmm x, std::span<const std::uint32_t> k) {
+  c.h.vmovups(acc, c.consts.bits(k.back()));
+  for (std::size_t i = k.size() - 1; i-- > 0;) c.h.vfmadd213ps(acc, x, c.consts.bits(k[i]));
+}
+/// The same on f64 lanes.
+template <class Vmm>
+void horner_pd(EmitContext<Vmm>& c, Vmm acc, Vmm x, std::span<const std::uint64_t> k) {
+  c.h.vmovupd(acc, c.consts.bits64(k.back()));
+  for (std::size_t i = k.size() - 1; i-- > 0;) c.h.vfmadd213pd(acc, x, c.consts.bits64(k[i]));
+}
+
+/// dst = src with the sign bit of `sign_src` or-ed in (|src| | sign for a non-negative
+/// src). AVX2 uses `tmp` (!= dst); dst may be src.
+template <class Vmm> void or_sign(EmitContext<Vmm>& c, Vmm dst, Vmm src, Vmm sign_src, Vmm tmp) {
+  if constexpr (EmitContext<Vmm>::avx512) {
+    if (dst.getIdx() != src.getIdx()) c.h.vmovaps(dst, src);
+    c.h.vpternlogd(dst, sign_src, c.consts.bits(sign), 0xf8); // a | (b & c)
+  } else {
+    c.h.vandps(tmp, sign_src, c.consts.bits(sign));
+    c.h.vorps(dst, src, tmp);
+  }
+}
+
+/// dst = |src| with the sign bit of `sign_src` (copysign). AVX2 uses `tmp` (!= dst, src).
+template <class Vmm>
+void copy_sign(EmitContext<Vmm>& c, Vmm dst, Vmm src, Vmm sign_src, Vmm tmp, bool invert = false) {
+  if constexpr (EmitContext<Vmm>::avx512) {
+    if (dst.getIdx() != src.getIdx()) c.h.vmovaps(dst, src);
+    // c ? b : a, or c ? ~b : a
+    c.h.vpternlogd(dst, sign_src, c.consts.bits(sign), invert ? 0x72 : 0xd8);
+  } else {
+    c.h.vandps(tmp, sign_src, c.consts.bits(sign));
+    if (invert) c.h.vxorps(tmp, tmp, c.consts.bits(sign));
+    c.h.vandps(dst, src, c.consts.bits(abs_mask));
+    c.h.vorps(dst, dst, tmp);
+  }
+}
+
+// ---- exp ----
+
+/// n = round(v * log2e) for |v * log2e| < 2^22, by adding and subtracting 1.5 * 2^23 (the
+/// sum rounds to an integer, ties to even; cheaper than VROUNDPS / VRNDSCALEPS). n != v.
+template <class Vmm> void round_times_log2e(EmitContext<Vmm>& c, Vmm n, Vmm v) {
+  c.h.vmovups(n, c.consts.bits(shifter));
+  c.h.vfmadd231ps(n, v, c.consts.bits(log2e));
+  c.h.vsubps(n, n, c.consts.bits(shifter));
+}
+
+/// Cody-Waite reduction: n = round(x' * log2e) and r = x' - n * ln2 with x' = max(x, lo)
+/// (NaN stays NaN; no lo: x' = x, for callers that bound x themselves); when `hi` is given, n
+/// is computed from min(x', hi) while r keeps x', so that x above hi (+inf included) gives a
+/// large r and an overflowing polynomial rather than a wrong finite value. r may be x; n must
+/// differ from both.
+template <class Vmm>
+void exp_reduce(EmitContext<Vmm>& c, Vmm r, Vmm n, Vmm x, std::optional<float> lo,
+                std::optional<float> hi = std::nullopt) {
+  if (lo) {
+    c.h.vmovups(n, c.consts.value(*lo));
+    c.h.vmaxps(r, n, x); // x second: NaN comes through
+  } else if (r.getIdx() != x.getIdx()) {
+    c.h.vmovaps(r, x);
+  }
+  if (hi) {
+    c.h.vminps(n, r, c.consts.value(*hi));
+    c.h.vmulps(n, n, c.consts.bits(log2e));
+    c.h.vaddps(n, n, c.consts.bits(shifter)); // rounds to an integer
+    c.h.vsubps(n, n, c.consts.bits(shifter));
+  } else {
+    round_times_log2e(c, n, r);
+  }
+  c.h.vfnmadd231ps(r, n, c.consts.bits(ln2_hi)); // exact (see ln2_hi)
+  c.h.vfnmadd231ps(r, n, c.consts.bits(ln2_lo));
+}
+
+/// p = exp(r) for the reduced r: 1 + r (1 + r q(r)). p != r.
+template <class Vmm> void exp_poly(EmitContext<Vmm>& c, Vmm p, Vmm r) {
+  horner(c, p, r, exp_q);
+  c.h.vfmadd213ps(p, r, c.consts.bits(one));
+  c.h.vfmadd213ps(p, r, c.consts.bits(one));
+}
+
+/// dst = v * 2^n for integral n in [-252, 254] (f32), with one rounding: subnormal results
+/// are rounded once, overflow gives inf. AVX-512: VSCALEFPS. AVX2: 2^(n/2) * 2^(n - n/2),
+/// both factors normal, so only the second product rounds. Destroys n; AVX2 uses tmp
+/// (!= v). dst may be v.
+template <class Vmm> void scale(EmitContext<Vmm>& c, Vmm dst, Vmm v, Vmm n, Vmm tmp) {
+  if constexpr (EmitContext<Vmm>::avx512) {
+    c.h.vscalefps(dst, v, n);
+  } else {
+    c.h.vcvtps2dq(n, n);
+    c.h.vpsrad(tmp, n, 1);
+    c.h.vpsubd(n, n, tmp);
+    c.h.vpslld(tmp, tmp, 23);
+    c.h.vpaddd(tmp, tmp, c.consts.bits(one)); // 2^(n/2)
+    c.h.vmulps(dst, v, tmp);
+    c.h.vpslld(n, n, 23);
+    c.h.vpaddd(n, n, c.consts.bits(one)); // 2^(n - n/2)
+    c.h.vmulps(dst, dst, n);
+  }
+}
+
+/// dst = exp(x): NaN -> NaN, -inf -> 0, +inf and x > 88.72 -> inf, subnormal results for
+/// x in [-103.97, -87.34]. Temps t0, t1; dst may be x.
+template <class Vmm> void exp(EmitContext<Vmm>& c, Vmm dst, Vmm x, Vmm t0, Vmm t1) {
+  exp_reduce(c, t0, t1, x, exp_lo, exp_hi);
+  exp_poly(c, dst, t0);
+  scale(c, dst, dst, t1, t0);
+}
+
+/// out = exp(-|v|) in (0, 1] (NaN for NaN): the building block of the logistic functions.
+/// v above 87 counts as 87 (callers add e to 1 or to v there, so a subnormal e, which would
+/// cost a microcode assist per element, changes nothing); -|v| below `lo` counts as lo. With
+/// `nan_elsewhere` (the caller's result carries v's NaN through another operand), NaN may give
+/// any value, and AVX-512 bounds |v| by -lo in one VRANGEPS. Temps t0, t1; out differs from
+/// all; v is read first.
+template <class Vmm>
+void exp_neg_abs(EmitContext<Vmm>& c, Vmm out, Vmm v, Vmm t0, Vmm t1, float lo = exp_lo,
+                 bool nan_elsewhere = false) {
+  if (EmitContext<Vmm>::avx512 && nan_elsewhere) {
+    c.h.vrangeps(t0, v, c.consts.value(-lo), 0x0e); // -min(|v|, -lo)
+    exp_reduce(c, t0, t1, t0, std::nullopt);
+  } else {
+    c.h.vmovups(t0, c.consts.value(87.0f));
+    c.h.vminps(t0, t0, v);                  // v second: NaN comes through
+    c.h.vorps(t0, t0, c.consts.bits(sign)); // -|v|
+    exp_reduce(c, t0, t1, t0, lo);
+  }
+  exp_poly(c, out, t0);
+  scale(c, out, out, t1, t0);
+}
+
+/// t = n / d to within about half an ulp, without a division: c = 1/d from RCP14PS (2^-14)
+/// or RCPPS (2^-11.5) refined by one Newton step, q = n c, then q + r c with the residual
+/// r = n - q d_exact, which the caller forms exactly: `residual(n, q)` overwrites n with it
+/// (the rounded d may differ from the exact denominator; correcting against the exact one
+/// removes that rounding too). On AVX2 c is clamped to [c_min, c_max], the range 1/d has, so
+/// that q keeps the ratio to n the residual's exactness relies on (RCPPS(2) is below 1/2).
+/// n and d are destroyed. (VDIVPS rounds once too, but cannot see the exact denominator.)
+template <class Vmm, class Residual>
+void divide(EmitContext<Vmm>& c, Vmm n, Vmm d, Vmm t, float c_min, float c_max, Residual residual) {
+  if constexpr (EmitContext<Vmm>::avx512)
+    c.h.vrcp14ps(t, d);
+  else
+    c.h.vrcpps(t, d);
+  c.h.vfnmadd213ps(d, t, c.consts.bits(one)); // 1 - d c0
+  c.h.vfmadd213ps(d, t, t);                   // c = c0 + c0 (1 - d c0)
+  if constexpr (!EmitContext<Vmm>::avx512) {  // RCP14PS + Newton: within 2^-28, rounds inside
+    c.h.vmaxps(d, d, c.consts.value(c_min));
+    c.h.vminps(d, d, c.consts.value(c_max));
+  }
+  c.h.vmulps(t, n, d); // q
+  residual(n, t);
+  c.h.vfmadd231ps(t, n, d); // q + r c
+}
+
+/// s0 = logistic(v) = 1 / (1 + exp(-v)) as c or e c, with e = exp(-|v|) <= 1 and c =
+/// 1 / (1 + e): neither side overflows or cancels; exactly 1 for v >= 17.33, e c (subnormals
+/// included) far below 0, NaN for NaN. c comes from RCP14PS / RCPPS and one Newton step on the
+/// rounded 1 + e, then (unless !exact_denominator: the rounding of 1 + e stays, half an ulp)
+/// one more against the exact 1 + e: c + c (1 - c - c e), where 1 - c is exact and c e stays
+/// as large as e. (A quotient corrected by its residual num - q (1 + e)
+/// would be as accurate for v >= 0, but forms q e ~ e^2, which is subnormal for e < 1e-19 and
+/// costs a microcode assist per element here.) The sign is read from `sign_src` (see
+/// LogisticOptions::invert), which must otherwise have v's sign.
+/// s0..s2 distinct; v and sign_src are only read, v before s0..s2 are written (it may be s2).
+struct LogisticOptions {
+  bool invert = false;           // v has the opposite sign of sign_src
+  float lo = exp_lo;             // -|v| below counts as lo (see exp_neg_abs)
+  bool nan_elsewhere = false;    // see exp_neg_abs
+  bool exact_denominator = true; // the second correction (1/2 ulp, 3 instructions; AVX2: always)
+};
+template <class Vmm>
+void logistic(EmitContext<Vmm>& c, Vmm v, Vmm sign_src, Vmm s0, Vmm s1, Vmm s2,
+              const LogisticOptions& o = {}) {
+  constexpr bool avx512 = EmitContext<Vmm>::avx512;
+  const Vmm e = s2;
+  exp_neg_abs(c, e, v, s1, s0, o.lo, o.nan_elsewhere);
+  c.h.vaddps(s1, e, c.consts.bits(one)); // d = 1 + e, rounded
+  if constexpr (avx512)
+    c.h.vrcp14ps(s0, s1);
+  else
+    c.h.vrcpps(s0, s1);
+  c.h.vfnmadd213ps(s1, s0, c.consts.bits(one)); // 1 - d c0
+  c.h.vfmadd213ps(s1, s0, s0);                  // c1 = c0 + c0 (1 - d c0)
+  if constexpr (!avx512) { // RCPPS + Newton: 2^-22.8, may fall just outside [1/2, 1]
+    c.h.vmaxps(s1, s1, c.consts.value(0.5f));
+    c.h.vminps(s1, s1, c.consts.bits(one));
+  }
+  if (o.exact_denominator || !avx512) {     // AVX2: RCPPS + Newton alone is not within 1/2 ulp
+    c.h.vsubps(s0, s1, c.consts.bits(one)); // c1 - 1, exact
+    c.h.vfmadd231ps(s0, s1, e);             // -(1 - c1 (1 + e)), against the exact 1 + e
+    c.h.vfnmadd213ps(s0, s1, s1);           // c = c1 + c1 (1 - c1 (1 + e))
+  } else {
+    c.h.vmovaps(s0, s1);
+  }
+  if constexpr (avx512) {
+    c.h.vpmovd2m(c.kscratch, sign_src);
+    if (o.invert) c.h.knotw(c.kscratch, c.kscratch);
+    c.h.vmulps(s0 | c.kscratch, s0, e); // v < 0: e c
+  } else {
+    c.h.vmulps(s1, s0, e);
+    if (o.invert) // VBLENDVPS selects by the sign bit of its mask operand
+      c.h.vblendvps(s0, s1, s0, sign_src);
+    else
+      c.h.vblendvps(s0, s0, s1, sign_src);
+  }
+}
+
+// ---- expm1 ----
+
+/// out = expm1(y) for y <= 0 (y below -20 is raised to -20, where expm1 is -1 in f32; NaN
+/// stays NaN). n = round(y / ln2) in [-29, 0], r = y - n ln2, and with s = 2^n
+///   expm1(y) = (s - 1) + s r + s r^2 q(r)      (expm1(r) = r + r^2 q(r)),
+/// where s - 1 and s r are exact and (s - 1) + s r is added exactly (Fast2Sum: |s - 1| >=
+/// |s r| when n < 0, and s - 1 = 0 when n = 0), so only the final sum rounds. Any sign of a
+/// zero result is possible: callers fix it. With `clamp_above`, y > 0 counts as 0 (for
+/// callers that discard those lanes: large y would make a subnormal or infinite mess that
+/// costs microcode assists). Temps t0, t1, t2; out differs from them; y is read first.
+template <class Vmm>
+void expm1_nonpositive(EmitContext<Vmm>& c, Vmm out, Vmm y, Vmm t0, Vmm t1, Vmm t2,
+                       bool clamp_above = false) {
+  if (clamp_above) {
+    c.h.vxorps(t1, t1, t1);
+    c.h.vminps(t0, t1, y); // y second: NaN comes through
+    y = t0;
+  }
+  c.h.vmovups(t1, c.consts.value(-20.0f));
+  c.h.vmaxps(t0, t1, y); // y second: NaN comes through
+  round_times_log2e(c, t1, t0);
+  c.h.vfnmadd231ps(t0, t1, c.consts.bits(ln2_hi));
+  c.h.vfnmadd231ps(t0, t1, c.consts.bits(ln2_lo)); // r
+  horner(c, out, t0, expm1_q);
+  // r q(r) with r rounded to a multiple of 2^-53: the r^2 term below changes by under 2^-54
+  // relative, and for |r| < 2^-54 it is 0 instead of a subnormal product (an assist)
+  c.h.vaddps(t2, t0, c.consts.bits(tiny_shifter));
+  c.h.vsubps(t2, t2, c.consts.bits(tiny_shifter));
+  c.h.vmulps(out, out, t2);
+  c.h.vcvtps2dq(t1, t1);
+  c.h.vpslld(t1, t1, 23);
+  c.h.vpaddd(t1, t1, c.consts.bits(one)); // s = 2^n
+  c.h.vmulps(t0, t0, t1);                 // s r, exact
+  c.h.vsubps(t1, t1, c.consts.bits(one)); // s - 1, exact
+  c.h.vaddps(t2, t1, t0);                 // hi = (s - 1) + s r
+  c.h.vsubps(t1, t2, t1);
+  c.h.vsubps(t1, t0, t1);       // lo, its rounding error
+  c.h.vfmadd213ps(out, t0, t1); // s r * r q(r) + lo
+  c.h.vaddps(out, out, t2);
+}
+
+// ---- log ----
+
+/// out = log1p(f) = f + f^2 s(f) for f in [-1/4, 1/2]. out != f. With a temp `tiny`, the
+/// f^2 term uses f rounded to a multiple of 2^-53 (a change under 2^-53 relative), so that f
+/// far below 2^-63 gives no subnormal product (a microcode assist per element).
+template <class Vmm>
+void log1p_poly(EmitContext<Vmm>& c, Vmm out, Vmm f,
+                std::optional<std::type_identity_t<Vmm>> tiny = std::nullopt) {
+  horner(c, out, f, log1p_s);
+  Vmm g = f;
+  if (tiny) {
+    g = *tiny;
+    c.h.vaddps(g, f, c.consts.bits(tiny_shifter));
+    c.h.vsubps(g, g, c.consts.bits(tiny_shifter));
+  }
+  c.h.vmulps(out, out, g);
+  c.h.vfmadd213ps(out, g, f);
+}
+
+/// out = log(x), with log(+-0) = -inf, log(x < 0) = NaN, log(+inf) = +inf, NaN -> NaN,
+/// subnormal x exact in its exponent. x = 2^k m with m in [3/4, 3/2), log x = k ln2 +
+/// log1p(m - 1) (m - 1 is exact), k ln2 added with the hi/lo split. Temps t0, t1; out
+/// differs from x, t0, t1.
+template <class Vmm> void log(EmitContext<Vmm>& c, Vmm out, Vmm x, Vmm t0, Vmm t1) {
+  if constexpr (EmitContext<Vmm>::avx512) {
+    c.h.vgetmantps(t0, x, 0x03); // m in [3/4, 3/2), sign of x (negative x is fixed below)
+    c.h.vgetexpps(t1, x);        // floor(log2 |x|), subnormals included
+    c.h.vcmpps(c.kscratch, t0, c.consts.bits(one), detail::cmp_lt_oq);
+    c.h.vaddps(t1 | c.kscratch, t1, c.consts.bits(one)); // m < 1: x = m 2^(e+1)
+  } else {
+    // subnormal x: scale by 2^23 first and take 23 off the exponent
+    c.h.vcmpps(t1, x, c.consts.bits(flt_min), detail::cmp_lt_oq);
+    c.h.vmulps(t0, x, c.consts.value(8388608.0f));
+    c.h.vblendvps(t0, x, t0, t1);
+    c.h.vandps(t1, t1, c.consts.value(23.0f));
+    // bits - bits(3/4): the exponent field is k, the mantissa field that of m - 3/4
+    c.h.vpsubd(out, t0, c.consts.bits(0x3f400000));
+    c.h.vpand(t0, out, c.consts.bits(0x007fffff));
+    c.h.vpaddd(t0, t0, c.consts.bits(0x3f400000)); // m
+    c.h.vpsrad(out, out, 23);
+    c.h.vcvtdq2ps(out, out);
+    c.h.vsubps(t1, out, t1); // k
+  }
+  c.h.vsubps(t0, t0, c.consts.bits(one)); // f = m - 1, exact
+  log1p_poly(c, out, t0);
+  c.h.vfmadd231ps(out, t1, c.consts.bits(ln2_lo));
+  c.h.vfmadd231ps(out, t1, c.consts.bits(ln2_hi));
+  if constexpr (EmitContext<Vmm>::avx512) {
+    // by the class of x: QNaN -> x, SNaN -> quiet x, +-0 -> -inf, 1 -> +0, -inf -> NaN,
+    // +inf -> +inf, negative -> NaN, positive -> keep
+    c.h.vfixupimmps(out, x, c.consts.bits(0x03538421), 0);
+  } else {
+    c.h.vcmpps(t0, x, c.consts.bits(pos_inf), detail::cmp_eq_oq);
+    c.h.vblendvps(out, out, c.consts.bits(pos_inf), t0);
+    c.h.vcmpps(t0, x, c.consts.value(0.0f), detail::cmp_eq_oq);
+    c.h.vblendvps(out, out, c.consts.bits(neg_inf), t0);
+    c.h.vcmpps(t0, x, c.consts.value(0.0f), detail::cmp_nge_uq); // x < 0 or NaN
+    c.h.vorps(out, out, t0);                                     // all ones: NaN
+  }
+}
+
+// ---- erf ----
+
+/// out = erf(x) with erf_tables: |x| < split: x + x p(x^2) (NaN takes this branch); else
+/// copysign(1 - exp(q(min(|x|, clamp))), x). With `one_plus` (gelu_erf_tables): out =
+/// 1 + erf(x / sqrt 2), the large branch exp(q) for x < 0 (0 below -clamp) and 2 - exp(q)
+/// for x > 0. Temps t0, t1; out differs from x, t0, t1; x is only read.
+template <class Vmm>
+void erf(EmitContext<Vmm>& c, Vmm out, Vmm x, Vmm t0, Vmm t1, const ErfTables& tb,
+         bool one_plus = false) {
+  // large branch: q in [-21, -1] (both tables), so exp needs no clamping
+  c.h.vandps(t0, x, c.consts.bits(abs_mask));
+  c.h.vminps(t0, t0, c.consts.value(tb.clamp));
+  horner(c, t1, t0, tb.large_q);
+  round_times_log2e(c, t0, t1);
+  c.h.vfnmadd231ps(t1, t0, c.consts.bits(ln2_hi));
+  c.h.vfnmadd231ps(t1, t0, c.consts.bits(ln2_lo));
+  exp_poly(c, out, t1);
+  scale(c, out, out, t0, t1); // erfc
+  if (one_plus) {
+    c.h.vmovups(t0, c.consts.value(2.0f));
+    c.h.vsubps(t0, t0, out);
+    if constexpr (EmitContext<Vmm>::avx512) {
+      c.h.vpmovd2m(c.kscratch, x);
+      c.h.vmovaps(t0 | c.kscratch, out); // x < 0: erfc
+      c.h.vcmpps(c.kscratch, x, c.consts.value(-tb.clamp), detail::cmp_lt_oq);
+      c.h.vxorps(t0 | c.kscratch, t0, t0); // beyond the fit: 0
+      c.h.vmovaps(out, t0);
+    } else {
+      c.h.vblendvps(out, t0, out, x); // x < 0: erfc
+      c.h.vcmpps(t0, x, c.consts.value(-tb.clamp), detail::cmp_nlt_uq);
+      c.h.vandps(out, out, t0); // beyond the fit: 0
+    }
+  } else {
+    c.h.vmovups(t0, c.consts.bits(one));
+    c.h.vsubps(out, t0, out);
+    or_sign(c, out, out, x, t0);
+  }
+  // small branch; x^2 from max(|x|, 2^-40), where p(x^2) = p(0) anyway, so that tiny x gives
+  // no subnormal product (a microcode assist)
+  c.h.vandps(t0, x, c.consts.bits(abs_mask));
+  c.h.vmaxps(t0, t0, c.consts.bits(square_floor));
+  c.h.vmulps(t0, t0, t0);
+  horner(c, t1, t0, tb.small_p);
+  c.h.vfmadd213ps(t1, x, x);
+  if (one_plus) c.h.vaddps(t1, t1, c.consts.bits(one));
+  c.h.vandps(t0, x, c.consts.bits(abs_mask));
+  if constexpr (EmitContext<Vmm>::avx512) {
+    c.h.vcmpps(c.kscratch, t0, c.consts.value(tb.split), detail::cmp_nge_uq);
+    c.h.vmovaps(out | c.kscratch, t1);
+  } else {
+    c.h.vcmpps(t0, t0, c.consts.value(tb.split), detail::cmp_nge_uq);
+    c.h.vblendvps(out, out, t1, t0);
+  }
+}
+
+// ---- f64 lanes (general Power) ----
+
+/// The f64 half `half` (0: low lanes, 1: high lanes) of the f32 vector `v`, widened into
+/// `dst` (the same register index, full width).
+template <class Vmm> void widen_half(EmitContext<Vmm>& c, Vmm dst, Vmm v, int half) {
+  if constexpr (EmitContext<Vmm>::avx512) {
+    if (half == 0) {
+      c.h.vcvtps2pd(dst, Xbyak::Ymm(v.getIdx()));
+    } else {
+      c.h.vextractf32x8(Xbyak::Ymm(dst.getIdx()), v, 1);
+      c.h.vcvtps2pd(dst, Xbyak::Ymm(dst.getIdx()));
+    }
+  } else {
+    if (half == 0) {
+      c.h.vcvtps2pd(dst, Xbyak::Xmm(v.getIdx()));
+    } else {
+      c.h.vextractf128(Xbyak::Xmm(dst.getIdx()), v, 1);
+      c.h.vcvtps2pd(dst, Xbyak::Xmm(dst.getIdx()));
+    }
+  }
+}
+
+/// Narrows the f64 vector `src` to f32 (one rounding: subnormals and overflow as IEEE) into
+/// half `half` of `dst`; half 0 zeroes the other half. src is destroyed.
+template <class Vmm> void narrow_into_half(EmitContext<Vmm>& c, Vmm dst, Vmm src, int half) {
+  if constexpr (EmitContext<Vmm>::avx512) {
+    if (half == 0) {
+      c.h.vcvtpd2ps(Xbyak::Ymm(dst.getIdx()), src);
+    } else {
+      c.h.vcvtpd2ps(Xbyak::Ymm(src.getIdx()), src);
+      c.h.vinsertf32x8(dst, dst, Xbyak::Ymm(src.getIdx()), 1);
+    }
+  } else {
+    if (half == 0) {
+      c.h.vcvtpd2ps(Xbyak::Xmm(dst.getIdx()), src);
+    } else {
+      c.h.vcvtpd2ps(Xbyak::Xmm(src.getIdx()), src);
+      c.h.vinsertf128(dst, dst, Xbyak::Xmm(src.getIdx()), 1);
+    }
+  }
+}
+
+/// On f64 lanes: out = |x|^y approximated as 2^(y log2|x|) for x from an f32 (so normal,
+/// zero, inf or NaN as a double): log2 by the exponent field and log2(1 + f) = f p(f) for
+/// the mantissa in [sqrt(1/2), sqrt(2)), the product clamped to [-1000, 1000], exp2 by
+/// 2^n (1 + r p(r)). Zero and inf (log2 -1023 and 1024 from the fields) have log2 scaled to
+/// +-1e303, so that any nonzero y takes the limit; NaN inputs give garbage that the caller
+/// replaces. xd holds |x| widened (destroyed); the
+/// f32 exponents `y` are widened (half `half`) into xd once that is free. out, xd, t distinct.
+template <class Vmm> void pow_pd(EmitContext<Vmm>& c, Vmm out, Vmm xd, Vmm t, Vmm y, int half) {
+  constexpr bool avx512 = EmitContext<Vmm>::avx512;
+  // i = bits(x) + bits(1) - bits(sqrt(1/2)): exponent field k + 1023, mantissa field m's
+  c.h.vpaddq(xd, xd, c.consts.bits64(0x00095f619980c433));
+  c.h.vpsrlq(t, xd, 52);
+  if constexpr (avx512)
+    c.h.vporq(t, t, c.consts.bits64(0x4330000000000000)); // 2^52 + field
+  else
+    c.h.vpor(t, t, c.consts.bits64(0x4330000000000000));
+  c.h.vsubpd(t, t, c.consts.value64(4503599627371519.0)); // - (2^52 + 1023): k
+  if constexpr (avx512)
+    c.h.vpandq(xd, xd, c.consts.bits64(0x000fffffffffffff));
+  else
+    c.h.vpand(xd, xd, c.consts.bits64(0x000fffffffffffff));
+  c.h.vpaddq(xd, xd, c.consts.bits64(0x3fe6a09e667f3bcd)); // m
+  c.h.vsubpd(xd, xd, c.consts.value64(1.0));               // f, exact
+  horner_pd(c, out, xd, log2_p_f64);
+  c.h.vfmadd213pd(out, xd, t); // log2|x| = k + f p(f)
+  // |log2| >= 1000 only for 0 and inf: make it -+1e303
+  if constexpr (avx512) {
+    c.h.vandpd(t, out, c.consts.bits64(0x7fffffffffffffff));
+    c.h.vcmppd(c.kscratch, t, c.consts.value64(1000.0), detail::cmp_ge_oq);
+    c.h.vmulpd(out | c.kscratch, out, c.consts.value64(1e300));
+  } else {
+    c.h.vandpd(t, out, c.consts.bits64(0x7fffffffffffffff));
+    c.h.vcmppd(t, t, c.consts.value64(1000.0), detail::cmp_ge_oq);
+    c.h.vandpd(t, t, c.consts.value64(1e300 - 1));
+    c.h.vaddpd(t, t, c.consts.value64(1.0));
+    c.h.vmulpd(out, out, t);
+  }
+  widen_half(c, xd, y, half);
+  c.h.vmulpd(out, out, xd); // w
+  c.h.vmaxpd(out, out, c.consts.value64(-1000.0));
+  c.h.vminpd(out, out, c.consts.value64(1000.0));
+  if constexpr (avx512)
+    c.h.vrndscalepd(t, out, detail::round_nearest);
+  else
+    c.h.vroundpd(t, out, detail::round_nearest);
+  c.h.vsubpd(xd, out, t); // r = w - n, exact
+  horner_pd(c, out, xd, exp2_p_f64);
+  c.h.vfmadd213pd(out, xd, c.consts.value64(1.0));
+  if constexpr (avx512) {
+    c.h.vscalefpd(out, out, t);
+  } else {
+    c.h.vcvtpd2dq(Xbyak::Xmm(t.getIdx()), t);
+    c.h.vpmovsxdq(t, Xbyak::Xmm(t.getIdx()));
+    c.h.vpaddq(t, t, c.consts.bits64(1023));
+    c.h.vpsllq(t, t, 52);
+    c.h.vmulpd(out, out, t);
+  }
+}
+
+} // namespace snippets::x64::math

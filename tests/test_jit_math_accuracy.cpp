@@ -1,0 +1,221 @@
+// JIT accuracy of emitters/activation.hpp, emitters/arith.hpp and emitters/math.hpp: every
+// transcendental and activation op, compiled for AVX2 and AVX-512, against the reference
+// interpreter (double precision, rounded once to f32) on a sweep of the whole f32 range:
+// every 4096th f32 bit pattern (2^20 values: all exponents of both signs, subnormals,
+// infinities, NaNs), 2^18 points spread over the op's working range, the f32 special values
+// (+-0, +-subnormal min/max, +-FLT_MIN, +-FLT_MAX, +-inf, NaN) and the op's overflow,
+// underflow and branch thresholds with three f32 neighbours on each side. Binary ops sweep
+// 2^20 pairs of bit patterns plus dense pairs where their semantics are decided.
+//
+// Each op asserts the bound that docs/math_accuracy.md states (ulp against the reference
+// rounded to f32, or an absolute error for results near zero where that is the bound) and
+// prints (MESSAGE) what it measured per ISA: the largest ulp error (for the ops bounded by
+// "ulp or absolute": the largest ulp error where |y| >= 1e-3 and the largest absolute error).
+#include "jit_test_util.hpp"
+
+using namespace snippets;
+using namespace snippets::jit_test;
+
+namespace {
+
+struct Bound {
+  std::int64_t ulp;
+  double abs = 0;
+};
+
+std::vector<double> unary_inputs(double lo, double hi, std::initializer_list<double> thresholds,
+                                 std::uint64_t seed) {
+  std::vector<double> v = bit_pattern_sweep(4096);
+  Rng rng(seed);
+  for (int i = 0; i < (1 << 18); ++i) v.push_back(rng.uniform(lo, hi));
+  for (double s : f32_specials()) v.push_back(s);
+  for (double t : thresholds) {
+    add_neighbours(v, t);
+    add_neighbours(v, -t);
+  }
+  return v;
+}
+
+void report(const std::string& label, x64::Isa isa, const AccuracyStats& st, Bound b) {
+  if (b.abs > 0)
+    MESSAGE(label << " [" << x64::to_string(isa) << "]: max " << st.max_ulp_large
+                  << " ulp where |y| >= 1e-3, max absolute error " << st.max_abs << "; bound "
+                  << b.ulp << " ulp or " << b.abs << " absolute");
+  else
+    MESSAGE(label << " [" << x64::to_string(isa) << "]: max " << st.max_ulp << " ulp; bound "
+                  << b.ulp << " ulp");
+}
+
+/// Compiles `g` (inputs `in`) for every ISA and checks its single output against the
+/// reference within `bound`.
+void check_accuracy(const std::string& label, const Graph& g, const std::vector<Tensor>& in,
+                    Bound bound) {
+  const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
+  for_each_isa([&](x64::Isa isa) {
+    const Tensor got = compile(g, {.isa = isa}).run(std::span<const Tensor>(in)).at(0);
+    const AccuracyStats st = measure_accuracy(got, want, {bound.ulp, bound.abs});
+    report(label, isa, st, bound);
+    CHECK_MESSAGE(st.bad == 0, label << ": " << st.report);
+  });
+}
+
+template <class Tag>
+void check_unary(const std::string& label, Tag tag, Bound bound, const std::vector<double>& in) {
+  INFO("op = " << label);
+  const Shape s{Dim(in.size())};
+  Graph g;
+  g.result(g.apply(tag, g.parameter(f32, s)));
+  check_accuracy(label, g, {Tensor::from_values(f32, s, in)}, bound);
+}
+
+using Pairs = std::pair<std::vector<double>, std::vector<double>>;
+
+/// 2^20 pairs of bit patterns (every 2^22-th pattern against every 2^22-th, offset so both
+/// signs and subnormals appear on both sides) and every pair of f32 specials plus `extra`.
+Pairs binary_inputs(const std::vector<double>& extra) {
+  Pairs p;
+  const std::vector<double> a = bit_pattern_sweep(std::uint64_t{1} << 22);
+  std::vector<double> b;
+  for (std::uint64_t k = 0; k < (std::uint64_t{1} << 32); k += std::uint64_t{1} << 22)
+    b.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(k + 0x1234567)));
+  for (double x : a)
+    for (double y : b) {
+      p.first.push_back(x);
+      p.second.push_back(y);
+    }
+  std::vector<double> sp = f32_specials();
+  sp.insert(sp.end(), extra.begin(), extra.end());
+  for (double x : sp)
+    for (double y : sp) {
+      p.first.push_back(x);
+      p.second.push_back(y);
+    }
+  return p;
+}
+
+template <class Tag> void check_binary(const std::string& label, Tag tag, Bound bound, Pairs in) {
+  INFO("op = " << label);
+  const Shape s{Dim(in.first.size())};
+  Graph g;
+  const auto a = g.parameter(f32, s), b = g.parameter(f32, s); // in this order
+  g.result(g.apply(tag, a, b));
+  check_accuracy(label, g,
+                 {Tensor::from_values(f32, s, in.first), Tensor::from_values(f32, s, in.second)},
+                 bound);
+}
+
+} // namespace
+
+TEST_CASE("jit math accuracy: Exp is within 2 ulp on the whole f32 range, subnormal results "
+          "included") {
+  // overflow at ln(FLT_MAX), subnormal results below ln(FLT_MIN), zero below ln(2^-150)
+  check_unary("Exp", ir::Exp{}, {2},
+              unary_inputs(
+                  -105, 90,
+                  {88.72283935546875, 87.33654475, 103.27892990343, 103.972, 0.34657359, 1e-7}, 1));
+}
+
+TEST_CASE("jit math accuracy: Log is within 2 ulp on the whole f32 range, subnormal inputs "
+          "included") {
+  auto in = unary_inputs(0, 4, {1, 0.75, 1.5, 0.5, 2, 1e-38, 1e-44, 3e38}, 2);
+  Rng rng(3);
+  for (int i = 0; i < (1 << 16); ++i) in.push_back(rng.uniform(0.99, 1.01));
+  check_unary("Log", ir::Log{}, {2}, in);
+}
+
+TEST_CASE("jit math accuracy: Sigmoid is within 2 ulp, exactly 0 and 1 far out") {
+  check_unary("Sigmoid", ir::Sigmoid{}, {2},
+              unary_inputs(-110, 30, {16.635532, 17.328680, 87.33654475, 103.972, 1e-7}, 4));
+}
+
+TEST_CASE("jit math accuracy: Tanh is within 2 ulp, exactly +-1 far out") {
+  check_unary("Tanh", ir::Tanh{}, {2},
+              unary_inputs(-10, 10, {9.010913, 10, 0.3466, 0.5493, 1e-4, 1e-20}, 5));
+}
+
+TEST_CASE("jit math accuracy: Erf is within 2 ulp") {
+  check_unary("Erf", ir::Erf{}, {2}, unary_inputs(-4.5, 4.5, {0.875, 3.92, 3.8325, 1e-30}, 6));
+}
+
+TEST_CASE("jit math accuracy: Gelu in both forms is within 4 ulp or 1e-6 absolute") {
+  const auto in = unary_inputs(-10, 10, {1.2374368, 5.5437, 1e-30}, 7);
+  check_unary("Gelu(erf)", ir::Gelu{ir::GeluApproximation::erf}, {4, 1e-6}, in);
+  check_unary("Gelu(tanh)", ir::Gelu{ir::GeluApproximation::tanh}, {4, 1e-6}, in);
+}
+
+TEST_CASE("jit math accuracy: Swish is within 4 ulp or 1e-6 absolute for several betas") {
+  const auto in = unary_inputs(-40, 40, {16.635532, 87.33654475, 103.972}, 8);
+  for (double beta : {1.0, 0.5, 1.702, 2.0, 0.1, -0.75}) {
+    INFO("beta = " << beta);
+    check_unary("Swish(beta=" + ir::detail::format_number(beta) + ")", ir::Swish{beta}, {4, 1e-6},
+                in);
+  }
+}
+
+TEST_CASE("jit math accuracy: Mish, Elu and SoftPlus are within their stated bounds") {
+  check_unary("Mish", ir::Mish{}, {4},
+              unary_inputs(-120, 30, {20, 87.33654475, 91.8, 103.972, 108.6, 110, 1e-20}, 9));
+  const auto elu_in = unary_inputs(-25, 5, {17.33, 20, 0.3466, 1e-20}, 10);
+  for (double alpha : {1.0, 0.1, 2.5, -0.5}) {
+    INFO("alpha = " << alpha);
+    check_unary("Elu(alpha=" + ir::detail::format_number(alpha) + ")", ir::Elu{alpha}, {2}, elu_in);
+  }
+  check_unary("SoftPlus", ir::SoftPlus{}, {2},
+              unary_inputs(-110, 30, {0.6931, 16.635532, 87.33654475, 103.972, 1e-20}, 11));
+}
+
+TEST_CASE("jit math accuracy: LeakyRelu rounds alpha * x once and keeps x elsewhere") {
+  const auto in = unary_inputs(-10, 10, {1e-38, 1e-44}, 12);
+  for (double alpha : {0.01, 0.2, 1.0 / 3, -0.5, 0.0}) {
+    INFO("alpha = " << alpha);
+    check_unary("LeakyRelu(alpha=" + ir::detail::format_number(alpha) + ")", ir::LeakyRelu{alpha},
+                {1}, in);
+  }
+}
+
+TEST_CASE("jit math accuracy: HSwish, HSigmoid and SoftSign are within 4 ulp over the whole "
+          "f32 range") {
+  // a few f32 roundings each (the bound of their tests in test_jit_eltwise.cpp); HSwish divides
+  // before it multiplies, so x near FLT_MAX does not overflow
+  const auto in = unary_inputs(-8, 8, {3, 6, 1e-38, 5.67e37, 3.4e38}, 13);
+  check_unary("HSwish", ir::HSwish{}, {4}, in);
+  check_unary("HSigmoid", ir::HSigmoid{}, {4}, in);
+  check_unary("SoftSign", ir::SoftSign{}, {4}, in);
+}
+
+TEST_CASE("jit math accuracy: Power follows pow within 1 ulp, negative bases and specials "
+          "included") {
+  Pairs p = binary_inputs({1, -1, 0.5, -0.5, 2, -2, 3, -3, 2.5, -2.5, 1e10, -1e10, 16777217,
+                           -16777217, 2147483648.0, 1e-3, 127.9});
+  Rng rng(14);
+  for (int i = 0; i < (1 << 17); ++i) { // the working range
+    p.first.push_back(rng.uniform(0, 4));
+    p.second.push_back(rng.uniform(-40, 40));
+  }
+  for (int i = 0; i < (1 << 16); ++i) { // negative bases with integer exponents
+    p.first.push_back(rng.uniform(-4, 0));
+    p.second.push_back(double(rng.integer(-60, 60)));
+  }
+  for (int i = 0; i < (1 << 15); ++i) { // near 1 with large exponents, near over/underflow
+    p.first.push_back(rng.uniform(0.999, 1.001));
+    p.second.push_back(rng.uniform(-90000, 90000));
+  }
+  check_binary("Power", ir::Power{}, {1}, std::move(p));
+}
+
+TEST_CASE("jit math accuracy: Mod and FloorMod are exact, huge quotients included") {
+  Pairs p = binary_inputs({1, -1, 3, -3, 0.1, -0.1, 1e30, -1e30, 1e-30, 7.5, -7.5});
+  Rng rng(15);
+  for (int i = 0; i < (1 << 17); ++i) { // any magnitude ratio up to 2^277
+    const double a = std::exp(rng.uniform(-103, 88)), b = std::exp(rng.uniform(-103, 88));
+    p.first.push_back(rng.next() & 1 ? a : -a);
+    p.second.push_back(rng.next() & 1 ? b : -b);
+  }
+  for (int i = 0; i < (1 << 16); ++i) { // near-multiples: off-by-one quotients
+    const double b = rng.uniform(-10, 10);
+    p.first.push_back(double(float(b * double(rng.integer(-1000000, 1000000)))));
+    p.second.push_back(b);
+  }
+  check_binary("Mod", ir::Mod{}, {0}, p);
+  check_binary("FloorMod", ir::FloorMod{}, {0}, std::move(p));
+}
