@@ -1,8 +1,8 @@
 // tests/test_bad_input.cpp: error catalogue cases that need their own process or many
 // compilations (docs/errors.md lists every id and the test that triggers it):
-//  - SNIPPETS_MAX_ISA and the debugging variables (read once per process): bad values, and a
-//    capped host that refuses a higher ISA, checked by re-running this binary with the variable
-//    set;
+//  - SNIPPETS_MAX_ISA, SNIPPETS_KERNEL_CACHE_CAPACITY and the debugging variables (read once
+//    per process): bad values, and a capped host that refuses a higher ISA, checked by
+//    re-running this binary with the variable set;
 //  - empty tensors through whole-model execution;
 //  - compiling thousands of kernels leaves no mapping behind (every code buffer is released).
 #include <doctest/doctest.h>
@@ -93,6 +93,18 @@ TEST_CASE("bad input: debugging variables are checked when the first kernel comp
                   {"SNIPPETS_PERF_COUNTERS=instructions"}) == 0);
   CHECK(run_child("bad input child: a debugging variable with an unknown value",
                   {"SNIPPETS_SEGFAULT_DETECTOR=maybe"}) == 0);
+}
+
+TEST_CASE("bad input child: SNIPPETS_KERNEL_CACHE_CAPACITY is not a count") {
+  if (!in_child()) return;
+  CHECK(error_id([] { default_kernel_cache(); }) == "snippets.cache.bad_env");
+  CHECK(error_id([] { const Program<> p(small_graph()); }) == "snippets.cache.bad_env");
+}
+
+TEST_CASE("bad input: the kernel cache's capacity variable is checked (in a child process)") {
+  if (in_child()) return;
+  CHECK(run_child("bad input child: SNIPPETS_KERNEL_CACHE_CAPACITY is not a count",
+                  {"SNIPPETS_KERNEL_CACHE_CAPACITY=lots"}) == 0);
 }
 
 TEST_CASE("bad input: empty tensors run through a Program and give empty outputs") {

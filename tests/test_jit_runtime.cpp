@@ -534,3 +534,32 @@ TEST_CASE("jit runtime: a zero-size tensor runs without touching memory") {
     });
   }
 }
+
+TEST_CASE("compile: timings name every stage once, in order, and add up to the compile") {
+  Graph g;
+  const auto x = g.parameter(f32, {7, 33}, "x");
+  g.result(g.sigmoid(g.add(g.multiply(x, g.scalar(f32, 2.0)), x)));
+  std::vector<CompileTiming> timings;
+  std::vector<std::string_view> trace;
+  const auto start = std::chrono::steady_clock::now();
+  compile(g, {.trace = &trace, .timings = &timings});
+  const auto wall = std::chrono::steady_clock::now() - start;
+  // DataFlow, ToLinearIR, one entry per lowering pass (the tail of the trace), Emit
+  REQUIRE(timings.size() > 5);
+  const std::size_t lowering = timings.size() - 3;
+  REQUIRE(trace.size() > lowering);
+  CHECK(timings.front().stage == "DataFlow");
+  CHECK(timings[1].stage == "ToLinearIR");
+  CHECK(timings.back().stage == "Emit");
+  for (std::size_t i = 0; i < lowering; ++i)
+    CHECK(timings[2 + i].stage == trace[trace.size() - lowering + i]);
+  CHECK(std::find_if(timings.begin(), timings.end(), [](const CompileTiming& t) {
+          return t.stage == "AssignRegisters";
+        }) != timings.end());
+  std::chrono::nanoseconds sum{};
+  for (const CompileTiming& t : timings) {
+    CHECK(t.time.count() >= 0);
+    sum += t.time;
+  }
+  CHECK(sum <= wall);
+}

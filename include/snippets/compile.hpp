@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <optional>
 
@@ -39,6 +40,14 @@
 
 namespace snippets {
 
+/// One stage of compile() and its wall time (CompileOptions::timings): DataFlow (all data-flow
+/// passes), ToLinearIR (checks and conversion), each lowering pass by name, Emit (machine code
+/// for every variant).
+struct CompileTiming {
+  std::string_view stage;
+  std::chrono::nanoseconds time{};
+};
+
 struct CompileOptions {
   std::optional<x64::Isa> isa; // default: x64::best_host_isa()
   bool fma = true;             // contract Multiply -> Add
@@ -49,6 +58,8 @@ struct CompileOptions {
   bool verify = false; // run the LIR verifier after every pass
   /// Receives the pass names in the order they ran, data flow first (tests, debugging).
   std::vector<std::string_view>* trace = nullptr;
+  /// Receives where the time went, stage by stage (compile latency reports).
+  std::vector<CompileTiming>* timings = nullptr;
   /// Names the kernel in dumps, perf maps, counter reports and fault reports (a Program gives
   /// each kernel its Subgraph's name). Empty: "kernel<N>", N counting compiles in the process.
   std::string name;
@@ -192,6 +203,29 @@ inline bool use_streaming(const KernelSignature& sig, std::int64_t threshold_byt
 
 namespace detail {
 
+/// Appends the time since the previous lap to CompileOptions::timings, when it is set.
+class StageClock {
+public:
+  explicit StageClock(std::vector<CompileTiming>* out) : out_(out) {
+    if (out_) last_ = std::chrono::steady_clock::now();
+  }
+  bool enabled() const { return out_ != nullptr; }
+  void lap(std::string_view stage) {
+    if (!out_) return;
+    const auto now = std::chrono::steady_clock::now();
+    out_->push_back({stage, now - last_});
+    last_ = now;
+  }
+  /// Starts the next lap now (time spent in between, e.g. writing dumps, is not counted).
+  void restart() {
+    if (out_) last_ = std::chrono::steady_clock::now();
+  }
+
+private:
+  std::vector<CompileTiming>* out_;
+  std::chrono::steady_clock::time_point last_;
+};
+
 /// A lowered kernel and what the debug passes found out about it.
 template <class T> struct Lowered {
   ir::LinearIR<T> lir;
@@ -203,7 +237,7 @@ template <class T> struct Lowered {
 template <class T, class Lowering>
 Lowered<T> lower_canonical(const ir::Graph<T>& body, x64::Isa isa, const CompileOptions& opt,
                            std::vector<std::string_view>& trace, const debug::ResolvedDebug& dbg,
-                           debug::PassDumper& dumper) {
+                           debug::PassDumper& dumper, StageClock& clock) {
   detail::check_body(body);
   ir::LinearIR<T> lir = passes::convert_to_linear_ir(body);
   passes::PassContext<T> ctx;
@@ -219,9 +253,13 @@ Lowered<T> lower_canonical(const ir::Graph<T>& body, x64::Isa isa, const Compile
   lir.reserved_vector_registers = detail::reserved_registers(lir, isa);
   ctx.config.reserved_vector_registers = lir.reserved_vector_registers;
   ctx.config.gp_registers = x64::usable_gprs - static_cast<int>(lir.num_inputs + lir.num_outputs);
-  if (dumper.enabled())
+  clock.lap("ToLinearIR");
+  if (dumper.enabled() || clock.enabled())
     ctx.after_pass = [&, before = trace.size()](std::string_view pass, ir::LinearIR<T>& l) {
+      clock.lap(pass);
+      if (!dumper.enabled()) return;
       dumper.lir(pass, before + ctx.trace.size(), l);
+      clock.restart();
     };
   Lowering{}.run(lir, ctx);
   // last, so no later pass can move the expressions the counter regions point at
@@ -244,13 +282,16 @@ inline std::string kernel_name(const CompileOptions& opt) {
 template <class T, class Lowering, class DataFlow>
 Lowered<T> lower_body(const ir::Graph<T>& body, x64::Isa isa, const CompileOptions& opt,
                       const debug::ResolvedDebug& dbg, const std::string& name,
-                      std::optional<ir::Graph<T>>* canonical_out) {
+                      std::optional<ir::Graph<T>>* canonical_out, StageClock& clock) {
   debug::PassDumper dumper(dbg.dump, name);
   std::vector<std::string_view> trace;
   if (dumper.enabled()) dumper.body("Body", 0, body);
+  clock.restart();
   ir::Graph<T> canonical = passes::DataFlowPipeline<DataFlow>{}.run(body, &trace);
+  clock.lap("DataFlow");
   if (dumper.enabled()) dumper.body("DataFlow", trace.size(), canonical);
-  Lowered<T> lowered = lower_canonical<T, Lowering>(canonical, isa, opt, trace, dbg, dumper);
+  clock.restart();
+  Lowered<T> lowered = lower_canonical<T, Lowering>(canonical, isa, opt, trace, dbg, dumper, clock);
   if (canonical_out) canonical_out->emplace(std::move(canonical));
   return lowered;
 }
@@ -298,8 +339,9 @@ template <class T = x64::Traits, class Lowering = passes::DefaultLowering,
 ir::LinearIR<T> lower(const ir::Graph<T>& body, x64::Isa isa, const CompileOptions& opt = {}) {
   static_assert(check_backend_traits<T>());
   const debug::ResolvedDebug dbg = debug::resolve(opt.debug);
+  detail::StageClock clock(opt.timings);
   return detail::lower_body<T, Lowering, DataFlow>(body, isa, opt, dbg, detail::kernel_name(opt),
-                                                   nullptr)
+                                                   nullptr, clock)
       .lir;
 }
 
@@ -315,8 +357,9 @@ CompiledKernel compile(const ir::Graph<T>& body, const CompileOptions& opt = {})
   const debug::ResolvedDebug dbg = debug::resolve(opt.debug);
   std::string name = detail::kernel_name(opt);
   std::optional<ir::Graph<T>> canonical;
+  detail::StageClock clock(opt.timings);
   detail::Lowered<T> lowered =
-      detail::lower_body<T, Lowering, DataFlow>(body, isa, opt, dbg, name, &canonical);
+      detail::lower_body<T, Lowering, DataFlow>(body, isa, opt, dbg, name, &canonical, clock);
   ir::LinearIR<T>& lir = lowered.lir;
   KernelSignature sig = detail::describe(body, *canonical, lir, isa);
   // no Instrumentation at all unless asked: the plain kernel's code is exactly unchanged
@@ -329,6 +372,7 @@ CompiledKernel compile(const ir::Graph<T>& body, const CompileOptions& opt = {})
   KernelCode code = emit(false);
   KernelCode streaming =
       detail::use_streaming(sig, opt.streaming_threshold_bytes) ? emit(true) : KernelCode{};
+  clock.lap("Emit");
   auto info = detail::debug_info(dbg, std::move(name), isa, lowered);
   CompiledKernel kernel(std::move(code), std::move(sig), std::move(streaming), info);
   detail::publish(dbg, kernel, info);

@@ -5,9 +5,9 @@
 //   program.run(ctx, inputs, outputs);                  // views on the caller's buffers
 //
 // Construction tokenizes the model (passes/tokenize.hpp), compiles every Subgraph into a JIT
-// kernel, orders the steps topologically and plans the intermediate buffers
-// (runtime/memory_plan.hpp): two intermediates share memory when their lifetimes do not
-// overlap. Each step runs as
+// kernel (through a KernelCache, so equal Subgraphs share one kernel), orders the steps
+// topologically and plans the intermediate buffers (runtime/memory_plan.hpp): two intermediates
+// share memory when their lifetimes do not overlap. Each step runs as
 //  - a kernel: a Subgraph's CompiledKernel;
 //  - opaque: an Opaque op through the OpaqueKernel registered under its type name (on
 //    buffers), or a reference::OpaqueFn (on doubles) when only that is registered;
@@ -31,6 +31,7 @@
 #include "snippets/passes/tokenize.hpp"
 #include "snippets/reference/interpreter.hpp"
 #include "snippets/runtime/execution_context.hpp"
+#include "snippets/runtime/kernel_cache.hpp"
 #include "snippets/runtime/memory_plan.hpp"
 
 namespace snippets {
@@ -40,7 +41,10 @@ using OpaqueKernel =
     std::function<void(std::span<const ConstTensorView>, std::span<const TensorView>)>;
 
 template <class T> struct ProgramOptions {
-  CompileOptions compile;              // for every Subgraph kernel
+  CompileOptions compile; // for every Subgraph kernel
+  /// Equal Subgraphs (here and in other Programs using the same cache) share one kernel;
+  /// nullptr compiles every Subgraph anew.
+  KernelCache* cache = &default_kernel_cache();
   passes::TokenizeOptions<T> tokenize; // e.g. {.fuse = false} for one kernel per op
   bool tokenized = false;              // the model already holds its Subgraphs
   bool reference_only = false;         // run every step through the reference interpreter
@@ -250,7 +254,7 @@ private:
         try {
           CompileOptions co = opt_->compile;
           if (co.name.empty()) co.name = n.name; // dumps, perf maps, reports use it
-          step.kernel = compile<T>(*sg->body, co);
+          step.kernel = compile_cached<T>(*sg->body, co, opt_->cache);
           step.kind = StepKind::kernel;
         } catch (const Error& e) { // runs on the reference path instead
           std::string ops;

@@ -286,8 +286,7 @@ template <> struct Emitter<ir::SoftPlus> {
 namespace detail {
 /// dst = x < 0 ? negative : x (NaN and -0 keep x), the blend of LeakyRelu and PRelu. `m` is
 /// a scratch register (AVX2 only).
-template <class Vmm>
-void blend_negative(EmitContext<Vmm>& c, Vmm dst, Vmm x, Vmm negative, Vmm m) {
+template <class Vmm> void blend_negative(EmitContext<Vmm>& c, Vmm dst, Vmm x, Vmm negative, Vmm m) {
   if constexpr (EmitContext<Vmm>::avx512) {
     c.h.vcmpps(c.kscratch, x, c.consts.value(0.0f), cmp_lt_oq);
     c.h.vblendmps(dst | c.kscratch, x, negative);
