@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -69,12 +68,19 @@ TEST_CASE("debug perf map: one '<start> <size> <name>' line per kernel variant")
   for (const bool nt : {false, true}) {
     const auto lines = perf_map_lines("snippets:" + name + (nt ? ":nt" : ""));
     REQUIRE(lines.size() == 1);
-    std::smatch m;
-    REQUIRE(std::regex_match(lines[0], m, std::regex("([0-9a-f]+) ([0-9a-f]+) (.+)")));
+    // "<start-hex> <size-hex> <name>", lowercase hex, single spaces
+    const std::string& line = lines[0];
+    const std::size_t sp1 = line.find(' '), sp2 = line.find(' ', sp1 + 1);
+    REQUIRE(sp2 != std::string::npos);
+    const std::string start = line.substr(0, sp1), size = line.substr(sp1 + 1, sp2 - sp1 - 1);
+    for (const std::string& hex : {start, size}) {
+      REQUIRE_FALSE(hex.empty());
+      CHECK(hex.find_first_not_of("0123456789abcdef") == std::string::npos);
+    }
+    CHECK(line.substr(sp2 + 1) == "snippets:" + name + (nt ? ":nt" : ""));
     const auto& code = k.kernel_code(nt);
-    CHECK(std::stoull(m[1].str(), nullptr, 16) ==
-          reinterpret_cast<std::uintptr_t>(code.bytes().data()));
-    CHECK(std::stoull(m[2].str(), nullptr, 16) == code.text_bytes);
+    CHECK(std::stoull(start, nullptr, 16) == reinterpret_cast<std::uintptr_t>(code.bytes().data()));
+    CHECK(std::stoull(size, nullptr, 16) == code.text_bytes);
   }
   // off: no line
   compile(g, {.name = name + "_off", .debug = {.perf_map = false}});
