@@ -66,6 +66,8 @@ template <class T> std::vector<SubgraphStatistics> statistics(const ir::Graph<T>
 
 /// One line per Subgraph, then the totals.
 template <class T> void print_statistics(std::ostream& os, const ir::Graph<T>& g) {
+  const std::ios_base::fmtflags flags = os.flags(); // restored below: the caller's stream
+  const std::streamsize precision = os.precision();
   std::int64_t unfused = 0, fused = 0;
   const auto stats = statistics(g);
   for (const auto& s : stats) {
@@ -81,6 +83,8 @@ template <class T> void print_statistics(std::ostream& os, const ir::Graph<T>& g
   if (fused)
     os << ", " << std::fixed << std::setprecision(2) << double(unfused) / double(fused) << "x";
   os << '\n';
+  os.flags(flags);
+  os.precision(precision);
 }
 
 } // namespace snippets::debug

@@ -90,13 +90,14 @@ public:
   void run(std::span<const ConstTensorView> in, std::span<const TensorView> out,
            const RunOptions& opt = {}) const {
     check_views(in, sig_.inputs, "input", "kernel");
-    std::vector<ConstTensorView> outs(out.begin(), out.end());
-    check_views(outs, sig_.outputs, "output", "kernel");
-    std::vector<const void*> in_ptrs;
-    for (const auto& v : in) in_ptrs.push_back(v.data);
-    std::vector<void*> out_ptrs;
-    for (const auto& v : out) out_ptrs.push_back(v.data);
-    run_unchecked(in_ptrs.data(), out_ptrs.data(), opt);
+    check_views(out, sig_.outputs, "output", "kernel");
+    // compile() keeps inputs + outputs within the kernel's argument registers
+    const void* in_ptrs[x64::max_kernel_args];
+    void* out_ptrs[x64::max_kernel_args];
+    SNIPPETS_ASSERT(in.size() + out.size() <= x64::max_kernel_args) << "kernel arguments";
+    for (std::size_t k = 0; k < in.size(); ++k) in_ptrs[k] = in[k].data;
+    for (std::size_t k = 0; k < out.size(); ++k) out_ptrs[k] = out[k].data;
+    run_unchecked(in_ptrs, out_ptrs, opt);
   }
 
   /// Convenience for tests and demos: allocates and returns the outputs.

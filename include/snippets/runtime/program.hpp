@@ -107,8 +107,7 @@ public:
   void run(ExecutionContext& ctx, std::span<const ConstTensorView> in,
            std::span<const TensorView> out, const RunOptions& run_opt = {}) const {
     check_views(in, input_types_, "input", "program");
-    std::vector<ConstTensorView> outs(out.begin(), out.end());
-    check_views(outs, output_types_, "output", "program");
+    check_views(out, output_types_, "output", "program");
     if (ctx.bytes() < arena_bytes_)
       raise("snippets.program.context_mismatch",
             std::string("the execution context holds ") + std::to_string(ctx.bytes()) +

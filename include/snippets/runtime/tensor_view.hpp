@@ -28,25 +28,26 @@ struct TensorView {
 
 /// Checks buffers against what `owner` ("kernel", "program") was compiled for, before any
 /// memory is touched: [snippets.run.arg_count|type_mismatch|shape_mismatch|null_pointer].
-inline void check_views(std::span<const ConstTensorView> got,
-                        const std::vector<ir::TensorType>& want, const char* what,
-                        const char* owner) {
+/// `View` is ConstTensorView or TensorView; nothing is copied or allocated unless it fails.
+template <class View>
+void check_views(std::span<const View> got, const std::vector<ir::TensorType>& want,
+                 const char* what, const char* owner) {
   if (got.size() != want.size())
     raise("snippets.run.arg_count", std::string("the ") + owner + " takes " +
                                         std::to_string(want.size()) + " " + what + "(s) but " +
                                         std::to_string(got.size()) + " were given");
   for (std::size_t i = 0; i < got.size(); ++i) {
-    const std::string which = std::string(what) + " " + std::to_string(i);
+    auto which = [&] { return std::string(what) + " " + std::to_string(i); };
     if (got[i].type != want[i].type)
-      raise("snippets.run.type_mismatch", which + " is " + std::string(to_string(got[i].type)) +
+      raise("snippets.run.type_mismatch", which() + " is " + std::string(to_string(got[i].type)) +
                                               " but the " + owner + " was compiled for " +
                                               std::string(to_string(want[i].type)));
     if (got[i].shape != want[i].shape)
-      raise("snippets.run.shape_mismatch", which + " has shape " + got[i].shape.to_string() +
+      raise("snippets.run.shape_mismatch", which() + " has shape " + got[i].shape.to_string() +
                                                " but the " + owner + " was compiled for " +
                                                want[i].shape.to_string());
     if (!got[i].data && want[i].shape.element_count() != 0)
-      raise("snippets.run.null_pointer", which + " is a null pointer; pass the buffer's address");
+      raise("snippets.run.null_pointer", which() + " is a null pointer; pass the buffer's address");
   }
 }
 
