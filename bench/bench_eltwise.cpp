@@ -110,12 +110,6 @@ std::shared_ptr<Case> make_case(const Workload& w, Dim n) {
   return c;
 }
 
-constexpr Dim small = 64 * 1024, large = 16 * 1024 * 1024; // 256 KiB and 64 MiB per tensor
-
-std::string base_name(const std::string& workload, Dim n, int threads) {
-  return workload + "/" + (n == small ? "L2" : "64MiB") + "/" + std::to_string(threads) + "t/";
-}
-
 struct Row {
   std::string workload;
   Dim n;

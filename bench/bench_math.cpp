@@ -71,12 +71,6 @@ std::vector<Workload> workloads() {
   };
 }
 
-constexpr Dim small = 64 * 1024, large = 16 * 1024 * 1024; // 256 KiB and 64 MiB per tensor
-
-std::string base_name(const std::string& workload, Dim n, int threads) {
-  return workload + "/" + (n == small ? "L2" : "64MiB") + "/" + std::to_string(threads) + "t/";
-}
-
 struct Case {
   std::unique_ptr<Buffer> in, out;
   std::optional<CompiledKernel> jit, jit_decomposed;

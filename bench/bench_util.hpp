@@ -4,6 +4,7 @@
 //  - copy_streams: the bandwidth ceiling of R read streams and one written stream (ordinary
 //    or non-temporal stores), AVX-512 with a scalar remainder;
 //  - Unfused: a graph run one op at a time (one JIT kernel per op, intermediates in memory);
+//  - small, large, base_name: the tensor sizes of the tables and the benchmark names;
 //  - MedianReporter: the console reporter that also records the median of every benchmark
 //    (real time, seconds) for the summary table a program prints at the end;
 //  - run_benchmarks: Google Benchmark's main with 5 repetitions and aggregates only unless the
@@ -124,6 +125,14 @@ private:
   std::vector<std::vector<int>> args_; // per kernel: buffer ids (inputs..., output)
   std::vector<std::unique_ptr<Buffer>> temps_;
 };
+
+/// The two tensor sizes every throughput table uses: in L2, and far beyond the caches.
+inline constexpr Dim small = 64 * 1024, large = 16 * 1024 * 1024; // 256 KiB, 64 MiB of f32
+
+/// "<workload>/<L2|64MiB>/<threads>t/", the prefix of a benchmark's name.
+inline std::string base_name(const std::string& workload, Dim n, int threads) {
+  return workload + "/" + (n == small ? "L2" : "64MiB") + "/" + std::to_string(threads) + "t/";
+}
 
 /// Console output as usual; the median real time of every benchmark (seconds) by name.
 class MedianReporter : public benchmark::ConsoleReporter {
