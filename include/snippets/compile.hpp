@@ -12,6 +12,11 @@
 // with a non-planar Layout. A body that cannot be compiled throws
 // snippets::Error ([snippets.compile.*]) naming the op and the cause; nothing is left behind.
 //
+// Dynamic shapes: a body whose shapes have `dynamic` dimensions compiles once into a
+// shape-agnostic kernel (planar inputs, rank up to x64::max_dynamic_rank) that runs any shapes
+// fitting the partial ones; see runtime/runtime_config.hpp. compilations() counts the kernels
+// this process has compiled (a dynamic kernel's run-time variants included).
+//
 // Debugging (CompileOptions::name and ::debug, or the SNIPPETS_* variables of
 // debug/options.hpp): IR dumps after chosen passes, code and disassembly files, perf map
 // entries, performance counters and the segfault detector. All are off by default, and a
@@ -70,6 +75,35 @@ struct CompileOptions {
 
 namespace detail {
 
+inline std::atomic<std::uint64_t>& compilation_counter() {
+  static std::atomic<std::uint64_t> n{0};
+  return n;
+}
+
+template <class T> bool has_dynamic_shapes(const ir::Graph<T>& body) {
+  for (ir::NodeId id = 0; id < body.size(); ++id)
+    for (const auto& t : body.node(id).outputs)
+      if (!t.shape.is_static()) return true;
+  return false;
+}
+
+/// Dynamic bodies: planar inputs and a rank the call arguments can describe.
+template <class T> void check_dynamic_body(const ir::Graph<T>& body) {
+  for (ir::NodeId id = 0; id < body.size(); ++id)
+    for (const auto& t : body.node(id).outputs)
+      if (t.shape.rank() > std::size_t(x64::max_dynamic_rank))
+        raise("snippets.compile.dynamic_rank",
+              body.node(id).describe() + " has rank " + std::to_string(t.shape.rank()) +
+                  "; kernels with dynamic dimensions take ranks up to " +
+                  std::to_string(x64::max_dynamic_rank) + " (reshape, or give static shapes)");
+  for (ir::NodeId p : body.parameters())
+    if (!std::get<ir::Parameter>(body.node(p).op).layout.is_planar())
+      raise("snippets.compile.dynamic_layout",
+            body.node(p).describe() +
+                " has a non-planar layout; kernels with dynamic dimensions take planar inputs "
+                "(transpose outside the subgraph, or give static shapes)");
+}
+
 template <class T> void check_body(const ir::Graph<T>& body) {
   if (static_cast<int>(body.parameters().size() + body.results().size()) >
       T::data_pointer_registers)
@@ -119,7 +153,8 @@ template <class T> void check_body(const ir::Graph<T>& body) {
 /// Vector registers kept from the allocator: the most scratch any emitter in `lir` needs,
 /// and on AVX2 at least one for tail masks.
 template <class T> int reserved_registers(ir::LinearIR<T>& lir, x64::Isa isa) {
-  int n = isa == x64::Isa::avx2 ? 1 : 0;
+  // AVX2 tails need one for their mask; a dynamic tail computes its mask in one
+  int n = isa == x64::Isa::avx2 || lir.dynamic ? 1 : 0;
   for (auto& e : lir)
     std::visit(
         [&](const auto& tag) {
@@ -178,11 +213,23 @@ KernelSignature describe(const ir::Graph<T>& body, const ir::Graph<T>& canonical
   for (const auto& l : lir.loops().loops()) // a flat domain splits in main-loop steps
     if (l.runtime_work_amount && lir.domain.size() == 1) sig.chunk_unit = l.increment;
   sig.outer_stride_bytes.resize(lir.num_inputs + lir.num_outputs);
+  DynamicLayout dyn;
+  dyn.args.resize(lir.num_inputs + lir.num_outputs);
+  dyn.inputs = lir.num_inputs;
+  dyn.lanes = x64::lanes(isa);
   for (auto& e : lir) {
     if (!passes::holds_io(*e)) continue;
     const bool in = std::holds_alternative<ir::Parameter>(e->op);
     const auto& shape = in ? e->out_desc(0).shape : e->in_desc(0).shape;
-    sig.outer_stride_bytes[e->data_index] = passes::stride_along(shape, 0) * 4;
+    if (!lir.dynamic) sig.outer_stride_bytes[e->data_index] = passes::stride_along(shape, 0) * 4;
+    dyn.args[e->data_index] = shape;
+  }
+  if (lir.dynamic) {
+    for (const auto& t : sig.inputs) dyn.own_rank.push_back(t.shape.rank());
+    for (const auto& t : sig.outputs) dyn.own_rank.push_back(t.shape.rank());
+    for (const auto& l : lir.loops().loops()) // the main loop's step
+      if (l.dim + 1 == lir.domain.size() && !l.is_tail) dyn.step = l.increment;
+    sig.dynamic = std::move(dyn);
   }
   return sig;
 }
@@ -191,6 +238,7 @@ KernelSignature describe(const ir::Graph<T>& body, const ir::Graph<T>& canonical
 /// full-vector store aligned: rows must be whole vectors (or the domain flat).
 inline bool use_streaming(const KernelSignature& sig, std::int64_t threshold_bytes) {
   if (threshold_bytes <= 0) return false;
+  if (sig.dynamic) return true; // run() decides per shape
   std::int64_t elements = 1;
   for (Dim d : sig.domain) elements *= d;
   const std::int64_t out_bytes = elements * 4 * static_cast<std::int64_t>(sig.outputs.size());
@@ -283,6 +331,7 @@ template <class T, class Lowering, class DataFlow>
 Lowered<T> lower_body(const ir::Graph<T>& body, x64::Isa isa, const CompileOptions& opt,
                       const debug::ResolvedDebug& dbg, const std::string& name,
                       std::optional<ir::Graph<T>>* canonical_out, StageClock& clock) {
+  if (has_dynamic_shapes(body)) check_dynamic_body(body);
   debug::PassDumper dumper(dbg.dump, name);
   std::vector<std::string_view> trace;
   if (dumper.enabled()) dumper.body("Body", 0, body);
@@ -345,6 +394,12 @@ ir::LinearIR<T> lower(const ir::Graph<T>& body, x64::Isa isa, const CompileOptio
       .lir;
 }
 
+namespace detail {
+template <class T, class Lowering, class DataFlow>
+DynamicVariants::Compile variant_compiler(const ir::Graph<T>& body, const CompileOptions& opt,
+                                          x64::Isa isa);
+} // namespace detail
+
 template <class T = x64::Traits, class Lowering = passes::DefaultLowering,
           class DataFlow = passes::DefaultDataFlow>
 CompiledKernel compile(const ir::Graph<T>& body, const CompileOptions& opt = {}) {
@@ -362,6 +417,7 @@ CompiledKernel compile(const ir::Graph<T>& body, const CompileOptions& opt = {})
       detail::lower_body<T, Lowering, DataFlow>(body, isa, opt, dbg, name, &canonical, clock);
   ir::LinearIR<T>& lir = lowered.lir;
   KernelSignature sig = detail::describe(body, *canonical, lir, isa);
+  sig.streaming_min_bytes = opt.streaming_threshold_bytes;
   // no Instrumentation at all unless asked: the plain kernel's code is exactly unchanged
   const x64::Instrumentation<T> instr{dbg.code_map, dbg.segfault_detector, lowered.counter_regions};
   const x64::Instrumentation<T>* use = dbg.code_map ? &instr : nullptr; // implied by the rest
@@ -374,9 +430,54 @@ CompiledKernel compile(const ir::Graph<T>& body, const CompileOptions& opt = {})
       detail::use_streaming(sig, opt.streaming_threshold_bytes) ? emit(true) : KernelCode{};
   clock.lap("Emit");
   auto info = detail::debug_info(dbg, std::move(name), isa, lowered);
-  CompiledKernel kernel(std::move(code), std::move(sig), std::move(streaming), info);
+  detail::DynamicVariants::Compile variants;
+  if (sig.dynamic) variants = detail::variant_compiler<T, Lowering, DataFlow>(body, opt, isa);
+  CompiledKernel kernel(std::move(code), std::move(sig), std::move(streaming), info,
+                        std::move(variants));
   detail::publish(dbg, kernel, info);
+  detail::compilation_counter().fetch_add(1, std::memory_order_relaxed);
   return kernel;
 }
+
+/// Kernels compiled in this process so far (dynamic kernels' run-time variants included).
+inline std::uint64_t compilations() {
+  return detail::compilation_counter().load(std::memory_order_relaxed);
+}
+
+namespace detail {
+/// Compiles `body` again with the innermost dimension of the inputs in `variant` fixed to 1
+/// (a dynamic kernel's inputs that are broadcast along it at run time).
+template <class T, class Lowering, class DataFlow>
+DynamicVariants::Compile variant_compiler(const ir::Graph<T>& body, const CompileOptions& opt,
+                                          x64::Isa isa) {
+  auto shared = std::make_shared<ir::Graph<T>>(passes::rebuild(body, [](auto&&...) {
+    return std::optional<std::vector<ir::Value>>{};
+  }, false));
+  CompileOptions o = opt;
+  o.isa = isa;
+  o.trace = nullptr;
+  o.timings = nullptr;
+  return [shared, o](std::uint32_t variant) {
+    std::map<ir::NodeId, std::size_t> index;
+    for (std::size_t i = 0; i < shared->parameters().size(); ++i)
+      index[shared->parameters()[i]] = i;
+    ir::Graph<T> b = passes::rebuild(
+        *shared,
+        [&](ir::Graph<T>& out, const ir::Node<T>& n,
+            std::span<const ir::Value>) -> std::optional<std::vector<ir::Value>> {
+          const auto* p = std::get_if<ir::Parameter>(&n.op);
+          if (!p || !(variant >> index.at(n.id) & 1u)) return std::nullopt;
+          std::vector<Dim> dims(n.outputs[0].shape.begin(), n.outputs[0].shape.end());
+          dims.back() = 1;
+          return std::vector<ir::Value>{
+              out.parameter(n.outputs[0].type, Shape(std::move(dims)), n.name, p->layout)};
+        },
+        false);
+    CompileOptions v = o;
+    if (!v.name.empty()) v.name += "+bcast" + std::to_string(variant);
+    return compile<T, Lowering, DataFlow>(b, v);
+  };
+}
+} // namespace detail
 
 } // namespace snippets

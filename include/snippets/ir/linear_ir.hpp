@@ -320,6 +320,10 @@ public:
   std::size_t counter_slots = 0;
   /// Top vector registers kept from the allocator for emitter scratch (and AVX2 tail masks).
   int reserved_vector_registers = 0;
+  /// The body has dynamic dimensions: every loop takes its work amount from the call arguments,
+  /// outer loops advance pointers by amounts from the run-time configuration, and innermost
+  /// tails are masked by the remaining count (runtime/runtime_config.hpp).
+  bool dynamic = false;
 
 private:
   ExprList exprs_;

@@ -51,7 +51,7 @@ void print_expression(std::ostream& os, const Expression<T>& e, const LirPrintOp
       [&](const auto& tag) {
         using Tag = std::decay_t<decltype(tag)>;
         if constexpr (std::is_same_v<Tag, Load> || std::is_same_v<Tag, Store>)
-          os << " x" << tag.count;
+          os << " x" << (tag.count == runtime_count ? std::string("?") : std::to_string(tag.count));
         if constexpr (requires { tag.offset; })
           if (tag.offset) os << " @" << tag.offset;
         if constexpr (std::is_same_v<Tag, LoopBegin> || std::is_same_v<Tag, LoopEnd>)

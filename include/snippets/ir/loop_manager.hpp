@@ -5,8 +5,10 @@
 // `ptr_increment` elements per step and by `finalization_offset` elements after the loop
 // (usually minus what the loop advanced, so the outer loop finds the pointer where it was).
 // `runtime_work_amount` marks the parallel loop whose work amount the executor passes at run
-// time (each thread's chunk). Specific iterations (main body, tail) are separate loops that
-// share a `dim`; `is_tail` marks the masked tail copy.
+// time (each thread's chunk; every loop of a dynamic kernel). Specific iterations (main body,
+// tail) are separate loops that share a `dim`; `is_tail` marks the remainder copies. A dynamic
+// kernel's innermost loop has two: a one-vector loop and a masked tail, both continuing the
+// main loop's counter (`tail_of`).
 #pragma once
 
 #include <cstddef>
@@ -23,6 +25,9 @@ struct LoopPort {
   std::int64_t ptr_increment = 0; // elements per step (0: broadcast along this loop)
   std::int64_t finalization_offset = 0;
   std::int64_t element_size = 4;
+  /// The increment is read from the run-time configuration (outer loops of a dynamic kernel);
+  /// ptr_increment and finalization_offset are then 0.
+  bool runtime = false;
   bool operator==(const LoopPort&) const = default;
 };
 
@@ -34,6 +39,7 @@ struct LoopInfo {
   bool is_tail = false;             // the masked last iteration of an innermost loop
   bool evaluate_once = false;       // at most one iteration: no counter, no back-edge
   std::int64_t tail_of = -1;        // tail of a run-time loop: runs iff that loop left work
+                                    // (and continues that loop's counter)
   std::vector<LoopPort> ports;
 };
 

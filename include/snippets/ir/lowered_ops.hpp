@@ -4,6 +4,8 @@
 //  - Load / Store: move `count` elements between memory and a vector register. `count` is the
 //    loop increment (a full vector) or, in a tail iteration, fewer elements (masked access).
 //    `offset` (elements) is added to the data pointer: unrolled copies of a loop body use it.
+//    `count == runtime_count`: the masked tail of a dynamic loop, whose element count is the
+//    loop counter's value at run time.
 //  - BroadcastLoad: load one element (at `offset`) and fill a vector register with it.
 //  - BroadcastMove: fill a vector register with lane 0 of another.
 //  - LoopBegin / LoopEnd: the bounds of loop `loop_id` (see LoopManager); LoopEnd takes the
@@ -39,6 +41,9 @@ SNIPPETS_LOWERED_TAG(Spill, std::size_t slot = 0;);
 SNIPPETS_LOWERED_TAG(Reload, std::size_t slot = 0;);
 
 #undef SNIPPETS_LOWERED_TAG
+
+/// Load/Store count of a dynamic tail: the remaining work, known only at run time.
+inline constexpr std::int64_t runtime_count = -1;
 
 using LoweredOps = TypeList<Load, Store, BroadcastLoad, BroadcastMove, LoopBegin, LoopEnd,
                             FusedMulAdd, Spill, Reload>;

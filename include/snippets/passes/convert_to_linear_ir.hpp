@@ -1,8 +1,9 @@
 // snippets/passes/convert_to_linear_ir.hpp: the seed's "Convert IR" step, body Graph -> LIR.
 //
 // Contract:
-//  - @pre the body has static shapes and at least one Result; every Result has the shape of
-//    the scheduling domain (the NUMPY broadcast of all outputs);
+//  - @pre the body has at least one Result; every Result has the shape of the scheduling
+//    domain (the NUMPY broadcast of all outputs). Shapes may have dynamic dimensions: then
+//    the LIR is marked `dynamic` and its domain holds `dynamic` where the extent is unknown;
 //  - @post Parameters come first (data_index = parameter position), then Scalars, then the
 //    computation in topological order, then Results (data_index = num_inputs + position);
 //    every port shape is right-aligned to the domain rank with leading 1s.
@@ -35,9 +36,6 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T>& body
   Shape domain;
   for (ir::NodeId r : body.results()) {
     const Shape& s = body.type(body.node(r).inputs[0]).shape;
-    if (!s.is_static())
-      raise("snippets.compile.dynamic_shape",
-            "output " + s.to_string() + " is dynamic; give the body static shapes");
     domain = broadcast(domain, s);
   }
   for (ir::NodeId r : body.results()) {
@@ -53,6 +51,7 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T>& body
   for (ir::NodeId id = 0; id < body.size(); ++id)
     for (const auto& t : body.node(id).outputs) rank = std::max(rank, t.shape.rank());
   lir.domain = detail::align_rank(domain, rank);
+  lir.dynamic = !domain.is_static();
 
   std::map<std::pair<ir::NodeId, std::uint32_t>, ir::PortConnector<T>*> value_of;
   auto add = [&](const ir::Node<T>& n, ir::LirOp<T> op, std::vector<ir::PortConnector<T>*> in,
@@ -69,10 +68,7 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T>& body
   const auto& params = body.parameters();
   for (std::size_t i = 0; i < params.size(); ++i) {
     const auto& n = body.node(params[i]);
-    if (!n.outputs[0].shape.is_static())
-      raise("snippets.compile.dynamic_shape", "input '" + n.name + "' has dynamic shape " +
-                                                  n.outputs[0].shape.to_string() +
-                                                  "; give the body static shapes");
+    lir.dynamic = lir.dynamic || !n.outputs[0].shape.is_static();
     std::visit([&](const auto& tag) { add(n, tag, {}, i); }, n.op);
   }
   lir.num_inputs = params.size();

@@ -2,6 +2,10 @@
 // inside it, with their pointer increment per iteration (stride along the loop's dimension
 // times the increment; 0 where the tensor is broadcast) and the finalization offset that
 // returns the pointer after the loop (minus the stride times the work amount).
+// In a dynamic LIR the outer loops' ports are `runtime` (their increments come from the
+// run-time configuration, which also accounts for what the inner loops advanced), and the
+// innermost loop's ports keep their static increment (1 or 0 elements per lane: the kernel is
+// compiled for a known innermost broadcast) with no finalization offset.
 #pragma once
 
 #include "snippets/passes/lir_queries.hpp"
@@ -26,8 +30,12 @@ struct InitLoops {
         ir::LoopPort port;
         port.expr = e.get();
         port.data_index = e->data_index;
-        port.ptr_increment = stride * info.increment;
-        port.finalization_offset = -stride * info.work_amount;
+        if (lir.dynamic && info.dim + 1 < lir.domain.size()) {
+          port.runtime = true;
+        } else {
+          port.ptr_increment = stride * info.increment;
+          port.finalization_offset = lir.dynamic ? 0 : -stride * info.work_amount;
+        }
         info.ports.push_back(port);
       }
     }

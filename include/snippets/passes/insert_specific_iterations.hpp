@@ -12,6 +12,10 @@
 // For the run-time (parallel) loop the executor hands every thread a multiple of U*L except
 // the last, whose remainder is then exactly the static one; the block runs iff work is left
 // (`tail_of`).
+// A dynamic LIR does not know W: its innermost loop becomes the unrolled main loop, then a
+// one-vector loop and a masked tail whose Loads and Stores move `runtime_count` elements; both
+// continue the main loop's counter (`tail_of`) and neither moves a pointer the configurator
+// does not account for (runtime/runtime_config.hpp).
 #pragma once
 
 #include <map>
@@ -35,6 +39,11 @@ struct InsertSpecificIterations {
       auto [begin, end] = bounds(lir, id);
       std::vector<ir::Expression<T>*> body;
       for (auto it = std::next(begin); it != end; ++it) body.push_back(it->get());
+      if (lir.dynamic) {
+        add_dynamic_remainder(lir, body, id, begin, end);
+        unroll_main(lir, body, id, end, lanes, ctx.config.unroll);
+        continue;
+      }
       if (w < lanes && !info.runtime_work_amount) { // the whole loop is one short iteration
         for (auto* e : body) set_count(*e, lanes, w);
         scale_increments(info, w);
@@ -69,16 +78,53 @@ struct InsertSpecificIterations {
         for (auto& p : main.ports) p.finalization_offset = 0; // the remainder continues from there
         if (!main.runtime_work_amount) main.work_amount = w - rest;
       }
-      for (std::int64_t j = 1; j < unroll; ++j)
-        copy_body(lir, body, end, id, id, j * lanes, lanes, lanes, nullptr);
-      ir::LoopInfo& main = lir.loops().at(id);
-      scale_increments(main, step);
-      main.increment = step;
+      unroll_main(lir, body, id, end, lanes, unroll);
     }
     return Preserved::none;
   }
 
 private:
+  /// U-1 more copies of the body in loop `id`, which then steps by U vectors.
+  template <class T>
+  static void unroll_main(ir::LinearIR<T>& lir, const std::vector<ir::Expression<T>*>& body,
+                          std::size_t id, typename ir::LinearIR<T>::iterator end,
+                          std::int64_t lanes, std::int64_t unroll) {
+    for (std::int64_t j = 1; j < unroll; ++j)
+      copy_body(lir, body, end, id, id, j * lanes, lanes, lanes, nullptr);
+    ir::LoopInfo& main = lir.loops().at(id);
+    scale_increments(main, unroll * lanes);
+    main.increment = unroll * lanes;
+  }
+
+  /// After dynamic loop `id`: a loop of one vector per iteration, then a masked tail of the
+  /// remaining count, both on `id`'s counter.
+  template <class T>
+  static void add_dynamic_remainder(ir::LinearIR<T>& lir,
+                                    const std::vector<ir::Expression<T>*>& body, std::size_t id,
+                                    typename ir::LinearIR<T>::iterator begin,
+                                    typename ir::LinearIR<T>::iterator end) {
+    const std::int64_t lanes = lir.loops().at(id).increment;
+    const auto pos = std::next(end);
+    for (const bool masked : {false, true}) {
+      ir::LoopInfo r = lir.loops().at(id);
+      r.is_tail = true;
+      r.evaluate_once = masked;
+      r.runtime_work_amount = false;
+      r.tail_of = static_cast<std::int64_t>(id);
+      if (masked)
+        for (auto& p : r.ports) p.ptr_increment = 0; // the last block: pointers stay
+      const std::size_t rid = lir.loops().add(r);
+      auto& rb = lir.insert_node(pos, ir::LoopBegin{rid}, {}, 1, (*begin)->loop_ids);
+      rb.out_desc(0) = (*begin)->out_desc(0);
+      std::map<const void*, const void*> copies;
+      copy_body(lir, body, pos, id, rid, 0, lanes, masked ? ir::runtime_count : lanes, &copies);
+      lir.insert_node(pos, ir::LoopEnd{rid}, {&rb.output(0)}, 0, (*begin)->loop_ids)
+          .in_desc(0)
+          .reg = rb.out_desc(0).reg;
+      for (auto& p : lir.loops().at(rid).ports) p.expr = copies.at(p.expr);
+    }
+  }
+
   template <class T> static auto bounds(ir::LinearIR<T>& lir, std::size_t id) {
     typename ir::LinearIR<T>::iterator b = lir.end(), e = lir.end();
     for (auto it = lir.begin(); it != lir.end(); ++it) {

@@ -3,7 +3,8 @@
 // Walking the LIR in order, consecutive loop-body expressions that share the scheduling
 // domain form one group; each group gets a loop nest over the domain (one LoopInfo per
 // dimension, outermost first; the innermost steps by `lanes`, the others by 1). The outermost
-// loop is the parallel one: its work amount is the executor's chunk, passed at run time.
+// loop is the parallel one: its work amount is the executor's chunk, passed at run time. In a
+// dynamic LIR every loop's work amount is passed at run time.
 // Parameters, Results and Scalars stay outside the loops.
 #pragma once
 
@@ -24,7 +25,7 @@ struct MarkLoops {
       info.dim = d;
       info.work_amount = lir.domain[d];
       info.increment = d + 1 == lir.domain.size() ? cfg.lanes : 1;
-      info.runtime_work_amount = d == 0;
+      info.runtime_work_amount = d == 0 || lir.dynamic;
       ids.push_back(lir.loops().add(info));
     }
     return ids;

@@ -5,6 +5,8 @@
 // broadcast (1) in both: then walking them as one dimension touches the same elements in the
 // same order. Dimensions of extent 1 are dropped. [1,16,29,7] with a [1,16,29,1] input
 // becomes [464, 7]; a plain elementwise op on [8,3,224,224] becomes [1204224].
+// A dynamic LIR keeps its domain: the run-time configurator collapses the actual shapes the
+// same way (runtime/runtime_config.hpp), so the kernel's loop nest fits every shape.
 // @post lir.domain and every port shape have the collapsed rank (at least 1).
 #pragma once
 
@@ -18,6 +20,7 @@ struct OptimizeDomain {
   static constexpr std::string_view name = "OptimizeDomain";
 
   template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>&) const {
+    if (lir.dynamic) return Preserved::all;
     const std::vector<Dim> dom = lir.domain;
     std::vector<std::vector<Dim>> io; // shapes of the kernel arguments
     for (auto& e : lir)

@@ -6,6 +6,12 @@
 //   [snippets.run.arg_count] [snippets.run.null_pointer] [snippets.run.type_mismatch]
 //   [snippets.run.shape_mismatch]
 // Then it splits the outermost domain dimension across threads (executor.hpp).
+// A dynamic kernel (compiled from a body with dynamic dimensions) takes any shapes that fit
+// its partial ones: run() configures the call (runtime_config.hpp) and checks the outputs
+// against the broadcast shape. configure() + run_configured() skip that work for callers that
+// keep a shape set. An input broadcast along the innermost dimension only at run time needs a
+// kernel compiled for it: the first such call compiles it (once per set of such inputs, shared
+// by all copies of the kernel and safe under concurrent calls).
 // A kernel compiled with instrumentation (performance counters, segfault detector; see
 // CompileOptions::debug) is called through a per-call frame that holds its debug slots, and its
 // counters are added to the kernel's totals after each call (debug/kernel_debug_info.hpp).
@@ -15,8 +21,12 @@
 #include <omp.h>
 
 #include <chrono>
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <new>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -24,6 +34,7 @@
 #include "snippets/ir/op_tags.hpp"
 #include "snippets/reference/tensor.hpp"
 #include "snippets/runtime/executor.hpp"
+#include "snippets/runtime/runtime_config.hpp"
 #include "snippets/runtime/tensor_view.hpp"
 #include "snippets/target/x64/kernel_emitter.hpp"
 
@@ -44,6 +55,10 @@ struct KernelSignature {
   std::int64_t chunk_unit = 1;                  // threads split domain dim 0 in multiples of this
   std::int64_t vector_bytes = 32;
   std::string isa;
+  /// Set for a dynamic kernel: what the run-time configurator needs.
+  std::optional<DynamicLayout> dynamic;
+  /// Dynamic kernels: outputs of at least this many bytes use the streaming variant.
+  std::int64_t streaming_min_bytes = 0;
 };
 
 /// One generated kernel: its code and entry point.
@@ -60,16 +75,41 @@ struct KernelCode {
   }
 };
 
+class CompiledKernel;
+
+namespace detail {
+/// The kernels a dynamic kernel compiles for inputs broadcast along the innermost dimension
+/// at run time (RuntimeConfig::variant), each compiled once.
+class DynamicVariants {
+public:
+  using Compile = std::function<CompiledKernel(std::uint32_t variant)>;
+  explicit DynamicVariants(Compile compile) : compile_(std::move(compile)) {}
+  const CompiledKernel& get(std::uint32_t variant);
+
+private:
+  Compile compile_;
+  std::mutex mutex_;
+  std::map<std::uint32_t, std::unique_ptr<const CompiledKernel>> kernels_;
+};
+} // namespace detail
+
 class CompiledKernel {
 public:
   /// `streaming`, if given, is the variant with non-temporal stores; run() uses it when every
   /// output address is aligned to `sig.vector_bytes`. `info`: name, ISA and instrumentation.
+  /// `variants` (dynamic kernels): compiles the kernel for inputs broadcast along the innermost
+  /// dimension at run time.
   CompiledKernel(KernelCode code, KernelSignature sig, KernelCode streaming = {},
-                 std::shared_ptr<const debug::KernelDebugInfo> info = nullptr)
+                 std::shared_ptr<const debug::KernelDebugInfo> info = nullptr,
+                 detail::DynamicVariants::Compile variants = {})
       : code_(std::move(code)), streaming_(std::move(streaming)), sig_(std::move(sig)),
         info_(std::move(info)) {
     if (info_ && info_->instrumented()) instrumented_ = info_.get();
+    if (variants) variants_ = std::make_shared<detail::DynamicVariants>(std::move(variants));
   }
+
+  /// True when the kernel was compiled for dynamic dimensions (any fitting shape runs).
+  bool is_dynamic() const { return sig_.dynamic.has_value(); }
 
   const KernelSignature& signature() const { return sig_; }
   /// The generated machine code (for dumps and tests).
@@ -89,15 +129,76 @@ public:
 
   void run(std::span<const ConstTensorView> in, std::span<const TensorView> out,
            const RunOptions& opt = {}) const {
+    if (is_dynamic()) {
+      check_views(in, sig_.inputs, "input", "kernel", true);
+      check_views(out, sig_.outputs, "output", "kernel", true);
+      RuntimeConfig cfg;
+      snippets::configure(*sig_.dynamic, [&](std::size_t i) -> const Shape& { return in[i].shape; },
+                          cfg);
+      check_outputs(cfg, [&](std::size_t o) -> const Shape& { return out[o].shape; });
+      return with_pointers(in, out, [&](const void* const* i, void* const* o) {
+        run_configured(cfg, i, o, opt);
+      });
+    }
     check_views(in, sig_.inputs, "input", "kernel");
     check_views(out, sig_.outputs, "output", "kernel");
-    // compile() keeps inputs + outputs within the kernel's argument registers
-    const void* in_ptrs[x64::max_kernel_args];
-    void* out_ptrs[x64::max_kernel_args];
-    SNIPPETS_ASSERT(in.size() + out.size() <= x64::max_kernel_args) << "kernel arguments";
-    for (std::size_t k = 0; k < in.size(); ++k) in_ptrs[k] = in[k].data;
-    for (std::size_t k = 0; k < out.size(); ++k) out_ptrs[k] = out[k].data;
-    run_unchecked(in_ptrs, out_ptrs, opt);
+    with_pointers(in, out,
+                  [&](const void* const* i, void* const* o) { run_unchecked(i, o, opt); });
+  }
+
+  /// Dynamic kernels: checks input shapes and computes what a call with them reads (throws
+  /// [snippets.run.shape_mismatch]). Keep it to call run_configured() without this work.
+  RuntimeConfig configure(std::span<const Shape> in) const {
+    if (!is_dynamic())
+      raise("snippets.run.not_dynamic",
+            "configure() is for kernels compiled with dynamic dimensions; call run()");
+    if (in.size() != sig_.inputs.size())
+      raise("snippets.run.arg_count", "the kernel takes " + std::to_string(sig_.inputs.size()) +
+                                          " input(s) but " + std::to_string(in.size()) +
+                                          " shapes were given");
+    RuntimeConfig cfg;
+    snippets::configure(*sig_.dynamic, [&](std::size_t i) -> const Shape& { return in[i]; }, cfg);
+    return cfg;
+  }
+  /// The output shapes a call with configuration `cfg` writes.
+  std::vector<Shape> output_shapes(const RuntimeConfig& cfg) const {
+    std::vector<Shape> out;
+    for (std::size_t o = 0; o < sig_.outputs.size(); ++o)
+      out.push_back(cfg.output_shape(sig_.dynamic->own_rank[sig_.inputs.size() + o]));
+    return out;
+  }
+
+  /// No checks (dynamic kernels): `cfg` from configure() for these inputs' shapes; `in` and
+  /// `out` hold the data pointers in signature order, planar, outputs of output_shapes(cfg).
+  void run_configured(const RuntimeConfig& cfg, const void* const* in, void* const* out,
+                      const RunOptions& opt = {}) const {
+    SNIPPETS_ASSERT(is_dynamic()) << "run_configured on a static kernel";
+    if (cfg.elements == 0) return;
+    const CompiledKernel& k = cfg.variant ? variants_->get(cfg.variant) : *this;
+    const std::size_t r = cfg.rank - 1, n_in = sig_.inputs.size(), n_out = sig_.outputs.size();
+    const std::int64_t unit = cfg.split == r ? sig_.dynamic->step : 1;
+    const std::int64_t work = cfg.domain[cfg.split];
+    bool streaming = k.streaming_.fn &&
+                     cfg.elements * 4 * std::int64_t(n_out) >= sig_.streaming_min_bytes &&
+                     (cfg.split == r || cfg.domain[r] * 4 % sig_.vector_bytes == 0);
+    for (std::size_t o = 0; o < n_out && streaming; ++o)
+      streaming = reinterpret_cast<std::uintptr_t>(out[o]) % std::uintptr_t(sig_.vector_bytes) == 0;
+    const KernelCode& variant = streaming ? k.streaming_ : k.code_;
+    const int n = threads_for(opt, (work + unit - 1) / unit, cfg.elements);
+    auto body = [&](int i) {
+      const Chunk c = chunk_of(work, unit, n, i);
+      if (c.count == 0) return;
+      x64::CallArgs args{};
+      for (std::size_t a = 0; a < n_in + n_out; ++a) {
+        const auto* base = static_cast<const char*>(a < n_in ? in[a] : out[a - n_in]);
+        args.data[a] = base + c.begin * cfg.stride(a, cfg.split) * std::int64_t(sizeof(float));
+      }
+      for (std::size_t d = 0; d < cfg.rank; ++d) args.work[d] = cfg.domain[d];
+      args.work[cfg.split] = c.count;
+      args.config = cfg.table.data();
+      k.call(variant, args);
+    };
+    k.launch(n, body, opt);
   }
 
   /// Convenience for tests and demos: allocates and returns the outputs.
@@ -107,7 +208,15 @@ public:
     for (const auto& t : in) views.push_back({t.type(), t.shape(), t.data()});
     std::vector<reference::Tensor> outs;
     std::vector<TensorView> out_views;
-    for (const auto& o : sig_.outputs) outs.emplace_back(o.type, o.shape);
+    if (is_dynamic()) {
+      std::vector<Shape> shapes;
+      for (const auto& t : in) shapes.push_back(t.shape());
+      const std::vector<Shape> out_shapes = output_shapes(configure(shapes));
+      for (std::size_t o = 0; o < out_shapes.size(); ++o)
+        outs.emplace_back(sig_.outputs[o].type, out_shapes[o]);
+    } else {
+      for (const auto& o : sig_.outputs) outs.emplace_back(o.type, o.shape);
+    }
     for (auto& t : outs) out_views.push_back({t.type(), t.shape(), t.data()});
     run(views, out_views, opt);
     return outs;
@@ -120,17 +229,15 @@ public:
   /// No checks: `in` and `out` hold the data pointers in signature order, each buffer planar
   /// and as large as its shape says.
   void run_unchecked(const void* const* in, void* const* out, const RunOptions& opt = {}) const {
+    if (is_dynamic())
+      raise("snippets.run.not_static", "a dynamic kernel needs the shapes of its inputs: call "
+                                       "run(), or configure() and run_configured()");
     const std::int64_t work = sig_.domain[0];
     const std::int64_t unit = sig_.chunk_unit;
     std::int64_t total = 1;
     for (Dim d : sig_.domain) total *= d;
     if (total == 0) return;
-    const std::int64_t units = (work + unit - 1) / unit;
-    int n = opt.threads > 0 ? opt.threads : omp_get_max_threads();
-    if (opt.threads <=
-        0) // keep at least ~16K elements per thread: below that, fork/join costs more
-      n = static_cast<int>(std::min<std::int64_t>(n, std::max<std::int64_t>(1, total / 16384)));
-    n = static_cast<int>(std::clamp<std::int64_t>(units, 1, n));
+    const int n = threads_for(opt, (work + unit - 1) / unit, total);
     const std::size_t n_in = sig_.inputs.size(), n_out = sig_.outputs.size();
     x64::KernelFn fn = code_.fn;
     if (streaming_.fn) {
@@ -149,10 +256,28 @@ public:
         const auto* base = static_cast<const char*>(k < n_in ? in[k] : out[k - n_in]);
         args.data[k] = base + c.begin * sig_.outer_stride_bytes[k];
       }
-      args.work = c.count;
-      if (instrumented_) return call_instrumented(*instrumented_, variant, args);
-      fn(&args);
+      args.work[0] = c.count;
+      call(variant, args);
     };
+    launch(n, body, opt);
+  }
+
+private:
+  /// Threads for `units` chunks of a domain of `total` elements: RunOptions::threads, or as many
+  /// as OpenMP offers while each keeps at least ~16K elements (below that, fork/join costs more).
+  static int threads_for(const RunOptions& opt, std::int64_t units, std::int64_t total) {
+    int n = opt.threads > 0 ? opt.threads : omp_get_max_threads();
+    if (opt.threads <= 0)
+      n = static_cast<int>(std::min<std::int64_t>(n, std::max<std::int64_t>(1, total / 16384)));
+    return static_cast<int>(std::clamp<std::int64_t>(units, 1, n));
+  }
+
+  void call(const KernelCode& variant, const x64::CallArgs& args) const {
+    if (instrumented_) return call_instrumented(*instrumented_, variant, args);
+    variant.fn(&args);
+  }
+
+  template <class Body> void launch(int n, const Body& body, const RunOptions& opt) const {
     const auto start =
         instrumented_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     if (opt.parallel_for)
@@ -165,7 +290,30 @@ public:
     }
   }
 
-private:
+  /// Calls f(input pointers, output pointers) on stack arrays.
+  template <class F>
+  static void with_pointers(std::span<const ConstTensorView> in, std::span<const TensorView> out,
+                            F f) {
+    // compile() keeps inputs + outputs within the kernel's argument registers
+    const void* in_ptrs[x64::max_kernel_args];
+    void* out_ptrs[x64::max_kernel_args];
+    SNIPPETS_ASSERT(in.size() + out.size() <= x64::max_kernel_args) << "kernel arguments";
+    for (std::size_t k = 0; k < in.size(); ++k) in_ptrs[k] = in[k].data;
+    for (std::size_t k = 0; k < out.size(); ++k) out_ptrs[k] = out[k].data;
+    f(in_ptrs, out_ptrs);
+  }
+
+  /// Dynamic kernels: every output has the broadcast shape of the inputs.
+  template <class ShapeOf> void check_outputs(const RuntimeConfig& cfg, ShapeOf&& shape_of) const {
+    for (std::size_t o = 0; o < sig_.outputs.size(); ++o) {
+      const Shape want = cfg.output_shape(sig_.dynamic->own_rank[sig_.inputs.size() + o]);
+      if (shape_of(o) != want)
+        raise("snippets.run.shape_mismatch", "output " + std::to_string(o) + " has shape " +
+                                                 shape_of(o).to_string() +
+                                                 " but these inputs give " + want.to_string());
+    }
+  }
+
   static std::uint64_t elapsed_ns(std::chrono::steady_clock::time_point since) {
     return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                           std::chrono::steady_clock::now() - since)
@@ -202,6 +350,15 @@ private:
   KernelSignature sig_;
   std::shared_ptr<const debug::KernelDebugInfo> info_;
   const debug::KernelDebugInfo* instrumented_ = nullptr; // info_ when it asks for a slow call
+  std::shared_ptr<detail::DynamicVariants> variants_;    // dynamic kernels only
 };
+
+inline const CompiledKernel& detail::DynamicVariants::get(std::uint32_t variant) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  auto it = kernels_.find(variant);
+  if (it == kernels_.end())
+    it = kernels_.emplace(variant, std::make_unique<const CompiledKernel>(compile_(variant))).first;
+  return *it->second;
+}
 
 } // namespace snippets

@@ -29,9 +29,10 @@ struct TensorView {
 /// Checks buffers against what `owner` ("kernel", "program") was compiled for, before any
 /// memory is touched: [snippets.run.arg_count|type_mismatch|shape_mismatch|null_pointer].
 /// `View` is ConstTensorView or TensorView; nothing is copied or allocated unless it fails.
+/// `partial`: the compiled shapes have dynamic dimensions, which match any extent.
 template <class View>
 void check_views(std::span<const View> got, const std::vector<ir::TensorType>& want,
-                 const char* what, const char* owner) {
+                 const char* what, const char* owner, bool partial = false) {
   if (got.size() != want.size())
     raise("snippets.run.arg_count", std::string("the ") + owner + " takes " +
                                         std::to_string(want.size()) + " " + what + "(s) but " +
@@ -42,11 +43,11 @@ void check_views(std::span<const View> got, const std::vector<ir::TensorType>& w
       raise("snippets.run.type_mismatch", which() + " is " + std::string(to_string(got[i].type)) +
                                               " but the " + owner + " was compiled for " +
                                               std::string(to_string(want[i].type)));
-    if (got[i].shape != want[i].shape)
+    if (partial ? !compatible(got[i].shape, want[i].shape) : got[i].shape != want[i].shape)
       raise("snippets.run.shape_mismatch", which() + " has shape " + got[i].shape.to_string() +
                                                " but the " + owner + " was compiled for " +
                                                want[i].shape.to_string());
-    if (!got[i].data && want[i].shape.element_count() != 0)
+    if (!got[i].data && got[i].shape.element_count() != 0)
       raise("snippets.run.null_pointer", which() + " is a null pointer; pass the buffer's address");
   }
 }

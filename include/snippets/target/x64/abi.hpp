@@ -11,10 +11,17 @@ namespace snippets::x64 {
 
 inline constexpr int usable_gprs = 13;
 inline constexpr int max_kernel_args = 16;
+/// Highest domain rank of a dynamic kernel (one work amount per loop dimension).
+inline constexpr int max_dynamic_rank = 8;
 
 struct CallArgs {
   const void* data[max_kernel_args]; // inputs then outputs, offset to this call's chunk
-  std::int64_t work;                 // work amount of the parallel (outermost) loop
+  /// Work amount per domain dimension. A static kernel reads work[0] only (its parallel loop);
+  /// a dynamic kernel reads every dimension's (this thread's chunk in the split dimension).
+  std::int64_t work[max_dynamic_rank];
+  /// Dynamic kernels: the run-time configuration table (RuntimeConfig::table), bytes each
+  /// outer loop advances each data pointer per iteration. Unused by static kernels.
+  const std::int64_t* config;
 };
 using KernelFn = void (*)(const CallArgs*);
 

@@ -64,6 +64,15 @@ public:
     return at(static_cast<std::size_t>(mask_offset_ + (8 - n) * 4));
   }
 
+  /// The int32 lane indices 0, 1, ..., 15 (a dynamic tail's mask is `count > iota`).
+  Xbyak::Address iota() {
+    if (iota_offset_ < 0) {
+      iota_offset_ = static_cast<std::int64_t>(words_.size() * 4);
+      for (std::uint32_t i = 0; i < 16; ++i) words_.push_back(i);
+    }
+    return at(static_cast<std::size_t>(iota_offset_));
+  }
+
   /// Emits the table (64-byte aligned) at the current position; call once, after the code.
   void emit(Xbyak::CodeGenerator& h) {
     h.align(64);
@@ -80,6 +89,7 @@ private:
   std::map<std::uint32_t, std::size_t> broadcast_;
   std::map<std::uint64_t, std::size_t> broadcast64_;
   std::int64_t mask_offset_ = -1;
+  std::int64_t iota_offset_ = -1;
   Xbyak::Label label_;
 };
 

@@ -7,6 +7,9 @@
 // pointers, emits every expression in order, and appends the constant table.
 // Tails: AVX-512 loads/stores use opmask k1 (zeroing loads, fault-suppressed), AVX2 uses
 // VMASKMOVPS with a mask from the constant table; neither touches memory past a tensor.
+// Dynamic kernels (LinearIR::dynamic) read each loop's work amount from CallArgs::work, add
+// outer-loop pointer increments from the run-time configuration (CallArgs::config), and build
+// the masked tail's mask from the remaining count at run time (kept in a stack slot).
 // A streaming variant writes full vectors with non-temporal stores (for outputs far larger
 // than the caches: no read-for-ownership, about 1.4x the store bandwidth here).
 // Instrumentation (debug builds of a kernel, off unless CompileOptions::debug asks): a code
@@ -134,9 +137,10 @@ private:
     return out;
   }
 
-  // stack frame: vector spill slots, then 8-byte loop counter slots
+  // stack frame: vector spill slots, 8-byte loop counter slots, the dynamic tail's mask
   std::size_t spill_bytes() const { return lir_.spill_slots * sizeof(float) * lanes_; }
-  std::size_t stack_bytes() const { return spill_bytes() + 8 * lir_.counter_slots; }
+  std::size_t mask_slot() const { return spill_bytes() + 8 * lir_.counter_slots; }
+  std::size_t stack_bytes() const { return mask_slot() + (lir_.dynamic ? sizeof(float) * lanes_ : 0); }
   Xbyak::Address spill_slot(std::size_t slot) const {
     return h_.ptr[Xbyak::util::rsp + static_cast<int>(slot * sizeof(float) * lanes_)];
   }
@@ -148,12 +152,13 @@ private:
   }
   /// Calls f with a loop counter: a register, or a stack slot when the registers ran out.
   template <class F> void with_counter(const ir::Reg& r, F f) const {
-    if (r.kind == ir::RegKind::stack)
-      return f(
-          h_.qword[Xbyak::util::rsp + static_cast<int>(spill_bytes() + 8 * std::size_t(r.index))]);
+    if (r.kind == ir::RegKind::stack) return f(h_.qword[counter_slot(r)]);
     SNIPPETS_ASSERT(r.kind == ir::RegKind::gpr && std::size_t(r.index) < counters_.size())
         << "loop counter without a register";
     f(counters_[static_cast<std::size_t>(r.index)]);
+  }
+  Xbyak::RegExp counter_slot(const ir::Reg& r) const {
+    return Xbyak::util::rsp + static_cast<int>(spill_bytes() + 8 * std::size_t(r.index));
   }
   /// The memory `e` accesses: its argument's pointer plus the access's element offset.
   Xbyak::Address data_ptr(const E& e, std::int64_t offset) const {
@@ -172,6 +177,40 @@ private:
     }
   }
 
+  /// A dynamic tail's mask (lanes below the counter's value), computed at the tail's start and
+  /// kept in the frame: emitters may use the scratch register and k1 in between.
+  void store_runtime_mask(const ir::Reg& counter) {
+    const Vmm v = scratch_.at(0);
+    const Xbyak::Xmm x(v.getIdx());
+    if (counter.kind == ir::RegKind::stack)
+      h_.vmovd(x, h_.dword[counter_slot(counter)]);
+    else
+      h_.vmovd(x, counters_.at(static_cast<std::size_t>(counter.index)).cvt32());
+    h_.vpbroadcastd(v, x);
+    const Xbyak::Address slot = h_.ptr[Xbyak::util::rsp + static_cast<int>(mask_slot())];
+    if constexpr (avx512) {
+      h_.vpcmpgtd(Xbyak::Opmask(1), v, consts_.iota());
+      h_.kmovw(slot, Xbyak::Opmask(1));
+    } else {
+      h_.vpcmpgtd(v, v, consts_.iota());
+      h_.vmovups(slot, v);
+    }
+  }
+  /// k1 (AVX-512) or the AVX2 mask register from the dynamic tail's stored mask.
+  Vmm load_runtime_mask() {
+    const Xbyak::Address slot = h_.ptr[Xbyak::util::rsp + static_cast<int>(mask_slot())];
+    if constexpr (avx512) {
+      h_.kmovw(Xbyak::Opmask(1), slot);
+      return Vmm(0);
+    } else {
+      h_.vmovups(scratch_.at(0), slot);
+      return scratch_.at(0);
+    }
+  }
+  Vmm tail_mask(std::int64_t count) {
+    return count == ir::runtime_count ? load_runtime_mask() : set_tail_mask(count);
+  }
+
   void emit_load(const E& e, std::int64_t count, std::int64_t offset) {
     const Vmm dst = vmm(e.out_desc(0).reg);
     if (count == lanes_)
@@ -179,10 +218,10 @@ private:
     else if (count == 1)
       h_.vmovss(Xbyak::Xmm(dst.getIdx()), data_ptr(e, offset));
     else if constexpr (avx512) {
-      set_tail_mask(count);
+      tail_mask(count);
       h_.vmovups(dst | Xbyak::Opmask(1) | Xbyak::util::T_z, data_ptr(e, offset));
     } else {
-      h_.vmaskmovps(dst, set_tail_mask(count), data_ptr(e, offset));
+      h_.vmaskmovps(dst, tail_mask(count), data_ptr(e, offset));
     }
   }
 
@@ -195,15 +234,27 @@ private:
     else if (count == 1)
       h_.vmovss(data_ptr(e, offset), Xbyak::Xmm(src.getIdx()));
     else if constexpr (avx512) {
-      set_tail_mask(count);
+      tail_mask(count);
       h_.vmovups(data_ptr(e, offset) | Xbyak::Opmask(1), src);
     } else {
-      h_.vmaskmovps(data_ptr(e, offset), set_tail_mask(count), src);
+      h_.vmaskmovps(data_ptr(e, offset), tail_mask(count), src);
     }
   }
 
   void shift_pointers(const ir::LoopInfo& info, bool finalization) {
+    using Xbyak::util::rax;
+    using Xbyak::util::rdi;
+    bool table = false; // rax holds CallArgs::config
     for (const auto& p : info.ports) {
+      if (p.runtime) {
+        if (finalization) continue; // the configurator folds it into the parent's increment
+        if (!table) h_.mov(rax, h_.ptr[rdi + static_cast<int>(offsetof(CallArgs, config))]);
+        table = true;
+        const std::size_t n_args = lir_.num_inputs + lir_.num_outputs;
+        h_.add(data_.at(p.data_index),
+               h_.qword[rax + static_cast<int>(8 * (info.dim * n_args + p.data_index))]);
+        continue;
+      }
       const std::int64_t elems = finalization ? p.finalization_offset : p.ptr_increment;
       if (elems != 0) h_.add(data_.at(p.data_index), static_cast<int>(elems * p.element_size));
     }
@@ -213,12 +264,24 @@ private:
     const ir::LoopInfo& info = lir_.loops().at(id);
     Labels& l = labels_[id];
     if (info.evaluate_once) {
-      if (info.tail_of >= 0) // the remainder of the run-time loop runs iff work is left
-        with_counter(loop_begin_reg_.at(static_cast<std::size_t>(info.tail_of)),
-                     [&](const auto& cnt) {
-                       h_.cmp(cnt, 0);
-                       h_.je(l.end, Xbyak::CodeGenerator::T_NEAR);
-                     });
+      if (info.tail_of >= 0) { // the remainder of the run-time loop runs iff work is left
+        const ir::Reg main = loop_begin_reg_.at(static_cast<std::size_t>(info.tail_of));
+        with_counter(main, [&](const auto& cnt) {
+          h_.cmp(cnt, 0);
+          h_.je(l.end, Xbyak::CodeGenerator::T_NEAR);
+        });
+        if (lir_.dynamic) store_runtime_mask(main);
+      }
+      return;
+    }
+    if (info.tail_of >= 0) { // a dynamic one-vector loop continues the main loop's counter
+      const ir::Reg main = loop_begin_reg_.at(static_cast<std::size_t>(info.tail_of));
+      loop_begin_reg_[id] = main;
+      with_counter(main, [&](const auto& cnt) {
+        h_.cmp(cnt, static_cast<int>(info.increment));
+        h_.jl(l.end, Xbyak::CodeGenerator::T_NEAR);
+      });
+      h_.L(l.begin);
       return;
     }
     const ir::Reg reg = e.out_desc(0).reg;
@@ -227,8 +290,8 @@ private:
         << "work amount " << info.work_amount;
     with_counter(reg, [&](const auto& cnt) {
       if (info.runtime_work_amount) {
-        h_.mov(Xbyak::util::rax,
-               h_.ptr[Xbyak::util::rdi + static_cast<int>(offsetof(CallArgs, work))]);
+        h_.mov(Xbyak::util::rax, h_.ptr[Xbyak::util::rdi + static_cast<int>(offsetof(CallArgs, work) +
+                                                                       8 * info.dim)]);
         h_.mov(cnt, Xbyak::util::rax);
         h_.cmp(cnt, static_cast<int>(info.increment));
         h_.jl(l.end, Xbyak::CodeGenerator::T_NEAR);
@@ -365,6 +428,8 @@ private:
     auto access = [&](std::int64_t count, bool store) {
       if (count == lanes_)
         os << (store && streaming_ ? "vmovntps (non-temporal)" : "vmovups") << ", full vector";
+      else if (count == ir::runtime_count)
+        os << (avx512 ? "vmovups masked by k1" : "vmaskmovps") << ", remaining lanes (run time)";
       else if (count == 1)
         os << "vmovss, 1 lane";
       else

@@ -1,0 +1,175 @@
+// snippets/runtime/runtime_config.hpp: the run-time configurator of dynamic kernels.
+//
+// compile() of a body with dynamic dimensions gives one shape-agnostic kernel: a loop nest of
+// fixed rank R whose work amounts (CallArgs::work) and outer-loop pointer increments
+// (CallArgs::config) are read at run time, with masked innermost tails of any length. Before a
+// call, configure() turns the actual input shapes into those numbers:
+//  - domain: the NUMPY broadcast of the inputs, checked against every static dimension;
+//  - collapse: dimension d merges into the next dimension n > d of extent > 1 when every
+//    argument is full in both or 1 in both (OptimizeDomain's rule, at run time) and no argument
+//    the kernel broadcasts along n (a static 1 there) would stop being 1. Positions never move:
+//    d becomes 1, so the kernel's compile-time facts about each dimension still hold.
+//    Full inputs of [1,3,10,10] run as [1,1,1,300]: one innermost loop of 300.
+//  - table: for each outer dimension d < R-1 and argument a, the bytes loop d advances a's
+//    pointer per iteration: a's stride along d minus what the loop inside it moved (D[d+1]
+//    times the stride along d+1; for the innermost loop, the whole vectors it walked);
+//  - split: the outermost dimension of extent > 1, which the executor divides among threads;
+//  - variant: the inputs whose innermost extent is 1 while the domain's is not, and which the
+//    kernel was compiled to read as full vectors (their innermost dimension was dynamic). Such
+//    a call needs the kernel compiled with that extent fixed to 1; CompiledKernel compiles it
+//    once per distinct set and keeps it.
+// Errors ([snippets.run.shape_mismatch]) name the argument, its shape and what was compiled.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "snippets/error.hpp"
+#include "snippets/ir/shape.hpp"
+#include "snippets/target/x64/abi.hpp"
+
+namespace snippets {
+
+/// What the configurator needs to know about a dynamic kernel (filled by compile()).
+struct DynamicLayout {
+  /// Each argument's compiled shape right-aligned to the domain rank (leading 1s; `dynamic`
+  /// where unknown): inputs, then outputs.
+  std::vector<std::vector<Dim>> args;
+  std::vector<std::size_t> own_rank; // each argument's rank before alignment
+  std::size_t inputs = 0;
+  std::int64_t lanes = 8; // elements per vector
+  std::int64_t step = 32; // elements per main-loop iteration (lanes times unroll)
+  std::size_t rank() const { return args.empty() ? 0 : args[0].size(); }
+  bool operator==(const DynamicLayout&) const = default;
+};
+
+/// One call's shapes, as a dynamic kernel reads them. Plain data on the caller's stack; compute
+/// it once per shape set (CompiledKernel::configure) and reuse it for calls with those shapes.
+struct RuntimeConfig {
+  static constexpr std::size_t max_rank = x64::max_dynamic_rank;
+  static constexpr std::size_t max_args = x64::max_kernel_args;
+  std::size_t rank = 0, args = 0;
+  std::array<Dim, max_rank> logical{}; // broadcast domain, before collapsing (the outputs' shape)
+  std::array<Dim, max_rank> domain{};  // after collapsing: the work amount of each loop
+  std::array<std::array<Dim, max_rank>, max_args> shapes{}; // each argument, collapsed
+  std::array<std::int64_t, max_rank * max_args> table{};    // CallArgs::config
+  std::size_t split = 0;      // the dimension threads divide
+  std::uint32_t variant = 0;  // inputs broadcast along the innermost dimension at run time
+  std::int64_t elements = 0;  // of the domain
+
+  /// Elements between consecutive indices of dimension d for argument a (0: broadcast).
+  std::int64_t stride(std::size_t a, std::size_t d) const {
+    if (shapes[a][d] == 1) return 0;
+    std::int64_t s = 1;
+    for (std::size_t k = d + 1; k < rank; ++k) s *= shapes[a][k];
+    return s;
+  }
+  /// The shape output `o` must have (rank `own_rank`).
+  Shape output_shape(std::size_t own_rank) const {
+    return Shape(std::vector<Dim>(logical.begin() + std::ptrdiff_t(rank - own_rank),
+                                  logical.begin() + std::ptrdiff_t(rank)));
+  }
+};
+
+namespace detail {
+
+[[noreturn]] inline void shape_error(std::size_t input, const Shape& got,
+                                     const std::vector<Dim>& want, std::size_t own_rank,
+                                     const std::string& why) {
+  const Shape compiled(std::vector<Dim>(want.end() - std::ptrdiff_t(own_rank), want.end()));
+  raise("snippets.run.shape_mismatch", "input " + std::to_string(input) + " has shape " +
+                                           got.to_string() + " but the kernel was compiled for " +
+                                           compiled.to_string() + ": " + why);
+}
+
+} // namespace detail
+
+/// Fills `c` for inputs of shapes shape_of(0..layout.inputs-1) (each a Shape).
+template <class ShapeOf>
+void configure(const DynamicLayout& layout, ShapeOf&& shape_of, RuntimeConfig& c) {
+  const std::size_t R = layout.rank(), A = layout.args.size(), r = R - 1;
+  SNIPPETS_ASSERT(R >= 1 && R <= RuntimeConfig::max_rank && A <= RuntimeConfig::max_args)
+      << "dynamic layout of rank " << R << " with " << A << " arguments";
+  c.rank = R;
+  c.args = A;
+  // inputs: rank and static dimensions, then right-aligned
+  for (std::size_t i = 0; i < layout.inputs; ++i) {
+    const Shape& s = shape_of(i);
+    const std::size_t own = layout.own_rank[i];
+    if (s.rank() != own)
+      detail::shape_error(i, s, layout.args[i], own, "the rank differs");
+    for (std::size_t d = 0; d < R; ++d) {
+      const Dim got = d < R - own ? 1 : s[d - (R - own)];
+      const Dim want = layout.args[i][d];
+      if (got < 0) detail::shape_error(i, s, layout.args[i], own, "give every dimension a value");
+      if (want != dynamic && got != want)
+        detail::shape_error(i, s, layout.args[i], own,
+                            "dimension " + std::to_string(d - (R - own)) + " is static");
+      c.shapes[i][d] = got;
+    }
+  }
+  // the broadcast domain; outputs have its shape
+  c.elements = 1;
+  for (std::size_t d = 0; d < R; ++d) {
+    Dim D = 1;
+    for (std::size_t i = 0; i < layout.inputs; ++i) {
+      const Dim x = c.shapes[i][d];
+      if (x == 1 || x == D) continue;
+      if (D != 1)
+        detail::shape_error(i, shape_of(i), layout.args[i], layout.own_rank[i],
+                            "it does not broadcast with the other inputs (" + std::to_string(D) +
+                                " against " + std::to_string(x) + " in aligned dimension " +
+                                std::to_string(d) + ")");
+      D = x;
+    }
+    const Dim want = A > layout.inputs ? layout.args[layout.inputs][d] : dynamic;
+    if (want != dynamic && D != want)
+      raise("snippets.run.shape_mismatch",
+            "the inputs broadcast to " + std::to_string(D) + " in aligned dimension " +
+                std::to_string(d) + " but the kernel's outputs were compiled with " +
+                std::to_string(want));
+    c.logical[d] = c.domain[d] = D;
+    c.elements *= D;
+    for (std::size_t o = layout.inputs; o < A; ++o) c.shapes[o][d] = D;
+  }
+  // collapse, innermost pairs first; positions stay
+  for (std::size_t d = r; d-- > 0;) {
+    if (c.domain[d] == 1) continue;
+    std::size_t n = d + 1;
+    while (n < r && c.domain[n] == 1) ++n;
+    bool ok = true;
+    for (std::size_t a = 0; a < A && ok; ++a) {
+      const auto& s = c.shapes[a];
+      const bool full = s[d] == c.domain[d] && s[n] == c.domain[n];
+      const bool one = s[d] == 1 && s[n] == 1;
+      ok = (full || one) && (layout.args[a][n] != 1 || s[d] == 1);
+    }
+    if (!ok) continue;
+    c.domain[n] *= c.domain[d];
+    c.domain[d] = 1;
+    for (std::size_t a = 0; a < A; ++a) {
+      c.shapes[a][n] *= c.shapes[a][d];
+      c.shapes[a][d] = 1;
+    }
+  }
+  c.variant = 0;
+  for (std::size_t i = 0; i < layout.inputs; ++i)
+    if (c.shapes[i][r] == 1 && c.domain[r] != 1 && layout.args[i][r] != 1) c.variant |= 1u << i;
+  c.split = r;
+  for (std::size_t d = 0; d < R; ++d)
+    if (c.domain[d] != 1) {
+      c.split = d;
+      break;
+    }
+  const std::int64_t walked = c.domain[r] / layout.lanes * layout.lanes; // by whole vectors
+  for (std::size_t d = 0; d < r; ++d)
+    for (std::size_t a = 0; a < A; ++a) {
+      const std::int64_t inner =
+          d + 1 < r ? c.domain[d + 1] * c.stride(a, d + 1) : walked * c.stride(a, r);
+      c.table[d * A + a] = (c.stride(a, d) - inner) * std::int64_t(sizeof(float));
+    }
+}
+
+} // namespace snippets
