@@ -4,7 +4,8 @@
 //                    every data-flow and lowering pass and the emission, best ISA of the host
 //  cache_hit/<n>ops  compile_cached() of the same body when the cache holds it (key + lookup)
 //  call/...          one call on a 16-element tensor, one thread: run() (checks the buffers),
-//                    run_unchecked(), and a plain out-of-line function doing the same work
+//                    run_unchecked(), and a plain out-of-line function doing the same work;
+//                    a dynamic kernel's run() (configures every call) and run_configured()
 // It then prints the median compile latency per size and, for the 10-op chain, where the time
 // goes stage by stage (CompileOptions::timings, median of 101 compiles). Usage:
 //   ./build/bench/bench_compile [--benchmark_filter=...]
@@ -75,6 +76,20 @@ void register_all() {
     k.run_unchecked(a, b, {.threads = 1});
   });
   register_benchmark("call/plain_function", [] { relu16(in.data(), out.data()); });
+  static G tiny_dyn;
+  tiny_dyn.result(tiny_dyn.relu(tiny_dyn.parameter(f32, {dynamic}, "x")), "y");
+  static const CompiledKernel kd = compile(tiny_dyn);
+  static const RuntimeConfig cfg = kd.configure(std::vector<Shape>{Shape{16}});
+  register_benchmark("call/dynamic_run", [] {
+    const ConstTensorView a[] = {{f32, {16}, in.data()}};
+    const TensorView b[] = {{f32, {16}, out.data()}};
+    kd.run(a, b, {.threads = 1});
+  });
+  register_benchmark("call/dynamic_run_configured", [] {
+    const void* a[] = {in.data()};
+    void* b[] = {out.data()};
+    kd.run_configured(cfg, a, b, {.threads = 1});
+  });
 }
 
 /// Median time per stage over `runs` compiles of `body`, in compile order.
@@ -106,7 +121,8 @@ void print_tables(const MedianReporter& rep) {
                 rep.seconds("compile/" + std::to_string(n) + "ops") * 1e6,
                 rep.seconds("cache_hit/" + std::to_string(n) + "ops") * 1e6);
   std::printf("\n| call on 16 elements, 1 thread | ns |\n|---|---|\n");
-  for (const char* c : {"run_checked", "run_unchecked", "plain_function"})
+  for (const char* c : {"run_checked", "run_unchecked", "dynamic_run", "dynamic_run_configured",
+                        "plain_function"})
     std::printf("| %s | %.1f |\n", c, rep.seconds(std::string("call/") + c) * 1e9);
   std::printf(
       "\n10-op chain, median per stage over 101 compiles:\n\n| stage | us | %% |\n|---|---|---|\n");

@@ -2,6 +2,8 @@
 //
 // For each workload, size and thread count it times:
 //   jit      the fused kernel from snippets::compile (best ISA of the host)
+//   dyn      the same body compiled with every dimension dynamic (one shape-agnostic kernel),
+//            run with a configuration computed once for these shapes (run_configured)
 //   unfused  the same graph one op at a time (one JIT kernel per op, intermediates in memory)
 //   loop     a hand-written fused loop, compiled with -O3 -march=native, OpenMP threads
 //   copy     the bandwidth ceiling for the same streams (R reads + 1 write), ordinary stores
@@ -87,25 +89,31 @@ struct Case {
   std::vector<const float*> ptrs;
   std::size_t n = 0;
   double bytes = 0; // useful traffic per run
-  std::optional<CompiledKernel> jit;
+  std::optional<CompiledKernel> jit, dyn;
+  std::optional<RuntimeConfig> dyn_config;
   std::unique_ptr<Unfused> unfused;
 };
 
 std::shared_ptr<Case> make_case(const Workload& w, Dim n) {
   auto c = std::make_shared<Case>();
   c->n = static_cast<std::size_t>(n);
-  G g;
-  std::vector<ir::Value> params;
-  for (const Shape& s : w.inputs(n)) {
+  G g, gd;
+  std::vector<ir::Value> params, dyn_params;
+  const std::vector<Shape> shapes = w.inputs(n);
+  for (const Shape& s : shapes) {
     c->in.push_back(std::make_unique<Buffer>(static_cast<std::size_t>(s.element_count())));
     c->ptrs.push_back(c->in.back()->p);
     c->bytes += 4.0 * double(s.element_count());
     params.push_back(g.parameter(f32, s));
+    dyn_params.push_back(gd.parameter(f32, Shape(std::vector<Dim>(s.rank(), dynamic))));
   }
   c->out = std::make_unique<Buffer>(c->n);
   c->bytes += 4.0 * double(n);
   g.result(w.build(g, params));
+  gd.result(w.build(gd, dyn_params));
   c->jit.emplace(compile(g));
+  c->dyn.emplace(compile(gd));
+  c->dyn_config.emplace(c->dyn->configure(shapes));
   c->unfused = std::make_unique<Unfused>(g, params);
   return c;
 }
@@ -131,6 +139,12 @@ void register_all() {
           c->jit->run_unchecked(reinterpret_cast<const void* const*>(c->ptrs.data()), out,
                                 {.threads = t});
         });
+        register_benchmark(base + "dyn", [c, t] {
+          void* out[] = {c->out->p};
+          c->dyn->run_configured(*c->dyn_config,
+                                 reinterpret_cast<const void* const*>(c->ptrs.data()), out,
+                                 {.threads = t});
+        });
         register_benchmark(base + "unfused", [c, t] { c->unfused->run(c->ptrs, t); });
         const LoopFn loop = w.loop;
         register_benchmark(base + "loop", [c, loop, t] { loop(c->ptrs, c->out->p, c->n, t); });
@@ -149,20 +163,23 @@ void register_all() {
 void print_table(const MedianReporter& rep) {
   std::printf(
       "\n| workload | size/tensor | threads | jit GB/s | unfused GB/s | loop GB/s | ceiling GB/s "
-      "(store / nt) | jit %% of best ceiling | jit / unfused | jit / loop |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+      "(store / nt) | jit %% of best ceiling | jit / unfused | jit / loop | dynamic / static "
+      "|\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Row& r : g_rows) {
     const std::string base = base_name(r.workload, r.n, r.threads);
     auto t = [&](const char* v) { return rep.seconds(base + v); };
     if (t("jit") == 0) continue;
     auto gbs = [&](const char* v) { return t(v) > 0 ? r.bytes / t(v) * 1e-9 : 0.0; };
     const double best = std::max(gbs("copy"), gbs("copy_nt"));
-    std::printf("| %s | %s | %d | %.1f | %.1f | %.1f | %.1f / %.1f | %.0f%% | %.2fx | %.2fx |\n",
+    std::printf("| %s | %s | %d | %.1f | %.1f | %.1f | %.1f / %.1f | %.0f%% | %.2fx | %.2fx | "
+                "%.2f |\n",
                 r.workload.c_str(), r.n == small ? "256 KiB" : "64 MiB", r.threads, gbs("jit"),
                 gbs("unfused"), gbs("loop"), gbs("copy"), gbs("copy_nt"),
                 best > 0 ? 100.0 * gbs("jit") / best : 0.0,
                 t("unfused") > 0 ? t("unfused") / t("jit") : 0.0,
-                t("loop") > 0 ? t("loop") / t("jit") : 0.0);
+                t("loop") > 0 ? t("loop") / t("jit") : 0.0,
+                t("dyn") > 0 ? t("jit") / t("dyn") : 0.0);
   }
 }
 

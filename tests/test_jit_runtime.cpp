@@ -168,11 +168,6 @@ TEST_CASE("jit runtime: compile() rejects what a kernel cannot do, with stable i
       g.result(t);
       CHECK(error_id([&] { compile(g, opt); }) == "snippets.compile.too_many_io");
     }
-    { // a dynamic shape
-      Graph g;
-      g.result(g.relu(g.parameter(f32, {dynamic, 5})));
-      CHECK(error_id([&] { compile(g, opt); }) == "snippets.compile.dynamic_shape");
-    }
     { // a PowerStatic exponent the emitter cannot do
       Graph g;
       g.result(g.power_static(g.parameter(f32, {8}), 0.3));

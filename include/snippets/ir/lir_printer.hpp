@@ -31,7 +31,8 @@ inline std::string reg_name(const Reg& r) {
 inline std::string dims(const std::vector<Dim>& d) {
   std::ostringstream os;
   os << '[';
-  for (std::size_t i = 0; i < d.size(); ++i) os << (i ? "," : "") << d[i];
+  for (std::size_t i = 0; i < d.size(); ++i)
+    os << (i ? "," : "") << (d[i] == dynamic ? std::string("?") : std::to_string(d[i]));
   os << ']';
   return os.str();
 }
@@ -123,8 +124,11 @@ template <class T> std::string to_string(LinearIR<T>& lir, const LirPrintOptions
     if (l.tail_of >= 0) os << " tail_of " << l.tail_of;
     os << " |";
     for (std::size_t p = 0; p < l.ports.size(); ++p) {
-      os << (p ? ", " : " ") << "arg" << l.ports[p].data_index << " +" << l.ports[p].ptr_increment
-         << " fin " << l.ports[p].finalization_offset;
+      os << (p ? ", " : " ") << "arg" << l.ports[p].data_index;
+      if (l.ports[p].runtime)
+        os << " +config";
+      else
+        os << " +" << l.ports[p].ptr_increment << " fin " << l.ports[p].finalization_offset;
       if (opt.detailed) os << " x" << l.ports[p].element_size << 'B';
     }
     os << '\n';

@@ -1,0 +1,97 @@
+// bench/peers_halide.hpp: Halide 14 (Debian's libhalide14-0-dev) JIT-compiled as a peer.
+//
+// Each workload is one Halide Func over (x = channel, y = row) on ImageParams bound to the
+// case's buffers; the two-output workload is one Func returning a Tuple (both outputs in one
+// loop). Schedule: vectorize(x, 16) (AVX-512 f32 lanes); with 2 threads also
+// parallel(y, rows / 2), i.e. two tasks on Halide's own thread pool (its default size is the
+// number of cores, 2 here; the calling thread takes part), with 1 thread no parallel loop.
+// Compiled once per case and thread count with compile_jit(get_host_target()) and timed
+// through Pipeline::realize on the bound output buffers.
+// Transcendentals: Halide::exp is Halide's own vectorised polynomial, Halide::tanh calls
+// libm's tanhf once per lane (scalar). So GELU has two variants: "halide" (the formula with
+// Halide::tanh) and "halide_exp" (the same function written as x / (1 + exp(-2 u)), which is
+// 0.5 x (1 + tanh(u)) exactly, on the vectorised exp).
+// Header-only and tied to bench_peers.cpp; not part of the library.
+#pragma once
+
+#include <Halide.h>
+
+#include <string>
+
+#include "peers_case.hpp"
+
+namespace snippets::bench::peers {
+
+inline const Halide::Target& halide_target() {
+  static const Halide::Target t = Halide::get_host_target();
+  return t;
+}
+
+/// "Halide 14, target x86-64-linux-avx512-..." (the JIT target of every pipeline). Halide 14's
+/// headers carry no version macro; 14 is the Debian package's (libhalide14-0-dev).
+inline std::string halide_version() { return "Halide 14, target " + halide_target().to_string(); }
+
+/// The compiled pipeline of one case and thread count, its inputs bound.
+struct HalidePlan {
+  Halide::Pipeline pipeline;
+  std::vector<Halide::Buffer<float>> outputs;
+  std::vector<Halide::ImageParam> params; // kept alive with their bound buffers
+};
+
+inline HalidePlan make_halide_plan(const Case& c, int threads, bool exp_form) {
+  using Halide::Expr;
+  const WorkloadInfo& wi = info(c.w);
+  const int C = int(channels), R = int(c.rows);
+  HalidePlan p;
+  for (int k = 0; k < wi.full_inputs; ++k) {
+    p.params.emplace_back(Halide::Float(32), 2);
+    p.params.back().set(Halide::Buffer<float>(const_cast<float*>(c.in_ptrs[std::size_t(k)]), C, R));
+  }
+  if (wi.bias) {
+    p.params.emplace_back(Halide::Float(32), 1);
+    p.params.back().set(Halide::Buffer<float>(const_cast<float*>(c.in_ptrs.back()), C));
+  }
+  for (float* o : c.out_ptrs) p.outputs.emplace_back(o, C, R);
+  Halide::Var x("x"), y("y");
+  auto in = [&](int k) { return p.params[std::size_t(k)](x, y); };
+  Halide::Func f(wi.name);
+  switch (c.w) {
+  case Workload::chain: f(x, y) = Halide::max(in(0) * in(1) + in(2), 0.0f); break;
+  case Workload::bias_sigmoid: {
+    const Expr v = (in(0) + p.params[1](x)) * bias_scale;
+    f(x, y) = 1.0f / (1.0f + Halide::exp(-v));
+    break;
+  }
+  case Workload::gelu_tanh: {
+    const Expr v = in(0), u = gelu_k * (v + gelu_c * v * v * v);
+    f(x, y) = exp_form ? v / (1.0f + Halide::exp(-2.0f * u)) : 0.5f * v * (1.0f + Halide::tanh(u));
+    break;
+  }
+  case Workload::swish: f(x, y) = in(0) / (1.0f + Halide::exp(-in(0))); break;
+  case Workload::two_outputs: {
+    const Expr s = in(0) + in(1);
+    f(x, y) = Halide::Tuple(s, s * in(2));
+    break;
+  }
+  }
+  f.vectorize(x, 16);
+  if (threads > 1) f.parallel(y, (R + threads - 1) / threads);
+  p.pipeline = Halide::Pipeline(f);
+  p.pipeline.compile_jit(halide_target());
+  return p;
+}
+
+/// The Halide peer (`exp_form` only changes GELU); compiles for 1 and 2 threads.
+inline Runner make_halide(const Case& c, bool exp_form = false) {
+  auto plans = std::make_shared<std::vector<HalidePlan>>();
+  for (int t : {1, 2}) plans->push_back(make_halide_plan(c, t, exp_form));
+  return [plans](int t) {
+    HalidePlan& p = (*plans)[std::size_t(t - 1)];
+    if (p.outputs.size() == 1)
+      p.pipeline.realize(p.outputs[0], halide_target());
+    else
+      p.pipeline.realize({p.outputs[0], p.outputs[1]}, halide_target());
+  };
+}
+
+} // namespace snippets::bench::peers
