@@ -203,7 +203,7 @@ public:
 
   struct Result {
     double err = 0;       // max |peer - ref| / max(|ref|, 1): what the tolerance bounds
-    std::int64_t ulp = 0; // max distance in f32 ulps (informative: no floor near zero)
+    std::int64_t ulp = 0; // max distance in f32 ulps where |ref| >= 1e-4 (informative)
   };
   /// Fills the outputs with NaN, runs `run(threads)` and compares the sampled rows with the
   /// reference. Prints the first bad value and exits(1) if an error exceeds the workload's
@@ -222,7 +222,8 @@ public:
           double err = std::fabs(got - want) / std::max(std::fabs(want), 1.0);
           if (std::isnan(err)) err = std::numeric_limits<double>::infinity();
           worst.err = std::max(worst.err, err);
-          worst.ulp = std::max(worst.ulp, ulp_distance(float(got), float(want)));
+          if (std::fabs(want) >= 1e-4)
+            worst.ulp = std::max(worst.ulp, ulp_distance(float(got), float(want)));
           if (err > wi.tolerance) {
             std::fprintf(stderr,
                          "bench_peers: %s is wrong on %s (%zu rows, %d threads): output %zu, "
