@@ -13,8 +13,9 @@
 // and the bandwidth ceiling of the same streams (R reads, W writes) with ordinary (copy) and
 // non-temporal (copy_nt) stores. Before anything is timed every peer runs at both thread
 // counts and is compared with the reference interpreter (peers_case.hpp's Gate); a wrong peer
-// stops the program. Then Google Benchmark runs (medians of 5 repetitions) and one markdown
-// table per workload is printed, and the correctness table.
+// stops the program. Then Google Benchmark runs (medians of 5 repetitions, in random order
+// unless --benchmark_enable_random_interleaving=false) and one markdown table per workload is
+// printed, and the correctness table.
 // Usage:
 //   ./build/bench/bench_peers [--workloads=chain,gelu_tanh,...] [--sizes=L2,64MiB]
 //                             [--peers=snippets,eigen,...] [Google Benchmark flags]
@@ -272,8 +273,19 @@ void print_tables(const MedianReporter& rep) {
 
 int main(int argc, char** argv) {
   parse_own_flags(argc, argv);
+  // Repetitions in random order (unless the command line decides): on a shared machine a
+  // burst of foreign load then hits one repetition of many benchmarks, which the medians drop,
+  // instead of every repetition of the few benchmarks that happened to run during it.
+  std::vector<char*> args(argv, argv + argc);
+  std::string interleave = "--benchmark_enable_random_interleaving=true";
+  bool has_interleave = false;
+  for (int i = 1; i < argc; ++i)
+    has_interleave |= std::string(argv[i]).rfind("--benchmark_enable_random_interleaving", 0) == 0;
+  if (!has_interleave) args.push_back(interleave.data());
+  args.push_back(nullptr);
+  argc = int(args.size()) - 1;
   MedianReporter reporter;
-  run_benchmarks(argc, argv, reporter, register_all);
+  run_benchmarks(argc, args.data(), reporter, register_all);
   print_tables(reporter);
   benchmark::Shutdown();
 }
