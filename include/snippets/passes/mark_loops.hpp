@@ -23,7 +23,8 @@ struct MarkLoops {
     for (std::size_t d = 0; d < lir.domain.size(); ++d) {
       ir::LoopInfo info;
       info.dim = d;
-      info.work_amount = lir.domain[d];
+      // a dynamic kernel's configurator may collapse dims: no extent is known here
+      info.work_amount = lir.dynamic ? dynamic : lir.domain[d];
       info.increment = d + 1 == lir.domain.size() ? cfg.lanes : 1;
       info.runtime_work_amount = d == 0 || lir.dynamic;
       ids.push_back(lir.loops().add(info));

@@ -8,7 +8,8 @@
 //  - collapse: dimension d merges into the next dimension n > d of extent > 1 when every
 //    argument is full in both or 1 in both (OptimizeDomain's rule, at run time) and no argument
 //    the kernel broadcasts along n (a static 1 there) would stop being 1. Positions never move:
-//    d becomes 1, so the kernel's compile-time facts about each dimension still hold.
+//    d becomes 1, so the kernel's compile-time facts about each dimension still hold. Nor
+//    does a merge make an input broadcast along the innermost dimension that was not before.
 //    Full inputs of [1,3,10,10] run as [1,1,1,300]: one innermost loop of 300.
 //  - table: for each outer dimension d < R-1 and argument a, the bytes loop d advances a's
 //    pointer per iteration: a's stride along d minus what the loop inside it moved (D[d+1]
@@ -145,6 +146,10 @@ void configure(const DynamicLayout& layout, ShapeOf&& shape_of, RuntimeConfig& c
       const bool full = s[d] == c.domain[d] && s[n] == c.domain[n];
       const bool one = s[d] == 1 && s[n] == 1;
       ok = (full || one) && (layout.args[a][n] != 1 || s[d] == 1);
+      // nor would an input read as full vectors become broadcast along the innermost dim (it
+      // would need another kernel; [3,1] with [1,1] runs as 3 rows of one element instead)
+      if (n == r && a < layout.inputs && one && c.domain[n] == 1 && layout.args[a][r] != 1)
+        ok = false;
     }
     if (!ok) continue;
     c.domain[n] *= c.domain[d];
