@@ -121,8 +121,8 @@ void print_tables(const MedianReporter& rep) {
                 rep.seconds("compile/" + std::to_string(n) + "ops") * 1e6,
                 rep.seconds("cache_hit/" + std::to_string(n) + "ops") * 1e6);
   std::printf("\n| call on 16 elements, 1 thread | ns |\n|---|---|\n");
-  for (const char* c : {"run_checked", "run_unchecked", "dynamic_run", "dynamic_run_configured",
-                        "plain_function"})
+  for (const char* c :
+       {"run_checked", "run_unchecked", "dynamic_run", "dynamic_run_configured", "plain_function"})
     std::printf("| %s | %.1f |\n", c, rep.seconds(std::string("call/") + c) * 1e9);
   std::printf(
       "\n10-op chain, median per stage over 101 compiles:\n\n| stage | us | %% |\n|---|---|---|\n");

@@ -206,7 +206,8 @@ TEST_CASE("dynamic shapes: empty tensors and single elements") {
   const Graph g = add_graph(Shape{Q, Q}, Shape{Q, Q});
   for_each_isa([&](x64::Isa isa) {
     const CompiledKernel k = compile(g, {.isa = isa});
-    const std::vector<Tensor> empty = k.run({make_tensor(Shape{0, 5}, 1), make_tensor(Shape{0, 5}, 2)});
+    const std::vector<Tensor> empty =
+        k.run({make_tensor(Shape{0, 5}, 1), make_tensor(Shape{0, 5}, 2)});
     CHECK(empty.at(0).shape() == Shape{0, 5});
     check_shapes(k, g, {Shape{1, 1}, Shape{1, 1}}, 3);
   });
@@ -238,7 +239,8 @@ TEST_CASE("dynamic shapes: tails never touch memory outside a tensor") {
             out(want.byte_size(), where);
         std::memcpy(a.data(), in[0].data(), in[0].byte_size());
         std::memcpy(b.data(), in[1].data(), in[1].byte_size());
-        const ConstTensorView iv[] = {{f32, in[0].shape(), a.data()}, {f32, in[1].shape(), b.data()}};
+        const ConstTensorView iv[] = {{f32, in[0].shape(), a.data()},
+                                      {f32, in[1].shape(), b.data()}};
         const TensorView ov[] = {{f32, want.shape(), out.data()}};
         for (const int threads : {1, 2, 3}) {
           k.run(iv, ov, with_threads(threads));
@@ -296,17 +298,25 @@ TEST_CASE("dynamic shapes: bad shapes and misuse are reported and nothing runs")
   auto run = [&](const Shape& a, const Shape& b) {
     (void)k.run({make_tensor(a, 1), make_tensor(b, 2)});
   };
-  CHECK(error_id([&] { run(Shape{2, 5}, Shape{2, 5}); }) == "snippets.run.shape_mismatch"); // static dim
-  CHECK(error_id([&] { run(Shape{2, 4}, Shape{3, 4}); }) == "snippets.run.shape_mismatch"); // no broadcast
-  CHECK(error_id([&] { run(Shape{4}, Shape{2, 4}); }) == "snippets.run.shape_mismatch");    // rank
-  CHECK(error_id([&] { (void)k.configure(std::vector<Shape>{Shape{2, 4}}); }) == "snippets.run.arg_count");
+  CHECK(error_id([&] {
+          run(Shape{2, 5}, Shape{2, 5});
+        }) == "snippets.run.shape_mismatch"); // static dim
+  CHECK(error_id([&] {
+          run(Shape{2, 4}, Shape{3, 4});
+        }) == "snippets.run.shape_mismatch"); // no broadcast
+  CHECK(error_id([&] { run(Shape{4}, Shape{2, 4}); }) == "snippets.run.shape_mismatch"); // rank
+  CHECK(error_id([&] {
+          (void)k.configure(std::vector<Shape>{Shape{2, 4}});
+        }) == "snippets.run.arg_count");
   // an output of the wrong shape
   const std::vector<Tensor> in = {make_tensor(Shape{2, 4}, 1), make_tensor(Shape{1, 4}, 2)};
   Tensor out(f32, Shape{1, 4});
-  const ConstTensorView iv[] = {{f32, in[0].shape(), in[0].data()}, {f32, in[1].shape(), in[1].data()}};
+  const ConstTensorView iv[] = {{f32, in[0].shape(), in[0].data()},
+                                {f32, in[1].shape(), in[1].data()}};
   const TensorView ov[] = {{f32, out.shape(), out.data()}};
   CHECK(error_id([&] { k.run(iv, ov); }) == "snippets.run.shape_mismatch");
-  CHECK(error_id([&] { (void)fixed.configure(std::vector<Shape>{}); }) == "snippets.run.not_dynamic");
+  CHECK(error_id([&] { (void)fixed.configure(std::vector<Shape>{}); }) ==
+        "snippets.run.not_dynamic");
   const void* ins[] = {in[0].data(), in[1].data()};
   void* outs[] = {out.data()};
   CHECK(error_id([&] { k.run_unchecked(ins, outs); }) == "snippets.run.not_static");
@@ -319,17 +329,18 @@ TEST_CASE("dynamic shapes: bad shapes and misuse are reported and nothing runs")
   CHECK(error_id([&] { (void)compile(blocked); }) == "snippets.compile.dynamic_layout");
 }
 
-TEST_CASE("dynamic shapes: the lowered LIR reads work amounts and increments and tail counts at run time") {
+TEST_CASE("dynamic shapes: the lowered LIR reads work amounts and increments and tail counts at "
+          "run time") {
   ir::LinearIR<x64::Traits> lir =
       lower(add_graph(Shape{Q, Q}, Shape{Q, 1}), x64::Isa::avx512, {.unroll = 2});
   CHECK(lir.dynamic);
   const std::string text = ir::to_string(lir);
   INFO(text);
-  CHECK(text.starts_with("domain [?,?]")); // not collapsed at compile time
-  CHECK(text.find("Load x?") != std::string::npos);  // the masked tail
+  CHECK(text.starts_with("domain [?,?]"));          // not collapsed at compile time
+  CHECK(text.find("Load x?") != std::string::npos); // the masked tail
   CHECK(text.find("Store x?") != std::string::npos);
-  CHECK(text.find("+config") != std::string::npos);  // the outer loop's increments
+  CHECK(text.find("+config") != std::string::npos);             // the outer loop's increments
   CHECK(text.find("work runtime inc 32") != std::string::npos); // unrolled main loop
   CHECK(text.find("inc 16 tail tail_of") != std::string::npos); // one vector per iteration
-  CHECK(text.find("once tail_of") != std::string::npos);       // the masked tail
+  CHECK(text.find("once tail_of") != std::string::npos);        // the masked tail
 }

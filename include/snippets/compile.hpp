@@ -5,7 +5,7 @@
 //
 // Steps: run the data-flow passes on the body (DefaultDataFlow: layouts, scalars,
 // PowerStatic, f32 compute), check it (ops the traits can fuse, input and output types the
-// traits read and write, static shapes, at most Traits::data_pointer_registers arguments),
+// traits read and write, at most Traits::data_pointer_registers arguments),
 // convert it to a Linear IR, run the lowering Pipeline (passes/default_pipelines.hpp unless
 // you pass your own), emit with the x64 kernel emitter for the chosen ISA. The kernel's
 // signature is the body's: its input and output shapes, or their physical shapes for inputs
@@ -450,9 +450,8 @@ namespace detail {
 template <class T, class Lowering, class DataFlow>
 DynamicVariants::Compile variant_compiler(const ir::Graph<T>& body, const CompileOptions& opt,
                                           x64::Isa isa) {
-  auto shared = std::make_shared<ir::Graph<T>>(passes::rebuild(body, [](auto&&...) {
-    return std::optional<std::vector<ir::Value>>{};
-  }, false));
+  auto shared = std::make_shared<ir::Graph<T>>(passes::rebuild(
+      body, [](auto&&...) { return std::optional<std::vector<ir::Value>>{}; }, false));
   CompileOptions o = opt;
   o.isa = isa;
   o.trace = nullptr;

@@ -133,17 +133,15 @@ public:
       check_views(in, sig_.inputs, "input", "kernel", true);
       check_views(out, sig_.outputs, "output", "kernel", true);
       RuntimeConfig cfg;
-      snippets::configure(*sig_.dynamic, [&](std::size_t i) -> const Shape& { return in[i].shape; },
-                          cfg);
+      snippets::configure(
+          *sig_.dynamic, [&](std::size_t i) -> const Shape& { return in[i].shape; }, cfg);
       check_outputs(cfg, [&](std::size_t o) -> const Shape& { return out[o].shape; });
-      return with_pointers(in, out, [&](const void* const* i, void* const* o) {
-        run_configured(cfg, i, o, opt);
-      });
+      return with_pointers(
+          in, out, [&](const void* const* i, void* const* o) { run_configured(cfg, i, o, opt); });
     }
     check_views(in, sig_.inputs, "input", "kernel");
     check_views(out, sig_.outputs, "output", "kernel");
-    with_pointers(in, out,
-                  [&](const void* const* i, void* const* o) { run_unchecked(i, o, opt); });
+    with_pointers(in, out, [&](const void* const* i, void* const* o) { run_unchecked(i, o, opt); });
   }
 
   /// Dynamic kernels: checks input shapes and computes what a call with them reads (throws
@@ -157,7 +155,8 @@ public:
                                           " input(s) but " + std::to_string(in.size()) +
                                           " shapes were given");
     RuntimeConfig cfg;
-    snippets::configure(*sig_.dynamic, [&](std::size_t i) -> const Shape& { return in[i]; }, cfg);
+    snippets::configure(
+        *sig_.dynamic, [&](std::size_t i) -> const Shape& { return in[i]; }, cfg);
     return cfg;
   }
   /// The output shapes a call with configuration `cfg` writes.

@@ -56,9 +56,9 @@ struct RuntimeConfig {
   std::array<Dim, max_rank> domain{};  // after collapsing: the work amount of each loop
   std::array<std::array<Dim, max_rank>, max_args> shapes{}; // each argument, collapsed
   std::array<std::int64_t, max_rank * max_args> table{};    // CallArgs::config
-  std::size_t split = 0;      // the dimension threads divide
-  std::uint32_t variant = 0;  // inputs broadcast along the innermost dimension at run time
-  std::int64_t elements = 0;  // of the domain
+  std::size_t split = 0;                                    // the dimension threads divide
+  std::uint32_t variant = 0; // inputs broadcast along the innermost dimension at run time
+  std::int64_t elements = 0; // of the domain
 
   /// Elements between consecutive indices of dimension d for argument a (0: broadcast).
   std::int64_t stride(std::size_t a, std::size_t d) const {
@@ -99,8 +99,7 @@ void configure(const DynamicLayout& layout, ShapeOf&& shape_of, RuntimeConfig& c
   for (std::size_t i = 0; i < layout.inputs; ++i) {
     const Shape& s = shape_of(i);
     const std::size_t own = layout.own_rank[i];
-    if (s.rank() != own)
-      detail::shape_error(i, s, layout.args[i], own, "the rank differs");
+    if (s.rank() != own) detail::shape_error(i, s, layout.args[i], own, "the rank differs");
     for (std::size_t d = 0; d < R; ++d) {
       const Dim got = d < R - own ? 1 : s[d - (R - own)];
       const Dim want = layout.args[i][d];
@@ -127,10 +126,10 @@ void configure(const DynamicLayout& layout, ShapeOf&& shape_of, RuntimeConfig& c
     }
     const Dim want = A > layout.inputs ? layout.args[layout.inputs][d] : dynamic;
     if (want != dynamic && D != want)
-      raise("snippets.run.shape_mismatch",
-            "the inputs broadcast to " + std::to_string(D) + " in aligned dimension " +
-                std::to_string(d) + " but the kernel's outputs were compiled with " +
-                std::to_string(want));
+      raise("snippets.run.shape_mismatch", "the inputs broadcast to " + std::to_string(D) +
+                                               " in aligned dimension " + std::to_string(d) +
+                                               " but the kernel's outputs were compiled with " +
+                                               std::to_string(want));
     c.logical[d] = c.domain[d] = D;
     c.elements *= D;
     for (std::size_t o = layout.inputs; o < A; ++o) c.shapes[o][d] = D;

@@ -140,7 +140,9 @@ private:
   // stack frame: vector spill slots, 8-byte loop counter slots, the dynamic tail's mask
   std::size_t spill_bytes() const { return lir_.spill_slots * sizeof(float) * lanes_; }
   std::size_t mask_slot() const { return spill_bytes() + 8 * lir_.counter_slots; }
-  std::size_t stack_bytes() const { return mask_slot() + (lir_.dynamic ? sizeof(float) * lanes_ : 0); }
+  std::size_t stack_bytes() const {
+    return mask_slot() + (lir_.dynamic ? sizeof(float) * lanes_ : 0);
+  }
   Xbyak::Address spill_slot(std::size_t slot) const {
     return h_.ptr[Xbyak::util::rsp + static_cast<int>(slot * sizeof(float) * lanes_)];
   }
@@ -290,8 +292,9 @@ private:
         << "work amount " << info.work_amount;
     with_counter(reg, [&](const auto& cnt) {
       if (info.runtime_work_amount) {
-        h_.mov(Xbyak::util::rax, h_.ptr[Xbyak::util::rdi + static_cast<int>(offsetof(CallArgs, work) +
-                                                                       8 * info.dim)]);
+        h_.mov(
+            Xbyak::util::rax,
+            h_.ptr[Xbyak::util::rdi + static_cast<int>(offsetof(CallArgs, work) + 8 * info.dim)]);
         h_.mov(cnt, Xbyak::util::rax);
         h_.cmp(cnt, static_cast<int>(info.increment));
         h_.jl(l.end, Xbyak::CodeGenerator::T_NEAR);
