@@ -114,7 +114,7 @@ std::shared_ptr<Case> make_case(const Workload& w, Dim n) {
   c->jit.emplace(compile(g));
   c->dyn.emplace(compile(gd));
   c->dyn_config.emplace(c->dyn->configure(shapes));
-  c->unfused = std::make_unique<Unfused>(g, params);
+  c->unfused = std::make_unique<Unfused>(g);
   return c;
 }
 
@@ -145,7 +145,7 @@ void register_all() {
                                  reinterpret_cast<const void* const*>(c->ptrs.data()), out,
                                  {.threads = t});
         });
-        register_benchmark(base + "unfused", [c, t] { c->unfused->run(c->ptrs, t); });
+        register_benchmark(base + "unfused", [c, t] { c->unfused->run(c->ptrs, {c->out->p}, t); });
         const LoopFn loop = w.loop;
         register_benchmark(base + "loop", [c, loop, t] { loop(c->ptrs, c->out->p, c->n, t); });
         // the ceiling streams the full-size inputs only (a bias is tiny and stays in cache)

@@ -96,7 +96,7 @@ void register_all() {
         G g;
         const auto x = g.parameter(f32, {n});
         g.result(w.decomposed(g, x));
-        c->unfused = std::make_unique<Unfused>(g, std::vector<ir::Value>{x});
+        c->unfused = std::make_unique<Unfused>(g);
       }
       for (int t : {1, 2}) {
         const std::string base = base_name(w.name, n, t);
@@ -110,7 +110,8 @@ void register_all() {
           void* out[] = {c->out->p};
           c->jit_decomposed->run_unchecked(in, out, {.threads = t});
         });
-        register_benchmark(base + "unfused", [c, t] { c->unfused->run({c->in->p}, t); });
+        register_benchmark(base + "unfused",
+                           [c, t] { c->unfused->run({c->in->p}, {c->out->p}, t); });
         const LoopFn loop = w.loop;
         register_benchmark(base + "loop", [c, loop, t] { loop(c->in->p, c->out->p, c->in->n, t); });
         register_benchmark(base + "copy",

@@ -179,7 +179,7 @@ void register_case(Workload w, Dim n) {
         if (c->out_ptrs.size() == 1)
           copy_streams(*full, c->out_ptrs[0], c->n, t, nt);
         else
-          stream_ceiling(*full, c->out_ptrs, c->n, t, nt);
+          copy_streams(*full, c->out_ptrs, c->n, t, nt);
       });
     }
   }

@@ -1,9 +1,10 @@
 // bench/bench_util.hpp: what the Google Benchmark programs in bench/ share.
 //
 //  - Buffer: a 64-byte aligned f32 array, first touched by the OpenMP threads that use it;
-//  - copy_streams: the bandwidth ceiling of R read streams and one written stream (ordinary
+//  - copy_streams: the bandwidth ceiling of R read streams and W written streams (ordinary
 //    or non-temporal stores), AVX-512 with a scalar remainder;
-//  - Unfused: a graph run one op at a time (one JIT kernel per op, intermediates in memory);
+//  - Unfused: a graph run one op at a time (one JIT kernel per op, intermediates in memory,
+//    the Results written into the caller's buffers);
 //  - small, large, base_name: the tensor sizes of the tables and the benchmark names;
 //  - MedianReporter: the console reporter that also records the median of every benchmark
 //    (real time, seconds) for the summary table a program prints at the end;
@@ -46,9 +47,10 @@ struct Buffer {
   Buffer& operator=(const Buffer&) = delete;
 };
 
-/// y = sum of the `in` arrays: the bandwidth ceiling for that many read streams and one write.
-inline void copy_streams(const std::vector<const float*>& in, float* y, std::size_t n, int t,
-                         bool nt) {
+/// Every `out` array = sum of the `in` arrays: the bandwidth ceiling for that many read streams
+/// and written streams.
+inline void copy_streams(const std::vector<const float*>& in, const std::vector<float*>& out,
+                         std::size_t n, int t, bool nt) {
 #pragma omp parallel num_threads(t)
   {
     const int id = omp_get_thread_num(), nth = omp_get_num_threads();
@@ -58,28 +60,39 @@ inline void copy_streams(const std::vector<const float*>& in, float* y, std::siz
     for (; i + 16 <= hi; i += 16) {
       __m512 v = _mm512_loadu_ps(in[0] + i);
       for (std::size_t k = 1; k < in.size(); ++k) v = _mm512_add_ps(v, _mm512_loadu_ps(in[k] + i));
-      if (nt)
-        _mm512_stream_ps(y + i, v);
-      else
-        _mm512_storeu_ps(y + i, v);
+      for (float* y : out) {
+        if (nt)
+          _mm512_stream_ps(y + i, v);
+        else
+          _mm512_storeu_ps(y + i, v);
+      }
     }
     for (; i < hi; ++i) {
       float v = in[0][i];
       for (std::size_t k = 1; k < in.size(); ++k) v += in[k][i];
-      y[i] = v;
+      for (float* y : out) y[i] = v;
     }
     if (nt) _mm_sfence();
   }
 }
+/// y = sum of the `in` arrays: the ceiling for that many read streams and one write.
+inline void copy_streams(const std::vector<const float*>& in, float* y, std::size_t n, int t,
+                         bool nt) {
+  copy_streams(in, std::vector<float*>{y}, n, t, nt);
+}
 
-/// A graph as one kernel per op, intermediates in memory. Scalars feed their consumers'
-/// kernels; every other input of an op is a buffer.
+/// A graph as one kernel per op, intermediates in memory; the op producing a Result writes
+/// straight into that output's buffer. Scalars feed their consumers' kernels; every other
+/// input of an op is a buffer.
 class Unfused {
 public:
-  /// `whole` has the Parameters `params` (in the order of the buffers passed to run).
-  Unfused(const G& whole, const std::vector<ir::Value>& params) {
-    std::map<ir::NodeId, int> buffer_of; // node -> temp index, or -(k+1) for input k
-    for (std::size_t k = 0; k < params.size(); ++k) buffer_of[params[k].output.node] = -int(k) - 1;
+  explicit Unfused(const G& whole) {
+    std::map<ir::NodeId, Arg> arg_of;
+    const auto& params = whole.parameters();
+    for (std::size_t k = 0; k < params.size(); ++k) arg_of[params[k]] = {Arg::input, k};
+    const auto& results = whole.results();
+    for (std::size_t r = 0; r < results.size(); ++r)
+      arg_of[whole.node(results[r]).inputs[0].node] = {Arg::output, r};
     for (ir::NodeId id : whole.topological_order()) {
       const auto& node = whole.node(id);
       if (ir::is<ir::Parameter>(node.op) || ir::is<ir::Result>(node.op) ||
@@ -87,42 +100,58 @@ public:
         continue;
       G one;
       std::vector<ir::Value> ins;
-      std::vector<int> ids;
+      Step step;
       for (const ir::Output& o : node.inputs) {
         const auto& src = whole.node(o.node);
         if (const auto* s = std::get_if<ir::Scalar>(&src.op)) {
           ins.push_back(one.scalar(f32, s->value));
         } else {
           ins.push_back(one.parameter(f32, whole.type(o).shape));
-          ids.push_back(buffer_of.at(o.node));
+          step.args.push_back(arg_of.at(o.node));
         }
       }
       one.result(one.make(node.op, ins)[0]);
-      kernels_.push_back(compile(one));
-      temps_.push_back(std::make_unique<Buffer>(
-          static_cast<std::size_t>(node.outputs[0].shape.element_count())));
-      ids.push_back(int(temps_.size()) - 1);
-      buffer_of[id] = ids.back();
-      args_.push_back(ids);
+      step.kernel = std::make_unique<CompiledKernel>(compile(one));
+      if (!arg_of.contains(id)) {
+        temps_.push_back(std::make_unique<Buffer>(
+            static_cast<std::size_t>(node.outputs[0].shape.element_count())));
+        arg_of[id] = {Arg::temp, temps_.size() - 1};
+      }
+      step.args.push_back(arg_of.at(id));
+      steps_.push_back(std::move(step));
     }
   }
 
-  void run(const std::vector<const float*>& inputs, int threads) const {
-    for (std::size_t k = 0; k < kernels_.size(); ++k) {
-      std::vector<const void*> in;
-      const auto& ids = args_[k];
-      for (std::size_t a = 0; a + 1 < ids.size(); ++a)
-        in.push_back(ids[a] < 0 ? inputs[std::size_t(-ids[a] - 1)]
-                                : temps_[std::size_t(ids[a])]->p);
-      void* out[] = {temps_[std::size_t(ids.back())]->p};
-      kernels_[k].run_unchecked(in.data(), out, {.threads = threads});
+  /// `in` in the order of the graph's Parameters, `out` of its Results.
+  void run(const std::vector<const float*>& in, const std::vector<float*>& out, int t) const {
+    for (const Step& s : steps_) {
+      const void* ins[x64::max_kernel_args];
+      for (std::size_t a = 0; a + 1 < s.args.size(); ++a) ins[a] = pointer(s.args[a], in, out);
+      void* outs[] = {const_cast<void*>(pointer(s.args.back(), in, out))};
+      s.kernel->run_unchecked(ins, outs, {.threads = t});
     }
   }
-  std::size_t kernel_count() const { return kernels_.size(); }
+  std::size_t kernel_count() const { return steps_.size(); }
 
 private:
-  std::vector<CompiledKernel> kernels_;
-  std::vector<std::vector<int>> args_; // per kernel: buffer ids (inputs..., output)
+  struct Arg {
+    enum Kind { input, output, temp } kind;
+    std::size_t index;
+  };
+  struct Step {
+    std::unique_ptr<CompiledKernel> kernel;
+    std::vector<Arg> args; // inputs..., output
+  };
+  const void* pointer(Arg a, const std::vector<const float*>& in,
+                      const std::vector<float*>& out) const {
+    switch (a.kind) {
+    case Arg::input: return in[a.index];
+    case Arg::output: return out[a.index];
+    case Arg::temp: break;
+    }
+    return temps_[a.index]->p;
+  }
+  std::vector<Step> steps_;
   std::vector<std::unique_ptr<Buffer>> temps_;
 };
 

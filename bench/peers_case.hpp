@@ -9,13 +9,8 @@
 //    every row of a small case, or 64 sampled rows of a large one, and check(), which runs a
 //    peer and exits the program with a message when any sampled value is off by more than
 //    the workload's tolerance: |peer - ref| <= tol * max(|ref|, 1);
-//  - stream_ceiling: copy_streams (bench_util.hpp) generalised to several written streams,
-//    for the two-output workload.
 // Header-only and tied to bench_peers.cpp; not part of the library.
 #pragma once
-
-#include <immintrin.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <bit>
@@ -243,34 +238,5 @@ private:
   std::vector<std::size_t> rows_;
   std::vector<std::vector<double>> ref_; // per output: sampled rows x C
 };
-
-/// Like copy_streams, with every sum written to each of `out` (the two-output ceiling: R read
-/// streams, W written streams).
-inline void stream_ceiling(const std::vector<const float*>& in, const std::vector<float*>& out,
-                           std::size_t n, int t, bool nt) {
-#pragma omp parallel num_threads(t)
-  {
-    const int id = omp_get_thread_num(), nth = omp_get_num_threads();
-    std::size_t lo = n * std::size_t(id) / std::size_t(nth) / 16 * 16;
-    std::size_t hi = id + 1 == nth ? n : n * std::size_t(id + 1) / std::size_t(nth) / 16 * 16;
-    std::size_t i = lo;
-    for (; i + 16 <= hi; i += 16) {
-      __m512 v = _mm512_loadu_ps(in[0] + i);
-      for (std::size_t k = 1; k < in.size(); ++k) v = _mm512_add_ps(v, _mm512_loadu_ps(in[k] + i));
-      for (float* y : out) {
-        if (nt)
-          _mm512_stream_ps(y + i, v);
-        else
-          _mm512_storeu_ps(y + i, v);
-      }
-    }
-    for (; i < hi; ++i) {
-      float v = in[0][i];
-      for (std::size_t k = 1; k < in.size(); ++k) v += in[k][i];
-      for (float* y : out) y[i] = v;
-    }
-    if (nt) _mm_sfence();
-  }
-}
 
 } // namespace snippets::bench::peers

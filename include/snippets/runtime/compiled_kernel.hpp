@@ -177,11 +177,9 @@ public:
     const std::size_t r = cfg.rank - 1, n_in = sig_.inputs.size(), n_out = sig_.outputs.size();
     const std::int64_t unit = cfg.split == r ? sig_.dynamic->step : 1;
     const std::int64_t work = cfg.domain[cfg.split];
-    bool streaming = k.streaming_.fn &&
-                     cfg.elements * 4 * std::int64_t(n_out) >= sig_.streaming_min_bytes &&
-                     (cfg.split == r || cfg.domain[r] * 4 % sig_.vector_bytes == 0);
-    for (std::size_t o = 0; o < n_out && streaming; ++o)
-      streaming = reinterpret_cast<std::uintptr_t>(out[o]) % std::uintptr_t(sig_.vector_bytes) == 0;
+    const bool streaming =
+        k.streaming_.fn && cfg.elements * 4 * std::int64_t(n_out) >= sig_.streaming_min_bytes &&
+        (cfg.split == r || cfg.domain[r] * 4 % sig_.vector_bytes == 0) && outputs_aligned(out);
     const KernelCode& variant = streaming ? k.streaming_ : k.code_;
     const int n = threads_for(opt, (work + unit - 1) / unit, cfg.elements);
     auto body = [&](int i) {
@@ -238,15 +236,7 @@ public:
     if (total == 0) return;
     const int n = threads_for(opt, (work + unit - 1) / unit, total);
     const std::size_t n_in = sig_.inputs.size(), n_out = sig_.outputs.size();
-    x64::KernelFn fn = code_.fn;
-    if (streaming_.fn) {
-      bool aligned = true;
-      for (std::size_t k = 0; k < n_out; ++k)
-        aligned &=
-            reinterpret_cast<std::uintptr_t>(out[k]) % std::uintptr_t(sig_.vector_bytes) == 0;
-      if (aligned) fn = streaming_.fn;
-    }
-    const KernelCode& variant = fn == code_.fn ? code_ : streaming_;
+    const KernelCode& variant = streaming_.fn && outputs_aligned(out) ? streaming_ : code_;
     auto body = [&](int i) {
       const Chunk c = chunk_of(work, unit, n, i);
       if (c.count == 0) return;
@@ -269,6 +259,14 @@ private:
     if (opt.threads <= 0)
       n = static_cast<int>(std::min<std::int64_t>(n, std::max<std::int64_t>(1, total / 16384)));
     return static_cast<int>(std::clamp<std::int64_t>(units, 1, n));
+  }
+
+  /// Every output address is vector-aligned (the streaming variant's condition).
+  bool outputs_aligned(void* const* out) const {
+    for (std::size_t o = 0; o < sig_.outputs.size(); ++o)
+      if (reinterpret_cast<std::uintptr_t>(out[o]) % std::uintptr_t(sig_.vector_bytes) != 0)
+        return false;
+    return true;
   }
 
   void call(const KernelCode& variant, const x64::CallArgs& args) const {
