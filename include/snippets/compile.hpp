@@ -61,6 +61,9 @@ struct CompileOptions {
   /// when the output buffers are vector-aligned (0: never).
   std::int64_t streaming_threshold_bytes = std::int64_t{16} << 20;
   bool verify = false; // run the LIR verifier after every pass
+  /// Buffers between the loops of a row-by-row kernel (reductions, Softmax) share memory and
+  /// data pointers where they can; false gives each its own (debugging, AllocateBuffers).
+  bool optimize_buffers = true;
   /// Receives the pass names in the order they ran, data flow first (tests, debugging).
   std::vector<std::string_view>* trace = nullptr;
   /// Receives where the time went, stage by stage (compile latency reports).
@@ -89,6 +92,14 @@ template <class T> bool has_dynamic_shapes(const ir::Graph<T>& body) {
 
 /// Dynamic bodies: planar inputs and a rank the call arguments can describe.
 template <class T> void check_dynamic_body(const ir::Graph<T>& body) {
+  for (ir::NodeId id = 0; id < body.size(); ++id) {
+    const auto& op = body.node(id).op;
+    if (ir::is<ir::ReduceSum>(op) || ir::is<ir::ReduceMax>(op) || ir::is<ir::Softmax>(op))
+      raise("snippets.compile.dynamic_reduce",
+            body.node(id).describe() +
+                ": kernels with reductions take static shapes for now; give the body static "
+                "shapes (compile one kernel per shape, the kernel cache keeps them)");
+  }
   for (ir::NodeId id = 0; id < body.size(); ++id)
     for (const auto& t : body.node(id).outputs)
       if (t.shape.rank() > std::size_t(x64::max_dynamic_rank))
@@ -120,6 +131,14 @@ template <class T> void check_body(const ir::Graph<T>& body) {
           if constexpr (std::is_same_v<Tag, ir::Parameter> || std::is_same_v<Tag, ir::Result> ||
                         std::is_same_v<Tag, ir::Constant> || std::is_same_v<Tag, ir::Scalar>) {
           } else if constexpr (T::template fusable<Tag>) {
+            if constexpr (std::is_same_v<Tag, ir::ReduceSum> ||
+                          std::is_same_v<Tag, ir::ReduceMax> || std::is_same_v<Tag, ir::Softmax>)
+              if (!passes::innermost_reduction(body, n))
+                raise("snippets.compile.reduce_axis",
+                      n.describe() +
+                          " does not reduce over the innermost axis alone (with keep_dims); "
+                          "kernels reduce rows: transpose the axis to the end, or run it "
+                          "outside the subgraph");
             if (!backend_supports<T>(tag))
               raise("snippets.compile.unsupported_attribute",
                     n.describe() + " has attributes the " + std::string(T::name) +
@@ -160,6 +179,8 @@ template <class T> int reserved_registers(ir::LinearIR<T>& lir, x64::Isa isa) {
         [&](const auto& tag) {
           using Tag = std::decay_t<decltype(tag)>;
           if constexpr (x64::HasEmitter<Tag>) n = std::max(n, x64::Emitter<Tag>::scratch);
+          if constexpr (std::is_same_v<Tag, ir::ReduceSum> || std::is_same_v<Tag, ir::ReduceMax>)
+            n = std::max(n, x64::Emitter<ir::HorizonReduce>::scratch); // and ReduceAccumulate
         },
         e->op);
   return n;
@@ -208,6 +229,8 @@ KernelSignature describe(const ir::Graph<T>& body, const ir::Graph<T>& canonical
   const ir::Graph<T>& out = physical ? canonical : body;
   for (ir::NodeId r : out.results()) sig.outputs.push_back(out.type(out.node(r).inputs[0]));
   sig.domain = lir.domain;
+  sig.buffer_pointers = lir.buffer_pointers;
+  sig.scratch_bytes = lir.scratch_bytes;
   sig.isa = std::string(x64::to_string(isa));
   sig.vector_bytes = x64::lanes(isa) * 4;
   for (const auto& l : lir.loops().loops()) // a flat domain splits in main-loop steps
@@ -297,6 +320,7 @@ Lowered<T> lower_canonical(const ir::Graph<T>& body, x64::Isa isa, const Compile
     raise("snippets.compile.bad_option",
           "CompileOptions::unroll must be in [1, 16], got " + std::to_string(opt.unroll));
   ctx.config.unroll = opt.unroll;
+  ctx.config.optimize_buffers = opt.optimize_buffers;
   // emitter scratch sits in the top registers; AVX2 tails need one for their mask
   lir.reserved_vector_registers = detail::reserved_registers(lir, isa);
   ctx.config.reserved_vector_registers = lir.reserved_vector_registers;

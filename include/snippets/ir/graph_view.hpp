@@ -8,6 +8,7 @@
 
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/breadth_first_search.hpp>
+#include <boost/graph/sequential_vertex_coloring.hpp>
 #include <boost/graph/topological_sort.hpp>
 
 #include <cstdint>
@@ -69,6 +70,19 @@ template <class G> bool reaches(const G& g, std::uint32_t from, std::uint32_t to
                              boost::color_map(boost::make_iterator_property_map(
                                  color.begin(), boost::get(boost::vertex_index, bg))));
   return color[to] != boost::white_color;
+}
+
+/// A colour per vertex of the undirected graph on vertices 0..n-1 with `edges`, such that the
+/// ends of every edge differ: Boost's greedy sequential colouring in vertex order (colours are
+/// 0, 1, ...; vertices with no edges all get 0).
+inline std::vector<std::size_t> colour_vertices(std::size_t n, const EdgeList& edges) {
+  using Undirected = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS>;
+  Undirected g(n);
+  for (const auto& [a, b] : edges) boost::add_edge(a, b, g);
+  std::vector<std::size_t> colour(n, 0);
+  boost::sequential_vertex_coloring(
+      g, boost::make_iterator_property_map(colour.begin(), boost::get(boost::vertex_index, g)));
+  return colour;
 }
 
 } // namespace snippets::ir::detail

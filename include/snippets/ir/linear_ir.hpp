@@ -324,6 +324,10 @@ public:
   /// outer loops advance pointers by amounts from the run-time configuration, and innermost
   /// tails are masked by the remaining count (runtime/runtime_config.hpp).
   bool dynamic = false;
+  /// Data pointers to per-thread scratch memory after the kernel arguments (AllocateBuffers),
+  /// and the scratch bytes each thread needs.
+  std::size_t buffer_pointers = 0;
+  std::int64_t scratch_bytes = 0;
 
 private:
   ExprList exprs_;

@@ -51,7 +51,8 @@ void print_expression(std::ostream& os, const Expression<T>& e, const LirPrintOp
   std::visit(
       [&](const auto& tag) {
         using Tag = std::decay_t<decltype(tag)>;
-        if constexpr (std::is_same_v<Tag, Load> || std::is_same_v<Tag, Store>)
+        if constexpr (std::is_same_v<Tag, Load> || std::is_same_v<Tag, Store> ||
+                      std::is_same_v<Tag, ReduceAccumulate>)
           os << " x" << (tag.count == runtime_count ? std::string("?") : std::to_string(tag.count));
         if constexpr (requires { tag.offset; })
           if (tag.offset) os << " @" << tag.offset;
@@ -60,6 +61,9 @@ void print_expression(std::ostream& os, const Expression<T>& e, const LirPrintOp
         if constexpr (std::is_same_v<Tag, Spill> || std::is_same_v<Tag, Reload>)
           os << " slot" << tag.slot;
         if constexpr (std::is_same_v<Tag, Scalar>) os << ' ' << tag.value;
+        if constexpr (requires { tag.kind; }) os << (tag.kind == ReduceKind::sum ? " sum" : " max");
+        if constexpr (std::is_same_v<Tag, Buffer>)
+          os << " row" << tag.elements << " g" << tag.reg_group;
       },
       e.op);
   if (!e.name.empty()) os << " '" << e.name << "'";

@@ -12,6 +12,16 @@
 //    data pointers the loop advances as inputs.
 //  - FusedMulAdd: a * b + c with one rounding (FMA contraction of Multiply -> Add).
 //  - Spill / Reload: save a vector value to stack slot `slot` / load it back (InsertRegSpills).
+//  - ReduceInit / ReduceAccumulate / HorizonReduce: a ReduceSum or ReduceMax over the innermost
+//    dimension (passes/decompose_reductions.hpp; the seed's reduce decomposition). ReduceInit
+//    fills a vector accumulator with the neutral element (0 or -inf) before the innermost loop;
+//    ReduceAccumulate(acc, x) folds x into acc in place (it has no output: acc stays live until
+//    the HorizonReduce after the loop); in a tail iteration only its first `count` lanes count
+//    (the seed's Fill). HorizonReduce (the seed's HorizonSum / HorizonMax) reduces the lanes and
+//    broadcasts the result to every lane.
+//  - Buffer: per-thread scratch memory between two innermost loops of one row (InsertBuffers):
+//    a Store writes it, Loads in later loops read it. `elements` per row; AllocateBuffers gives
+//    it a place in the scratchpad (`offset`, bytes) and a data pointer (`reg_group`).
 #pragma once
 
 #include <cstddef>
@@ -40,12 +50,20 @@ SNIPPETS_LOWERED_TAG(FusedMulAdd, );
 SNIPPETS_LOWERED_TAG(Spill, std::size_t slot = 0;);
 SNIPPETS_LOWERED_TAG(Reload, std::size_t slot = 0;);
 
+enum class ReduceKind : std::uint8_t { sum, max };
+SNIPPETS_LOWERED_TAG(ReduceInit, ReduceKind kind = ReduceKind::sum;);
+SNIPPETS_LOWERED_TAG(ReduceAccumulate, ReduceKind kind = ReduceKind::sum; std::int64_t count = 0;);
+SNIPPETS_LOWERED_TAG(HorizonReduce, ReduceKind kind = ReduceKind::sum;);
+SNIPPETS_LOWERED_TAG(Buffer, std::int64_t elements = 0; std::int64_t offset = -1;
+                     std::size_t reg_group = 0;);
+
 #undef SNIPPETS_LOWERED_TAG
 
 /// Load/Store count of a dynamic tail: the remaining work, known only at run time.
 inline constexpr std::int64_t runtime_count = -1;
 
-using LoweredOps = TypeList<Load, Store, BroadcastLoad, BroadcastMove, LoopBegin, LoopEnd,
-                            FusedMulAdd, Spill, Reload>;
+using LoweredOps =
+    TypeList<Load, Store, BroadcastLoad, BroadcastMove, LoopBegin, LoopEnd, FusedMulAdd, Spill,
+             Reload, ReduceInit, ReduceAccumulate, HorizonReduce, Buffer>;
 
 } // namespace snippets::ir

@@ -1,9 +1,14 @@
 // snippets/passes/cleanup_loop_offsets.hpp: CleanupLoopOffsets folds each inner loop's
 // finalization offsets into its parent's pointer increments (one add per pointer per outer
 // iteration instead of two) and zeroes the offsets of outermost loops, after which the kernel
-// returns and the pointers are dead.
+// returns and the pointers are dead. An inner loop followed (in the same parent iteration) by
+// another access to the same pointer keeps its offset: the next innermost loop of a row-by-row
+// body reads the row from its start again.
 #pragma once
 
+#include <set>
+
+#include "snippets/passes/lir_queries.hpp"
 #include "snippets/passes/pass.hpp"
 
 namespace snippets::passes {
@@ -13,7 +18,8 @@ struct CleanupLoopOffsets {
   static constexpr std::string_view name = "CleanupLoopOffsets";
 
   template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>&) const {
-    for (auto& e : lir) {
+    for (auto it = lir.begin(); it != lir.end(); ++it) {
+      auto& e = *it;
       const auto* end = std::get_if<ir::LoopEnd>(&e->op);
       if (!end) continue;
       auto& inner = lir.loops().at(end->loop_id);
@@ -22,8 +28,9 @@ struct CleanupLoopOffsets {
         continue;
       }
       auto& parent = lir.loops().at(e->loop_ids.back());
+      const std::set<std::size_t> later = accessed_later(lir, std::next(it), e->loop_ids.back());
       for (auto& p : inner.ports) {
-        if (p.finalization_offset == 0) continue;
+        if (p.finalization_offset == 0 || later.count(p.data_index)) continue;
         for (auto& q : parent.ports)
           if (q.data_index == p.data_index) {
             q.ptr_increment += p.finalization_offset;
@@ -33,6 +40,21 @@ struct CleanupLoopOffsets {
       }
     }
     return Preserved::none;
+  }
+
+private:
+  /// Data pointers accessed from `from` up to the end of loop `parent`.
+  template <class T>
+  static std::set<std::size_t> accessed_later(ir::LinearIR<T>& lir,
+                                              typename ir::LinearIR<T>::iterator from,
+                                              std::size_t parent) {
+    std::set<std::size_t> out;
+    for (auto it = from; it != lir.end(); ++it) {
+      const auto* end = std::get_if<ir::LoopEnd>(&(*it)->op);
+      if (end && end->loop_id == parent) break;
+      if (is_memory_access(**it)) out.insert((*it)->data_index);
+    }
+    return out;
   }
 };
 

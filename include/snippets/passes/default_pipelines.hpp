@@ -6,6 +6,7 @@
 #pragma once
 
 #include "snippets/passes/align_element_types.hpp"
+#include "snippets/passes/allocate_buffers.hpp"
 #include "snippets/passes/assign_registers.hpp"
 #include "snippets/passes/canonicalize.hpp"
 #include "snippets/passes/clean_repeated_data_pointer_shifts.hpp"
@@ -13,12 +14,15 @@
 #include "snippets/passes/convert_constants_to_scalars.hpp"
 #include "snippets/passes/convert_power_to_power_static.hpp"
 #include "snippets/passes/data_flow.hpp"
+#include "snippets/passes/decompose_reductions.hpp"
+#include "snippets/passes/decompose_softmax.hpp"
 #include "snippets/passes/extract_loop_invariants.hpp"
 #include "snippets/passes/fuse_loops.hpp"
 #include "snippets/passes/fuse_multiply_add.hpp"
 #include "snippets/passes/init_live_ranges.hpp"
 #include "snippets/passes/init_loops.hpp"
 #include "snippets/passes/insert_broadcast_move.hpp"
+#include "snippets/passes/insert_buffers.hpp"
 #include "snippets/passes/insert_load_store.hpp"
 #include "snippets/passes/insert_loops.hpp"
 #include "snippets/passes/insert_reg_spills.hpp"
@@ -31,15 +35,18 @@
 
 namespace snippets::passes {
 
-/// Data flow, on the Subgraph body: layouts and ranks, scalars, PowerStatic, f32 compute.
-using DefaultDataFlow = DataFlowPipeline<Canonicalize, ConvertConstantsToScalars,
+/// Data flow, on the Subgraph body: Softmax, layouts and ranks, scalars, PowerStatic, f32
+/// compute.
+using DefaultDataFlow = DataFlowPipeline<DecomposeSoftmax, Canonicalize, ConvertConstantsToScalars,
                                          ConvertPowerToPowerStatic, AlignElementTypes>;
 
-/// Control flow: loops, memory access, broadcasting, pointer shifts.
+/// Control flow: loops (row by row around reductions), memory access, buffers, broadcasting,
+/// pointer shifts.
 using DefaultControlFlow =
-    Pipeline<OptimizeDomain, FuseMultiplyAdd, MarkLoops, FuseLoops, InsertLoadStore,
-             InsertBroadcastMove, LoadMoveBroadcastToBroadcastLoad, ExtractLoopInvariants,
-             InitLoops, CleanRepeatedDataPointerShifts, InsertLoops>;
+    Pipeline<OptimizeDomain, FuseMultiplyAdd, MarkLoops, DecomposeReductions, FuseLoops,
+             InsertBuffers, InsertLoadStore, InsertBroadcastMove, LoadMoveBroadcastToBroadcastLoad,
+             ExtractLoopInvariants, InitLoops, AllocateBuffers, CleanRepeatedDataPointerShifts,
+             InsertLoops>;
 
 /// Generator preparation: registers, tails, final pointer arithmetic.
 using DefaultPreparation =

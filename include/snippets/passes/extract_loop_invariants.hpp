@@ -4,10 +4,10 @@
 // Invariant in loop L: an expression directly in L (in no loop nested inside it) that is a
 // BroadcastLoad whose tensor is broadcast along L's dimension (its pointer does not move in
 // L), or a computation all of whose inputs are defined outside L or are themselves invariant.
-// Stores never move. Innermost loops are treated first, so a per-channel bias in an [N, C, HW]
-// domain leaves the HW loop but stays in the C loop. The moved expression goes right before L's
-// first expression and leaves L (and every loop nested inside L); its register then lives across
-// the loop (InitLiveRanges sees to that).
+// Stores and the reductions' accumulators never move. Innermost loops are treated first, so a
+// per-channel bias in an [N, C, HW] domain leaves the HW loop but stays in the C loop. The moved
+// expression goes right before L's first expression and leaves L (and every loop nested inside L);
+// its register then lives across the loop (InitLiveRanges sees to that).
 #pragma once
 
 #include <set>
@@ -52,8 +52,10 @@ private:
         inv = false; // still varies in an inner loop
       else if (std::holds_alternative<ir::BroadcastLoad>(e->op))
         inv = stride_along(e->in_desc(0).shape, dim) == 0;
-      else if (is_memory_access(*e) || !defines_vector(*e))
-        inv = false;
+      else if (is_memory_access(*e) || !defines_vector(*e) ||
+               std::holds_alternative<ir::ReduceInit>(e->op) ||
+               std::holds_alternative<ir::HorizonReduce>(e->op))
+        inv = false; // an accumulator changes in the loops after it
       else {
         inv = true;
         for (std::size_t i = 0; i < e->num_inputs(); ++i) {

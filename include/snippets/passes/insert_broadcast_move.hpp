@@ -3,8 +3,8 @@
 // full vectors.
 //
 // A value whose innermost extent is 1 while its consumer's output is wider holds one useful
-// lane; a BroadcastMove between them repeats it across the register. Scalars and
-// BroadcastLoads already fill the whole register and need none.
+// lane; a BroadcastMove between them repeats it across the register. Scalars, BroadcastLoads
+// and HorizonReduces already fill the whole register and need none.
 #pragma once
 
 #include "snippets/passes/lir_queries.hpp"
@@ -27,6 +27,7 @@ struct InsertBroadcastMove {
         auto& src = e->input_expr(i);
         if (e->in_desc(i).shape.back() != 1 || std::holds_alternative<ir::Scalar>(src.op) ||
             std::holds_alternative<ir::BroadcastLoad>(src.op) ||
+            std::holds_alternative<ir::HorizonReduce>(src.op) ||
             std::holds_alternative<ir::BroadcastMove>(src.op))
           continue;
         auto& mv = lir.insert_node(lir.find(*e), ir::BroadcastMove{}, {&e->input_connector(i)}, 1,

@@ -1,13 +1,17 @@
 // snippets/passes/insert_load_store.hpp: InsertLoadStore makes memory access explicit.
 //
-// For each Parameter, one Load sits right before its first consumer, in that consumer's
-// loops, and all loop-body consumers read the Load instead. A Parameter broadcast along the
-// innermost domain dimension gets a one-element Load (InsertBroadcastMove and
-// LoadMoveBroadcastToBroadcastLoad turn it into a BroadcastLoad). For each Result, a Store
-// sits right after the producer of its value, in the producer's loops; a value that reaches
-// a Result without any computation (the input itself) gets a Load first.
-// Memory-access expressions carry the kernel argument index in `data_index`.
+// Every Parameter and Buffer is read by Loads: one per loop its consumers are in, right before
+// the first of them, in that loop, and those consumers read the Load instead. A Parameter
+// broadcast along the innermost domain dimension, or read between innermost loops (one value
+// per row), gets a one-element Load (InsertBroadcastMove and LoadMoveBroadcastToBroadcastLoad
+// turn the first kind into a BroadcastLoad). Every Result and Buffer is written by a Store
+// right after the producer of its value, in the producer's loops (one element for a value of
+// one element per row); a value that reaches a Result without any computation (the input
+// itself) gets a Load first.
+// Memory-access expressions carry the kernel argument (or buffer) index in `data_index`.
 #pragma once
+
+#include <map>
 
 #include "snippets/passes/lir_queries.hpp"
 #include "snippets/passes/mark_loops.hpp"
@@ -21,41 +25,59 @@ struct InsertLoadStore {
 
   template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
     const auto lanes = static_cast<std::int64_t>(ctx.config.lanes);
-    std::vector<ir::Expression<T>*> params, results;
+    const std::size_t rank = lir.domain.size();
+    std::vector<ir::Expression<T>*> sources, sinks;
     for (auto& e : lir) {
-      if (std::holds_alternative<ir::Parameter>(e->op)) params.push_back(e.get());
-      if (std::holds_alternative<ir::Result>(e->op)) results.push_back(e.get());
+      if (std::holds_alternative<ir::Parameter>(e->op) || std::holds_alternative<ir::Buffer>(e->op))
+        sources.push_back(e.get());
+      if (std::holds_alternative<ir::Result>(e->op) || std::holds_alternative<ir::Buffer>(e->op))
+        sinks.push_back(e.get());
     }
-    for (auto* p : params) {
+    for (auto* p : sources) {
       auto& out = p->output(0);
-      if (out.consumers().empty()) continue;
       lir.renumber();
-      ir::Expression<T>* first = nullptr;
-      for (auto& use : out.consumers())
-        if (!first || use.owner().order < first->order) first = &use.owner();
-      if (first->loop_ids.empty()) first->loop_ids = MarkLoops::make_nest(lir, ctx.config);
-      const bool inner_broadcast = p->out_desc(0).shape.back() == 1 && lir.domain.back() != 1;
-      ir::PortConnector<T>* src = &out;
-      auto& load = lir.insert_node(lir.find(*first), ir::Load{inner_broadcast ? 1 : lanes}, {src},
-                                   1, first->loop_ids, p->name);
-      load.data_index = p->data_index;
-      load.out_desc(0).shape = p->out_desc(0).shape;
-      std::vector<ir::Operand<T>*> uses;
-      for (auto& use : out.consumers())
-        if (&use.owner() != &load) uses.push_back(&use);
-      for (auto* u : uses) u->set(&load.output(0));
+      // loop body consumers by loop; a Result reads the Load of the earliest one
+      std::map<std::vector<std::size_t>, std::vector<ir::Operand<T>*>> by_loop;
+      std::vector<ir::Operand<T>*> results;
+      ir::Expression<T>* earliest = nullptr;
+      for (auto& use : out.consumers()) {
+        if (!is_loop_body(use.owner())) {
+          results.push_back(&use);
+          continue;
+        }
+        by_loop[use.owner().loop_ids].push_back(&use);
+        if (!earliest || use.owner().order < earliest->order) earliest = &use.owner();
+      }
+      auto& with_results = by_loop[earliest ? earliest->loop_ids : std::vector<std::size_t>{}];
+      with_results.insert(with_results.end(), results.begin(), results.end());
+      for (auto& [ids, uses] : by_loop) {
+        if (uses.empty()) continue;
+        ir::Expression<T>* first = nullptr;
+        for (auto* u : uses)
+          if (!first || u->owner().order < first->order) first = &u->owner();
+        if (first->loop_ids.empty()) first->loop_ids = MarkLoops::make_nest(lir, ctx.config);
+        const bool one = (p->out_desc(0).shape.back() == 1 && lir.domain.back() != 1) ||
+                         first->loop_ids.size() < rank;
+        auto& load = lir.insert_node(lir.find(*first), ir::Load{one ? 1 : lanes}, {&out}, 1,
+                                     first->loop_ids, p->name);
+        load.data_index = p->data_index;
+        load.out_desc(0).shape = p->out_desc(0).shape;
+        for (auto* u : uses) u->set(&load.output(0));
+      }
     }
-    for (auto* r : results) {
+    for (auto* r : sinks) {
       auto& producer = r->input_expr(0);
       if (producer.loop_ids.empty())
         raise("snippets.compile.constant_output",
               "output '" + r->name +
                   "' does not depend on any input; compute constants outside "
                   "the subgraph");
-      auto& store = lir.insert_node(std::next(lir.find(producer)), ir::Store{lanes},
+      const bool one = producer.loop_ids.size() < rank;
+      auto& store = lir.insert_node(std::next(lir.find(producer)), ir::Store{one ? 1 : lanes},
                                     {&r->input_connector(0)}, 1, producer.loop_ids, r->name);
       store.data_index = r->data_index;
-      store.out_desc(0).shape = r->in_desc(0).shape;
+      store.out_desc(0).shape =
+          std::holds_alternative<ir::Buffer>(r->op) ? r->out_desc(0).shape : r->in_desc(0).shape;
       r->input(0).set(&store.output(0));
     }
     return Preserved::none;

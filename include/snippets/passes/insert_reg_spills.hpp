@@ -5,7 +5,8 @@
 // across it plus its own result exceed the registers left after emitter scratch, the value
 // not read there whose range ends last is spilled: a Spill right after its definition stores
 // it to a new stack slot, and a Reload right before each consumer brings it back in a fresh,
-// short-lived value. Repeats until every position fits. Loop counters are not spilled.
+// short-lived value. Repeats until every position fits. Loop counters and reduction
+// accumulators (updated in place) are not spilled.
 // @post LinearIR::spill_slots holds the number of stack slots; live ranges are current.
 #pragma once
 
@@ -36,7 +37,8 @@ struct InsertRegSpills {
           bool read_here = false;
           for (std::size_t i = 0; i < e->num_inputs(); ++i)
             read_here |= e->input(i).connector() == conn;
-          if (!read_here && r.end > victim_end) {
+          const bool accumulator = std::holds_alternative<ir::ReduceInit>(conn->source_expr().op);
+          if (!read_here && !accumulator && r.end > victim_end) {
             victim_end = r.end;
             victim = &conn->source_expr().output(0);
           }

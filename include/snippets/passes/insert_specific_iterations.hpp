@@ -139,6 +139,7 @@ private:
   static void set_count(ir::Expression<T>& e, std::int64_t full, std::int64_t count) {
     if (auto* l = std::get_if<ir::Load>(&e.op); l && l->count == full) l->count = count;
     if (auto* s = std::get_if<ir::Store>(&e.op); s && s->count == full) s->count = count;
+    if (auto* a = std::get_if<ir::ReduceAccumulate>(&e.op); a && a->count == full) a->count = count;
   }
 
   /// Per-iteration pointer increments for a new number of elements per iteration.

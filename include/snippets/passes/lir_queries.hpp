@@ -18,13 +18,28 @@ template <class T> bool is_memory_access(const ir::Expression<T>& e) {
 }
 /// Expressions that run once per element and so belong inside the loops.
 template <class T> bool is_loop_body(const ir::Expression<T>& e) {
-  return !holds_io(e) && !is_loop_marker(e) && !std::holds_alternative<ir::Scalar>(e.op);
+  return !holds_io(e) && !is_loop_marker(e) && !std::holds_alternative<ir::Scalar>(e.op) &&
+         !std::holds_alternative<ir::Buffer>(e.op);
 }
 /// Expressions whose output is a vector register.
 template <class T> bool defines_vector(const ir::Expression<T>& e) {
   return (is_loop_body(e) && !std::holds_alternative<ir::Store>(e.op) &&
-          !std::holds_alternative<ir::Spill>(e.op)) ||
+          !std::holds_alternative<ir::Spill>(e.op) &&
+          !std::holds_alternative<ir::ReduceAccumulate>(e.op)) ||
          std::holds_alternative<ir::Scalar>(e.op);
+}
+/// ReduceSum / ReduceMax (before DecomposeReductions lowers them).
+template <class T> bool is_reduction(const ir::Expression<T>& e) {
+  return std::holds_alternative<ir::ReduceSum>(e.op) || std::holds_alternative<ir::ReduceMax>(e.op);
+}
+/// Reads a Buffer (a Load whose source is one) or writes one (a Store feeding one).
+template <class T> bool accesses_buffer(const ir::Expression<T>& e) {
+  if (std::holds_alternative<ir::Load>(e.op))
+    return std::holds_alternative<ir::Buffer>(e.input_expr(0).op);
+  if (std::holds_alternative<ir::Store>(e.op))
+    for (auto& use : e.output(0).consumers())
+      if (std::holds_alternative<ir::Buffer>(use.owner().op)) return true;
+  return false;
 }
 /// Elements between consecutive indices of domain dimension `dim` in a planar tensor whose
 /// domain-aligned shape is `shape`; 0 when the tensor is broadcast along `dim`.

@@ -6,7 +6,18 @@
 // loop is the parallel one: its work amount is the executor's chunk, passed at run time. In a
 // dynamic LIR every loop's work amount is passed at run time.
 // Parameters, Results and Scalars stay outside the loops.
+// A body with reductions over the innermost dimension (ReduceSum / ReduceMax) runs row by row:
+// one nest of the outer dimensions holds everything, and the innermost dimension is walked by
+// one loop per stage. Stage 0 holds the values computed from the inputs alone; a value that
+// needs a reduction's result is computed in a later stage (the stage after the reduction's
+// input) because the row must be complete first. Values of one element per row (reduction
+// results and what is computed from them alone) sit between the innermost loops. Expressions are
+// reordered stage by stage: per-row values, then the stage's innermost loop. A reduction keeps
+// the ids of the loop that accumulates it and sits where its result is ready (right after that
+// loop); DecomposeReductions lowers it there.
 #pragma once
+
+#include <map>
 
 #include "snippets/passes/lir_queries.hpp"
 #include "snippets/passes/pass.hpp"
@@ -33,6 +44,8 @@ struct MarkLoops {
   }
 
   template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
+    for (auto& e : lir)
+      if (is_reduction(*e)) return mark_rows(lir, ctx.config), Preserved::none;
     std::vector<std::size_t> nest;
     bool in_group = false;
     for (auto& e : lir) {
@@ -45,6 +58,44 @@ struct MarkLoops {
       e->loop_ids = nest;
     }
     return Preserved::none;
+  }
+
+private:
+  template <class T> static void mark_rows(ir::LinearIR<T>& lir, const LoweringConfig& cfg) {
+    const std::size_t inner = lir.domain.size() - 1;
+    std::vector<std::size_t> outer = make_nest(lir, cfg);
+    std::size_t spare = outer.back(); // the innermost loop: one LoopInfo per stage
+    outer.pop_back();
+    std::map<std::size_t, std::size_t> stage_loop;
+    auto loop_of = [&](std::size_t s) {
+      if (!stage_loop.count(s))
+        stage_loop[s] = stage_loop.empty() ? spare : lir.loops().add(lir.loops().at(spare));
+      return stage_loop[s];
+    };
+    std::map<const ir::Expression<T>*, std::size_t> stage;
+    struct Key {
+      std::size_t stage, part; // part 0: per-row values, 1: the stage's innermost loop
+      auto operator<=>(const Key&) const = default;
+    };
+    std::vector<std::pair<Key, ir::Expression<T>*>> body;
+    for (auto& e : lir) {
+      if (!is_loop_body(*e)) continue;
+      std::size_t s = 0;
+      for (std::size_t i = 0; i < e->num_inputs(); ++i) {
+        const auto it = stage.find(&e->input_expr(i));
+        if (it != stage.end()) s = std::max(s, it->second + (is_reduction(*it->first) ? 1 : 0));
+      }
+      stage[e.get()] = s;
+      const bool per_row = e->out_desc(0).shape[inner] == 1 && lir.domain[inner] != 1;
+      e->loop_ids = outer;
+      if (!per_row || is_reduction(*e)) e->loop_ids.push_back(loop_of(s));
+      body.push_back({is_reduction(*e) ? Key{s + 1, 0} : Key{s, per_row ? 0u : 1u}, e.get()});
+    }
+    std::stable_sort(body.begin(), body.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    auto anchor = lir.begin(); // the first Result: the loop body goes before it
+    while (anchor != lir.end() && !std::holds_alternative<ir::Result>((*anchor)->op)) ++anchor;
+    for (const auto& [key, e] : body) lir.move(*e, anchor);
   }
 };
 

@@ -37,6 +37,7 @@ struct LoweringConfig {
   int gp_registers = 4;              // GPRs left for loop counters after data pointers
   bool fma = true;                   // contract Multiply -> Add into FusedMulAdd
   int unroll = 4;                    // copies of an innermost loop body per iteration
+  bool optimize_buffers = true;      // false: every Buffer gets its own memory and pointer
 };
 
 /// A value's live interval in expression order: [def, end].

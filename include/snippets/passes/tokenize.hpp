@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "snippets/passes/data_flow.hpp"
+#include "snippets/passes/decompose_softmax.hpp"
 
 namespace snippets::passes {
 
@@ -72,6 +73,9 @@ template <class T> bool backend_can_fuse(const ir::Graph<T>& g, const ir::Node<T
         using Tag = std::decay_t<decltype(tag)>;
         if constexpr (std::is_same_v<Tag, ir::Subgraph<T>>)
           return false;
+        else if constexpr (std::is_same_v<Tag, ir::ReduceSum> ||
+                           std::is_same_v<Tag, ir::ReduceMax> || std::is_same_v<Tag, ir::Softmax>)
+          return T::template fusable<Tag> && backend_supports<T>(tag) && innermost_reduction(g, n);
         else if constexpr (T::template fusable<Tag>)
           return backend_supports<T>(tag);
         else

@@ -21,6 +21,7 @@
 #include <omp.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
@@ -59,7 +60,31 @@ struct KernelSignature {
   std::optional<DynamicLayout> dynamic;
   /// Dynamic kernels: outputs of at least this many bytes use the streaming variant.
   std::int64_t streaming_min_bytes = 0;
+  /// Data pointers after the arguments that point at the calling thread's scratch memory, and
+  /// the bytes of it a call uses (Buffers between the loops of a row-by-row kernel).
+  std::size_t buffer_pointers = 0;
+  std::int64_t scratch_bytes = 0;
 };
+
+namespace detail {
+/// The calling thread's scratch memory of at least `bytes` (64-byte aligned). It grows as
+/// needed and lives as long as the thread; a kernel call uses it from start to end, and calls
+/// on one thread never overlap.
+inline std::byte* thread_scratch(std::int64_t bytes) {
+  struct Free {
+    void operator()(std::byte* p) const { std::free(p); }
+  };
+  thread_local std::unique_ptr<std::byte, Free> arena;
+  thread_local std::int64_t size = 0;
+  if (bytes > size) {
+    const std::int64_t grown = (std::max(bytes, 2 * size) + 63) / 64 * 64;
+    arena.reset(static_cast<std::byte*>(std::aligned_alloc(64, static_cast<std::size_t>(grown))));
+    size = arena ? grown : 0;
+    if (!arena) throw std::bad_alloc();
+  }
+  return arena.get();
+}
+} // namespace detail
 
 /// One generated kernel: its code and entry point.
 struct KernelCode {
@@ -244,6 +269,11 @@ public:
       for (std::size_t k = 0; k < n_in + n_out; ++k) {
         const auto* base = static_cast<const char*>(k < n_in ? in[k] : out[k - n_in]);
         args.data[k] = base + c.begin * sig_.outer_stride_bytes[k];
+      }
+      if (sig_.buffer_pointers) {
+        std::byte* scratch = detail::thread_scratch(sig_.scratch_bytes);
+        for (std::size_t b = 0; b < sig_.buffer_pointers; ++b)
+          args.data[n_in + n_out + b] = scratch;
       }
       args.work[0] = c.count;
       call(variant, args);

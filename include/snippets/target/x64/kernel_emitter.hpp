@@ -10,6 +10,8 @@
 // Dynamic kernels (LinearIR::dynamic) read each loop's work amount from CallArgs::work, add
 // outer-loop pointer increments from the run-time configuration (CallArgs::config), and build
 // the masked tail's mask from the remaining count at run time (kept in a stack slot).
+// Buffers (LinearIR::buffer_pointers) are data pointers after the kernel arguments: the runtime
+// passes each thread's scratch memory there.
 // A streaming variant writes full vectors with non-temporal stores (for outputs far larger
 // than the caches: no read-for-ownership, about 1.4x the store bandwidth here).
 // Instrumentation (debug builds of a kernel, off unless CompileOptions::debug asks): a code
@@ -19,6 +21,7 @@
 // exactly the uninstrumented kernel.
 #pragma once
 
+#include <limits>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -33,6 +36,7 @@
 #include "snippets/target/x64/code_buffer.hpp"
 #include "snippets/target/x64/constant_table.hpp"
 #include "snippets/target/x64/emitters/emitter.hpp"
+#include "snippets/target/x64/emitters/reduce.hpp"
 #include "snippets/target/x64/isa.hpp"
 
 namespace snippets::x64 {
@@ -74,8 +78,9 @@ public:
         Xbyak::util::rbx, Xbyak::util::rbp, Xbyak::util::r12, Xbyak::util::r13, Xbyak::util::r14,
         Xbyak::util::r15, Xbyak::util::rsi, Xbyak::util::rdx, Xbyak::util::rcx, Xbyak::util::r8,
         Xbyak::util::r9,  Xbyak::util::r10, Xbyak::util::r11};
-    const std::size_t n_io = lir.num_inputs + lir.num_outputs;
-    for (std::size_t i = 0; i < usable_gprs; ++i) (i < n_io ? data_ : counters_).push_back(pool[i]);
+    const std::size_t n_data = lir.num_inputs + lir.num_outputs + lir.buffer_pointers;
+    for (std::size_t i = 0; i < usable_gprs; ++i)
+      (i < n_data ? data_ : counters_).push_back(pool[i]);
     for (int k = 0; k < lir.reserved_vector_registers; ++k)
       scratch_.push_back(Vmm(total_vmm - 1 - k));
     for (auto& e : lir)
@@ -89,7 +94,7 @@ public:
     const std::vector<Xbyak::Reg64> saved = callee_saved_used();
     for (const auto& r : saved) h_.push(r);
     if (stack_bytes()) h_.sub(Xbyak::util::rsp, static_cast<int>(stack_bytes()));
-    for (std::size_t i = 0; i < data_.size() && i < lir_.num_inputs + lir_.num_outputs; ++i)
+    for (std::size_t i = 0; i < data_.size(); ++i)
       h_.mov(data_[i], h_.ptr[rdi + static_cast<int>(i * sizeof(void*))]);
     record("prologue", "kernel entry: save registers, load data pointers");
     for (auto& e : lir_) {
@@ -229,7 +234,8 @@ private:
 
   void emit_store(const E& e, std::int64_t count, std::int64_t offset) {
     const Vmm src = vmm(e.in_desc(0).reg);
-    if (count == lanes_ && streaming_)
+    const bool output = e.data_index < lir_.num_inputs + lir_.num_outputs; // not a Buffer
+    if (count == lanes_ && streaming_ && output)
       h_.vmovntps(data_ptr(e, offset), src);
     else if (count == lanes_)
       h_.vmovups(data_ptr(e, offset), src);
@@ -240,6 +246,26 @@ private:
       h_.vmovups(data_ptr(e, offset) | Xbyak::Opmask(1), src);
     } else {
       h_.vmaskmovps(data_ptr(e, offset), tail_mask(count), src);
+    }
+  }
+
+  /// ReduceAccumulate: acc (+ or max)= x over the first `count` lanes.
+  void emit_accumulate(const E& e, const ir::ReduceAccumulate& op) {
+    const Vmm acc = vmm(e.in_desc(0).reg), x = vmm(e.in_desc(1).reg);
+    EmitContext<Vmm> ctx{h_, consts_, scratch_};
+    if (op.count == lanes_) return detail::fold(ctx, op.kind, acc, x, false);
+    const Vmm mask = tail_mask(op.count);
+    if constexpr (avx512) {
+      detail::fold(ctx, op.kind, acc, x, true);
+    } else { // lanes past the count become the neutral element
+      const Vmm t = scratch_.at(1);
+      if (op.kind == ir::ReduceKind::sum) {
+        h_.vandps(t, x, mask);
+      } else {
+        h_.vmovups(t, consts_.value(-std::numeric_limits<float>::infinity()));
+        h_.vblendvps(t, t, x, mask);
+      }
+      detail::fold(ctx, op.kind, acc, t, false, 0);
     }
   }
 
@@ -343,6 +369,15 @@ private:
             emit_loop_begin(e, tag.loop_id);
           } else if constexpr (std::is_same_v<Tag, ir::LoopEnd>) {
             emit_loop_end(tag.loop_id);
+          } else if constexpr (std::is_same_v<Tag, ir::ReduceAccumulate>) {
+            emit_accumulate(e, tag);
+          } else if constexpr (std::is_same_v<Tag, ir::Buffer>) {
+            // memory only: its Loads and Stores do the work
+          } else if constexpr (std::is_same_v<Tag, ir::ReduceSum> ||
+                               std::is_same_v<Tag, ir::ReduceMax> ||
+                               std::is_same_v<Tag, ir::Softmax>) {
+            SNIPPETS_ASSERT(false) << Tag::name << " reached emission undecomposed (run "
+                                   << "DecomposeSoftmax and DecomposeReductions)";
           } else if constexpr (T::template fusable<Tag>) {
             static_assert(HasEmitter<Tag>,
                           "snippets::x64: the backend traits call this op fusable but it has no "

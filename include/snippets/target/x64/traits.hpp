@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string_view>
+#include <type_traits>
 
 #include "snippets/backend_traits.hpp"
 #include "snippets/ir/element_type.hpp"
@@ -15,6 +16,7 @@
 #include "snippets/target/x64/emitters/activation.hpp"
 #include "snippets/target/x64/emitters/arith.hpp"
 #include "snippets/target/x64/emitters/eltwise.hpp"
+#include "snippets/target/x64/emitters/reduce.hpp"
 #include "snippets/target/x64/isa.hpp"
 
 namespace snippets::x64 {
@@ -27,10 +29,21 @@ struct Traits {
   /// Inputs + outputs of one kernel; the rest of the usable GPRs count loops.
   static constexpr int data_pointer_registers = 10;
   static bool host_supported() { return host_supports(Isa::avx2); }
-  template <class Op> static constexpr bool fusable = HasEmitter<Op>;
+  /// Ops with an emitter, and the reductions the default pipelines lower to emitted ops
+  /// (passes/decompose_softmax.hpp, passes/decompose_reductions.hpp).
+  template <class Op>
+  static constexpr bool fusable =
+      HasEmitter<Op> || std::is_same_v<Op, ir::ReduceSum> || std::is_same_v<Op, ir::ReduceMax> ||
+      std::is_same_v<Op, ir::Softmax>;
   /// Whether the emitter accepts these attributes (optional hook, read by the tokenizer and
-  /// compile()).
-  template <class Op> static bool supports(const Op& op) { return emitter_supports(op); }
+  /// compile()). Reductions keep their dimension and reduce one axis (which must be the
+  /// innermost: passes::innermost_reduction, checked where the input's rank is known).
+  template <class Op> static bool supports(const Op& op) {
+    if constexpr (requires { op.keep_dims; })
+      return op.keep_dims && op.axes.size() == 1;
+    else
+      return emitter_supports(op);
+  }
   /// Element types a kernel reads and writes (optional hook; f32 when a traits type omits it).
   static bool io_type_supported(ElementType t) { return t == ElementType::f32; }
 };

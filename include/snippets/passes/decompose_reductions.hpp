@@ -1,0 +1,51 @@
+// snippets/passes/decompose_reductions.hpp: DecomposeReductions lowers ReduceSum / ReduceMax
+// over the innermost dimension (the seed's reduce decomposition).
+//
+// MarkLoops left each reduction with the ids of the innermost loop that walks its input, at
+// the place its result is ready (after that loop). It becomes
+//   acc = ReduceInit            before that loop (0 for a sum, -inf for a max),
+//   ReduceAccumulate(acc, x)    at the end of that loop's body (masked in tail iterations),
+//   HorizonReduce(acc)          where the reduction was (the row's value in every lane).
+// The accumulator is defined before the loop and read after it, so it keeps its register
+// through the loop and ReduceAccumulate may update it in place.
+#pragma once
+
+#include "snippets/passes/lir_queries.hpp"
+#include "snippets/passes/pass.hpp"
+
+namespace snippets::passes {
+
+struct DecomposeReductions {
+  using pass_tag = lir_pass_tag;
+  static constexpr std::string_view name = "DecomposeReductions";
+
+  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
+    std::vector<ir::Expression<T>*> reductions;
+    for (auto& e : lir)
+      if (is_reduction(*e)) reductions.push_back(e.get());
+    for (ir::Expression<T>* r : reductions) {
+      const ir::ReduceKind kind =
+          std::holds_alternative<ir::ReduceSum>(r->op) ? ir::ReduceKind::sum : ir::ReduceKind::max;
+      const std::vector<std::size_t> loop = r->loop_ids;
+      SNIPPETS_ASSERT(!loop.empty()) << r->name << " is in no loop (run MarkLoops first)";
+      const std::vector<std::size_t> outer(loop.begin(), loop.end() - 1);
+      ir::Expression<T>*first = nullptr, *last = nullptr; // the loop's body before r
+      for (auto& e : lir) {
+        if (e.get() == r) break;
+        if (e->loop_ids == loop) last = e.get(), first = first ? first : e.get();
+      }
+      auto& init = lir.insert_node(lir.find(first ? *first : *r), ir::ReduceInit{kind}, {}, 1,
+                                   outer, r->name);
+      init.out_desc(0).shape = r->out_desc(0).shape;
+      lir.insert_node(last ? std::next(lir.find(*last)) : lir.find(*r),
+                      ir::ReduceAccumulate{kind, ctx.config.lanes},
+                      {&init.output(0), &r->input_connector(0)}, 0, loop, r->name);
+      r->loop_ids = outer;
+      ir::PortConnector<T>* acc = &init.output(0);
+      lir.replace_with_node(*r, ir::HorizonReduce{kind}, std::span(&acc, 1));
+    }
+    return Preserved::none;
+  }
+};
+
+} // namespace snippets::passes

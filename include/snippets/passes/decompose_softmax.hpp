@@ -1,0 +1,64 @@
+// snippets/passes/decompose_softmax.hpp: DecomposeSoftmax (data flow), the seed's Softmax
+// decomposition, and the normal form of the reductions a kernel computes.
+//
+// A kernel reduces over the innermost axis only, keeping it (innermost_reduction). For such ops:
+//  - Softmax becomes m = ReduceMax(x), e = Exp(x - m), s = ReduceSum(e), e * (1 / s):
+//    numerically stable (Exp never sees a positive argument, so large inputs do not overflow)
+//    and one division per row instead of one per element;
+//  - ReduceSum / ReduceMax get axes {-1}, so later rank alignment (Canonicalize) keeps them
+//    on the innermost axis;
+//  - a reduction over an axis of extent 1 is its input.
+// Anything else is left as it is (compile() then names the op it cannot fuse). It runs first,
+// before Canonicalize changes ranks.
+#pragma once
+
+#include "snippets/passes/data_flow.hpp"
+
+namespace snippets::passes {
+
+/// True for Softmax, ReduceSum and ReduceMax (keep_dims) over exactly the innermost axis of a
+/// static-rank input: the forms a kernel computes (passes/decompose_reductions.hpp).
+template <class T> bool innermost_reduction(const ir::Graph<T>& g, const ir::Node<T>& n) {
+  if (n.inputs.empty()) return false;
+  const auto rank = static_cast<std::int64_t>(g.type(n.inputs[0]).shape.rank());
+  auto last = [&](std::int64_t a) { return rank > 0 && (a == -1 || a == rank - 1); };
+  if (const auto* s = std::get_if<ir::Softmax>(&n.op)) return last(s->axis);
+  auto reduce = [&](const auto& r) { return r.keep_dims && r.axes.size() == 1 && last(r.axes[0]); };
+  if (const auto* r = std::get_if<ir::ReduceSum>(&n.op)) return reduce(*r);
+  if (const auto* r = std::get_if<ir::ReduceMax>(&n.op)) return reduce(*r);
+  return false;
+}
+
+struct DecomposeSoftmax {
+  using pass_tag = data_flow_pass_tag;
+  static constexpr std::string_view name = "DecomposeSoftmax";
+
+  template <class T> ir::Graph<T> run(const ir::Graph<T>& body) const {
+    return rebuild(body,
+                   [&](ir::Graph<T>& out, const ir::Node<T>& n,
+                       std::span<const ir::Value> in) -> std::optional<std::vector<ir::Value>> {
+                     if (!innermost_reduction(body, n)) return std::nullopt;
+                     const std::vector<std::int64_t> inner{-1};
+                     const Shape& shape = body.type(n.inputs[0]).shape;
+                     const bool one = shape.rank() > 0 && shape[shape.rank() - 1] == 1;
+                     auto reduce = [&](auto tag, ir::Value v, const std::string& name) {
+                       return one ? v : out.make(tag, {v}, name)[0];
+                     };
+                     if (ir::is<ir::Softmax>(n.op)) {
+                       const ir::Value x = in[0];
+                       const auto m = reduce(ir::ReduceMax{inner, true}, x, n.name + "/max");
+                       const auto d = out.make(ir::Subtract{}, {x, m}, n.name + "/sub")[0];
+                       const auto e = out.make(ir::Exp{}, {d}, n.name + "/exp")[0];
+                       const auto s = reduce(ir::ReduceSum{inner, true}, e, n.name + "/sum");
+                       const auto one = out.scalar(ElementType::f32, 1.0, {}, n.name + "/one");
+                       const auto r = out.make(ir::Divide{}, {one, s}, n.name + "/rcp")[0];
+                       return out.make(ir::Multiply{}, {e, r}, n.name);
+                     }
+                     if (ir::is<ir::ReduceSum>(n.op))
+                       return std::vector{reduce(ir::ReduceSum{inner, true}, in[0], n.name)};
+                     return std::vector{reduce(ir::ReduceMax{inner, true}, in[0], n.name)};
+                   });
+  }
+};
+
+} // namespace snippets::passes

@@ -1,0 +1,78 @@
+// snippets/target/x64/emitters/reduce.hpp: the vector side of ReduceSum / ReduceMax over the
+// innermost dimension (ir/lowered_ops.hpp: ReduceInit, ReduceAccumulate, HorizonReduce).
+// Max propagates NaN like the reference: VMAXPS returns its second source when either is
+// NaN, so the accumulator goes second (a NaN in it stays) and a NaN in the new value is
+// copied in explicitly.
+#pragma once
+
+#include <limits>
+
+#include "snippets/ir/lowered_ops.hpp"
+#include "snippets/target/x64/emitters/eltwise.hpp"
+
+namespace snippets::x64 {
+
+template <> struct Emitter<ir::ReduceInit> {
+  static constexpr int scratch = 0;
+  template <class Vmm>
+  static void emit(EmitContext<Vmm>& c, const ir::ReduceInit& op, Vmm dst, std::span<const Vmm>) {
+    if (op.kind == ir::ReduceKind::sum)
+      c.h.vxorps(dst, dst, dst);
+    else
+      c.h.vmovups(dst, c.consts.value(-std::numeric_limits<float>::infinity()));
+  }
+};
+
+namespace detail {
+/// acc = acc (+ or max) x, NaN-propagating for max; AVX-512 lanes outside `mask` (k1, when
+/// `masked`) keep acc. Needs no vector scratch on AVX-512 and c.scratch[from] on AVX2.
+template <class Vmm>
+void fold(EmitContext<Vmm>& c, ir::ReduceKind kind, Vmm acc, Vmm x, bool masked, int from = 0) {
+  const Xbyak::Opmask k1(1);
+  if (kind == ir::ReduceKind::sum) {
+    if constexpr (EmitContext<Vmm>::avx512)
+      c.h.vaddps(masked ? acc | k1 : acc, acc, x);
+    else
+      c.h.vaddps(acc, acc, x);
+    return;
+  }
+  if constexpr (EmitContext<Vmm>::avx512) {
+    c.h.vcmpps(masked ? c.kscratch | k1 : c.kscratch, x, x, cmp_unord_q);
+    c.h.vmaxps(masked ? acc | k1 : acc, x, acc);
+    c.h.vmovaps(acc | c.kscratch, x);
+  } else {
+    const Vmm nan = c.scratch[static_cast<std::size_t>(from)];
+    c.h.vcmpps(nan, x, x, cmp_unord_q);
+    c.h.vmaxps(acc, x, acc);
+    c.h.vblendvps(acc, acc, x, nan);
+  }
+}
+} // namespace detail
+
+/// The lanes of the accumulator reduced, in every lane: a butterfly of 4 (AVX-512) or 3 (AVX2)
+/// permute-and-fold steps.
+template <> struct Emitter<ir::HorizonReduce> {
+  static constexpr int scratch = 2;
+  template <class Vmm>
+  static void emit(EmitContext<Vmm>& c, const ir::HorizonReduce& op, Vmm dst,
+                   std::span<const Vmm> in) {
+    const Vmm t = c.scratch[0];
+    Vmm from = in[0];
+    auto step = [&](auto permute) {
+      permute(t, from);
+      if (from.getIdx() != dst.getIdx()) c.h.vmovaps(dst, from);
+      detail::fold(c, op.kind, dst, t, false, 1);
+      from = dst;
+    };
+    if constexpr (EmitContext<Vmm>::avx512) {
+      step([&](Vmm o, Vmm i) { c.h.vshuff32x4(o, i, i, 0x4e); }); // swap 256-bit halves
+      step([&](Vmm o, Vmm i) { c.h.vshuff32x4(o, i, i, 0xb1); }); // swap 128-bit quarters
+    } else {
+      step([&](Vmm o, Vmm i) { c.h.vperm2f128(o, i, i, 0x01); });
+    }
+    step([&](Vmm o, Vmm i) { c.h.vpermilps(o, i, 0x4e); }); // swap 64-bit pairs
+    step([&](Vmm o, Vmm i) { c.h.vpermilps(o, i, 0xb1); }); // swap neighbours
+  }
+};
+
+} // namespace snippets::x64

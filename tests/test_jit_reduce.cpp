@@ -1,0 +1,134 @@
+// JIT tests of reductions over the innermost axis and Softmax (passes/decompose_softmax.hpp,
+// passes/decompose_reductions.hpp, passes/insert_buffers.hpp, target/x64/emitters/reduce.hpp),
+// against the reference interpreter in double, on both ISAs, 1 and 3 threads.
+//
+// Tolerances: ReduceMax is exact (max rounds nothing). ReduceSum adds in a different order
+// than the reference (one accumulator per lane, then a butterfly): <= 16 ulp of the sum, or
+// 1e-6 times the sum of magnitudes where cancellation leaves a small result. Softmax adds the
+// exponentials' approximation (<= 2 ulp), the order of the sum and a reciprocal: <= 16 ulp, or
+// 1e-9 absolutely for results that underflow towards 0.
+#include "jit_test_util.hpp"
+
+using namespace snippets;
+using namespace snippets::jit_test;
+
+namespace {
+
+constexpr Dim row_sizes[] = {1, 9, 16, 17, 19, 37, 49, 50, 128, 129, 130, 1024};
+constexpr Tolerance softmax_tol{16, 1e-9};
+
+Tensor uniform(const Shape& s, std::uint64_t seed, double lo, double hi) {
+  Tensor t(f32, s);
+  std::uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+  for (std::int64_t i = 0; i < s.element_count(); ++i) {
+    x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
+    const double u = static_cast<double>((x * 0x2545f4914f6cdd1dull) >> 11) * 0x1.0p-53;
+    t.set(i, lo + (hi - lo) * u);
+  }
+  return t;
+}
+
+} // namespace
+
+TEST_CASE("reduce: ReduceMax over the innermost axis is exact for every row length") {
+  std::uint64_t seed = 1;
+  for (Dim n : row_sizes) {
+    for (const Shape& s : {Shape{n}, Shape{5, n}, Shape{2, 3, n}}) {
+      INFO("shape = " << s.to_string());
+      Graph g;
+      g.result(g.reduce_max(g.parameter(f32, s), {-1}, true));
+      check_jit(g, {make_tensor(s, ++seed)}, {.tol = exact, .threads = {1, 3}});
+    }
+  }
+}
+
+TEST_CASE("reduce: ReduceSum over the innermost axis for every row length") {
+  std::uint64_t seed = 50;
+  for (Dim n : row_sizes) {
+    for (const Shape& s : {Shape{n}, Shape{7, n}}) {
+      INFO("shape = " << s.to_string());
+      Graph g;
+      const auto x = g.parameter(f32, s);
+      g.result(g.reduce_sum(x, {static_cast<std::int64_t>(s.rank()) - 1}, true));
+      const double abs = 1e-6 * static_cast<double>(n) * 4;
+      check_jit(g, {uniform(s, ++seed, -4, 4)},
+                {.tol = {16, abs}, .threads = {1, 3}, .unroll = {1, 4}});
+    }
+  }
+}
+
+TEST_CASE("reduce: NaN and infinities propagate like the reference") {
+  for (Dim n : {Dim{5}, Dim{16}, Dim{37}}) {
+    Tensor t = uniform(Shape{4, n}, 7, -3, 3);
+    t.set(0 * n + n - 1, qnan); // in the tail (or last lane)
+    t.set(1 * n + 0, inf);
+    t.set(2 * n + n / 2, -inf);
+    t.set(3 * n + 1, qnan);
+    for (const bool max : {true, false}) {
+      Graph g;
+      const auto x = g.parameter(f32, Shape{4, n});
+      g.result(max ? g.reduce_max(x, {-1}, true) : g.reduce_sum(x, {-1}, true));
+      check_jit(g, {t}, {.tol = {16, 1e-5}});
+    }
+  }
+}
+
+TEST_CASE("softmax: every row length, with large magnitudes") {
+  std::uint64_t seed = 200;
+  for (Dim n : row_sizes) {
+    for (const double scale : {1.0, 80.0, 1e4}) {
+      INFO("n = " << n << ", scale = " << scale);
+      Graph g;
+      g.result(g.softmax(g.parameter(f32, Shape{3, n}), -1));
+      check_jit(g, {uniform(Shape{3, n}, ++seed, -scale, scale)},
+                {.tol = softmax_tol, .threads = {1, 3}, .unroll = {1, 4}});
+    }
+  }
+}
+
+TEST_CASE("softmax: 4-D input and a positive axis") {
+  Graph g;
+  g.result(g.softmax(g.parameter(f32, Shape{2, 3, 5, 37}), 3));
+  check_jit(g, {uniform(Shape{2, 3, 5, 37}, 3, -10, 10)}, {.tol = softmax_tol, .threads = {1, 2}});
+}
+
+TEST_CASE("softmax: AddSoftmax with broadcast inputs and ops after it in one kernel") {
+  for (Dim n : {Dim{17}, Dim{64}, Dim{130}}) {
+    INFO("n = " << n);
+    Graph g;
+    const auto x = g.parameter(f32, Shape{2, 4, 3, n});
+    const auto mask = g.parameter(f32, Shape{2, 1, 1, n}); // broadcast over heads and rows
+    const auto bias = g.parameter(f32, Shape{1, 4, 3, 1}); // broadcast along the row
+    const auto scale = g.scalar(f32, 0.125);
+    const auto s = g.softmax(g.add(g.add(g.multiply(x, scale), mask), bias), -1);
+    g.result(g.multiply(s, g.parameter(f32, Shape{1, 1, 1, n})));
+    check_jit(g,
+              {uniform(Shape{2, 4, 3, n}, 1, -20, 20), uniform(Shape{2, 1, 1, n}, 2, -5, 0),
+               uniform(Shape{1, 4, 3, 1}, 3, -1, 1), uniform(Shape{1, 1, 1, n}, 4, 0, 2)},
+              {.tol = softmax_tol, .threads = {1, 3}});
+  }
+}
+
+TEST_CASE("reduce: a per-row output next to a full output of one kernel") {
+  Graph g;
+  const auto x = g.parameter(f32, Shape{6, 33});
+  const auto m = g.reduce_max(x, {-1}, true);
+  g.result(g.subtract(x, m));
+  g.result(g.multiply(m, g.scalar(f32, 2.0)));
+  check_jit(g, {uniform(Shape{6, 33}, 9, -3, 3)}, {.tol = exact, .threads = {1, 2}});
+}
+
+TEST_CASE("reduce: layer-norm style chain (two reductions in sequence, a buffer reused)") {
+  for (Dim n : {Dim{7}, Dim{48}, Dim{129}}) {
+    INFO("n = " << n);
+    Graph g;
+    const auto x = g.parameter(f32, Shape{5, n});
+    const auto inv_n = g.scalar(f32, 1.0 / static_cast<double>(n));
+    const auto mean = g.multiply(g.reduce_sum(x, {-1}, true), inv_n);
+    const auto d = g.subtract(x, mean);
+    const auto var = g.multiply(g.reduce_sum(g.multiply(d, d), {-1}, true), inv_n);
+    const auto y = g.divide(d, g.sqrt(g.add(var, g.scalar(f32, 1e-5))));
+    g.result(g.relu(y));
+    check_jit(g, {uniform(Shape{5, n}, n, -3, 3)}, {.tol = {64, 1e-5}, .threads = {1, 2}});
+  }
+}
