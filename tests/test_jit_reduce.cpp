@@ -19,12 +19,8 @@ constexpr Tolerance softmax_tol{16, 1e-9};
 
 Tensor uniform(const Shape& s, std::uint64_t seed, double lo, double hi) {
   Tensor t(f32, s);
-  std::uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
-  for (std::int64_t i = 0; i < s.element_count(); ++i) {
-    x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
-    const double u = static_cast<double>((x * 0x2545f4914f6cdd1dull) >> 11) * 0x1.0p-53;
-    t.set(i, lo + (hi - lo) * u);
-  }
+  Rng rng(seed);
+  for (std::size_t i = 0; i < t.size(); ++i) t.set(i, rng.uniform(lo, hi));
   return t;
 }
 
@@ -131,4 +127,88 @@ TEST_CASE("reduce: layer-norm style chain (two reductions in sequence, a buffer 
     g.result(g.relu(y));
     check_jit(g, {uniform(Shape{5, n}, n, -3, 3)}, {.tol = {64, 1e-5}, .threads = {1, 2}});
   }
+}
+
+TEST_CASE("softmax: tails never touch memory past the tensors") {
+  for (Dim n : {Dim{9}, Dim{37}, Dim{130}}) {
+    INFO("n = " << n);
+    Graph g;
+    g.result(g.softmax(g.parameter(f32, Shape{4, n}), -1));
+    const Tensor x = uniform(Shape{4, n}, 11, -5, 5);
+    const Tensor want = reference::evaluate(g, {x})[0];
+    for_each_isa([&](x64::Isa isa) {
+      const CompiledKernel k = compile(g, {.isa = isa});
+      for (const Guard where : {Guard::after, Guard::before}) {
+        GuardedBuffer in(x.byte_size(), where), out(x.byte_size(), where);
+        std::memcpy(in.data(), x.data(), x.byte_size());
+        const void* ins[] = {in.data()};
+        void* outs[] = {out.data()};
+        k.run_unchecked(ins, outs, with_threads(2));
+        Tensor got(f32, Shape{4, n});
+        std::memcpy(got.data(), out.data(), x.byte_size());
+        const std::string report = compare(got, want, softmax_tol);
+        CHECK_MESSAGE(report.empty(), report);
+      }
+    });
+  }
+}
+
+TEST_CASE("reduce: errors name the op and what to do") {
+  SUBCASE("an axis other than the innermost") {
+    Graph g;
+    g.result(g.reduce_sum(g.parameter(f32, Shape{4, 8}), {0}, true));
+    CHECK(error_id([&] { compile(g); }) == "snippets.compile.reduce_axis");
+    Graph s;
+    s.result(s.softmax(s.parameter(f32, Shape{4, 8}), 0));
+    CHECK(error_id([&] { compile(s); }) == "snippets.compile.reduce_axis");
+  }
+  SUBCASE("keep_dims = false") {
+    Graph g;
+    g.result(g.reduce_max(g.parameter(f32, Shape{4, 8}), {-1}, false));
+    CHECK(error_id([&] { compile(g); }) == "snippets.compile.reduce_axis");
+  }
+  SUBCASE("dynamic shapes") {
+    Graph g;
+    g.result(g.softmax(g.parameter(f32, Shape{dynamic, 8}), -1));
+    CHECK(error_id([&] { compile(g); }) == "snippets.compile.dynamic_reduce");
+  }
+}
+
+TEST_CASE("softmax: the tokenizer fuses a transformer-style tail into one kernel") {
+  // (x * scale + mask) -> Softmax -> * v_gate; Softmax over axis 0 stays out of the kernel
+  Graph model;
+  const auto x = model.parameter(f32, Shape{2, 6, 40}, "scores");
+  const auto mask = model.parameter(f32, Shape{1, 1, 40}, "mask");
+  const auto gate = model.parameter(f32, Shape{2, 6, 40}, "gate");
+  const auto s = model.softmax(model.add(model.multiply(x, model.scalar(f32, 0.25)), mask), -1);
+  model.result(model.multiply(s, gate), "y");
+  model.result(model.softmax(model.relu(gate), 0), "z");
+  const Graph tokenized = passes::tokenize(model);
+  std::vector<std::string> bodies;
+  for (ir::NodeId id = 0; id < tokenized.size(); ++id)
+    if (const auto* sg = std::get_if<ir::Subgraph<x64::Traits>>(&tokenized.node(id).op)) {
+      std::string names;
+      for (const auto& n : sg->absorbed) names += n + ",";
+      bodies.push_back(names);
+    }
+  REQUIRE(bodies.size() == 2); // the attention tail, and Relu before the axis-0 Softmax
+  const bool fused_first = bodies[0].find("Softmax") != std::string::npos;
+  const std::string& tail = bodies[fused_first ? 0 : 1];
+  const std::string& relu = bodies[fused_first ? 1 : 0];
+  CHECK(tail.find("Add") != std::string::npos);
+  CHECK(tail.find("Softmax") != std::string::npos);
+  CHECK(relu.find("Relu") != std::string::npos);
+  CHECK(relu.find("Softmax") == std::string::npos);
+
+  std::vector<Tensor> in{uniform(Shape{2, 6, 40}, 1, -9, 9), uniform(Shape{1, 1, 40}, 2, -3, 0),
+                         uniform(Shape{2, 6, 40}, 3, -1, 1)};
+  const auto want = reference::evaluate(model, in);
+  for_each_isa([&](x64::Isa isa) {
+    ProgramOptions<x64::Traits> opt;
+    opt.compile.isa = isa;
+    const Program<> program(model, opt);
+    const auto got = program.run(in, with_threads(2));
+    CHECK(compare(got[0], want[0], softmax_tol) == "");
+    CHECK(compare(got[1], want[1], softmax_tol) == "");
+  });
 }
