@@ -185,9 +185,4 @@ void print_table(const MedianReporter& rep) {
 
 } // namespace
 
-int main(int argc, char** argv) {
-  MedianReporter reporter;
-  run_benchmarks(argc, argv, reporter, register_all);
-  print_table(reporter);
-  benchmark::Shutdown();
-}
+int main(int argc, char** argv) { return run_benchmarks(argc, argv, register_all, print_table); }

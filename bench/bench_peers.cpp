@@ -284,8 +284,5 @@ int main(int argc, char** argv) {
   if (!has_interleave) args.push_back(interleave.data());
   args.push_back(nullptr);
   argc = int(args.size()) - 1;
-  MedianReporter reporter;
-  run_benchmarks(argc, args.data(), reporter, register_all);
-  print_tables(reporter);
-  benchmark::Shutdown();
+  return run_benchmarks(argc, args.data(), register_all, print_tables);
 }

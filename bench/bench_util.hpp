@@ -8,8 +8,8 @@
 //  - small, large, base_name: the tensor sizes of the tables and the benchmark names;
 //  - MedianReporter: the console reporter that also records the median of every benchmark
 //    (real time, seconds) for the summary table a program prints at the end;
-//  - run_benchmarks: Google Benchmark's main with 5 repetitions and aggregates only unless the
-//    command line says otherwise.
+//  - run_benchmarks: a program's main(): Google Benchmark with 5 repetitions and aggregates
+//    only unless the command line says otherwise, then the program's summary tables.
 // Header-only and tied to these programs; not part of the library.
 #pragma once
 
@@ -192,9 +192,11 @@ inline void register_benchmark(const std::string& name, std::function<void()> fn
 }
 
 /// Initializes Google Benchmark with 5 repetitions and aggregates only (unless the command
-/// line sets them), runs `register_all`, runs the benchmarks through `reporter`.
-template <class Register>
-void run_benchmarks(int argc, char** argv, MedianReporter& reporter, Register register_all) {
+/// line sets them), runs `register_all`, runs the benchmarks, then `print_tables(reporter)`
+/// (the program's summary from the medians). A bench program's whole main().
+template <class Register, class Tables>
+int run_benchmarks(int argc, char** argv, Register register_all, Tables print_tables) {
+  MedianReporter reporter;
   std::vector<char*> args(argv, argv + argc);
   std::string reps = "--benchmark_repetitions=5";
   std::string agg = "--benchmark_report_aggregates_only=true";
@@ -210,6 +212,9 @@ void run_benchmarks(int argc, char** argv, MedianReporter& reporter, Register re
               omp_get_max_threads());
   register_all();
   benchmark::RunSpecifiedBenchmarks(&reporter);
+  print_tables(reporter);
+  benchmark::Shutdown();
+  return 0;
 }
 
 } // namespace snippets::bench
