@@ -314,6 +314,8 @@ public:
   std::vector<Dim> domain;
   /// Kernel arguments: the Parameters' data pointers, then the Results'.
   std::size_t num_inputs = 0, num_outputs = 0;
+  /// The element type in memory of each kernel argument (by data_index; registers hold f32).
+  std::vector<ElementType> arg_types;
   /// Vector-sized stack slots the kernel reserves for spilled values.
   std::size_t spill_slots = 0;
   /// 8-byte stack slots for loop counters that did not get a register.
@@ -324,6 +326,9 @@ public:
   /// outer loops advance pointers by amounts from the run-time configuration, and innermost
   /// tails are masked by the remaining count (runtime/runtime_config.hpp).
   bool dynamic = false;
+  /// The target may use its own bf16 conversion instructions (x64: AVX512_BF16's
+  /// VCVTNEPS2BF16); false: exact integer rounding. Both give the same bits.
+  bool native_bf16 = false;
 
 private:
   ExprList exprs_;

@@ -6,7 +6,8 @@
 // LoadMoveBroadcastToBroadcastLoad turn it into a BroadcastLoad). For each Result, a Store
 // sits right after the producer of its value, in the producer's loops; a value that reaches
 // a Result without any computation (the input itself) gets a Load first.
-// Memory-access expressions carry the kernel argument index in `data_index`.
+// Memory-access expressions carry the kernel argument index in `data_index` and its element
+// type in memory (LinearIR::arg_types) as their `type`.
 #pragma once
 
 #include "snippets/passes/lir_queries.hpp"
@@ -36,8 +37,8 @@ struct InsertLoadStore {
       if (first->loop_ids.empty()) first->loop_ids = MarkLoops::make_nest(lir, ctx.config);
       const bool inner_broadcast = p->out_desc(0).shape.back() == 1 && lir.domain.back() != 1;
       ir::PortConnector<T>* src = &out;
-      auto& load = lir.insert_node(lir.find(*first), ir::Load{inner_broadcast ? 1 : lanes}, {src},
-                                   1, first->loop_ids, p->name);
+      const ir::Load tag{inner_broadcast ? 1 : lanes, 0, arg_type(lir, p->data_index)};
+      auto& load = lir.insert_node(lir.find(*first), tag, {src}, 1, first->loop_ids, p->name);
       load.data_index = p->data_index;
       load.out_desc(0).shape = p->out_desc(0).shape;
       std::vector<ir::Operand<T>*> uses;
@@ -52,13 +53,19 @@ struct InsertLoadStore {
               "output '" + r->name +
                   "' does not depend on any input; compute constants outside "
                   "the subgraph");
-      auto& store = lir.insert_node(std::next(lir.find(producer)), ir::Store{lanes},
+      auto& store = lir.insert_node(std::next(lir.find(producer)),
+                                    ir::Store{lanes, 0, arg_type(lir, r->data_index)},
                                     {&r->input_connector(0)}, 1, producer.loop_ids, r->name);
       store.data_index = r->data_index;
       store.out_desc(0).shape = r->in_desc(0).shape;
       r->input(0).set(&store.output(0));
     }
     return Preserved::none;
+  }
+
+  /// f32 for a LIR built without element types (hand-made LIRs in tests).
+  template <class T> static ElementType arg_type(const ir::LinearIR<T>& lir, std::size_t index) {
+    return index < lir.arg_types.size() ? lir.arg_types[index] : ElementType::f32;
   }
 };
 
