@@ -16,12 +16,12 @@ template <class T> bool is_memory_access(const ir::Expression<T>& e) {
   return std::holds_alternative<ir::Load>(e.op) || std::holds_alternative<ir::Store>(e.op) ||
          std::holds_alternative<ir::BroadcastLoad>(e.op);
 }
-/// The element type in memory of a Load, Store or BroadcastLoad.
+/// The element type in memory of a Load, Store or BroadcastLoad; f32 for any other expression
+/// (an access to memory the kernel owns holds f32).
 template <class T> ElementType memory_type(const ir::Expression<T>& e) {
   if (const auto* l = std::get_if<ir::Load>(&e.op)) return l->type;
   if (const auto* s = std::get_if<ir::Store>(&e.op)) return s->type;
   if (const auto* b = std::get_if<ir::BroadcastLoad>(&e.op)) return b->type;
-  SNIPPETS_ASSERT(false) << e.op_name() << " is not a memory access";
   return ElementType::f32;
 }
 /// Expressions that run once per element and so belong inside the loops.
