@@ -60,6 +60,9 @@ struct CompileOptions {
   /// Outputs of at least this many bytes also get a variant with non-temporal stores, used
   /// when the output buffers are vector-aligned (0: never).
   std::int64_t streaming_threshold_bytes = std::int64_t{16} << 20;
+  /// bf16 outputs of AVX-512 kernels use VCVTNEPS2BF16 when the host has AVX512_BF16 (false:
+  /// integer rounding everywhere; the bits are the same, tests compare the two).
+  bool native_bf16 = true;
   bool verify = false; // run the LIR verifier after every pass
   /// Buffers between the loops of a row-by-row kernel (reductions, Softmax) share memory and
   /// data pointers where they can; false gives each its own (debugging, AllocateBuffers).
@@ -115,6 +118,22 @@ template <class T> void check_dynamic_body(const ir::Graph<T>& body) {
                 "(transpose outside the subgraph, or give static shapes)");
 }
 
+/// Kernels read an i32 input as the f32 nearest to it (exact up to 2^24), which is what a
+/// Convert to f32, f16, i8, u8 or boolean needs. A copy or a Convert to i32 or bf16 (two
+/// roundings) would not match the input's exact value.
+template <class T> void check_i32_input(const ir::Graph<T>& body, const ir::Node<T>& p) {
+  for (const ir::Use& u : p.users[0]) {
+    const ir::Node<T>& user = body.node(u.node);
+    const auto* c = std::get_if<ir::Convert>(&user.op);
+    if (c && c->to != ElementType::i32 && c->to != ElementType::bf16) continue;
+    raise("snippets.compile.unsupported_type",
+          p.describe() + " is i32 and feeds " + user.describe() +
+              "; kernels read i32 inputs as f32 (exact up to 2^24), so inside a kernel an i32 "
+              "input may only be converted to f32, f16, i8, u8 or boolean (copy it or convert it "
+              "to i32 or bf16 outside the subgraph)");
+  }
+}
+
 template <class T> void check_body(const ir::Graph<T>& body) {
   if (static_cast<int>(body.parameters().size() + body.results().size()) >
       T::data_pointer_registers)
@@ -152,10 +171,16 @@ template <class T> void check_body(const ir::Graph<T>& body) {
         n.op);
     const bool io = ir::is<ir::Parameter>(n.op) || ir::is<ir::Result>(n.op);
     const auto& t = ir::is<ir::Result>(n.op) ? body.type(n.inputs[0]) : n.outputs.at(0);
-    if (io && !backend_io_type_supported<T>(t.type))
+    if (io && !backend_io_type_supported<T>(t.type)) {
+      std::string types;
+      for (ElementType e : all_element_types)
+        if (backend_io_type_supported<T>(e))
+          types += (types.empty() ? "" : ", ") + std::string(to_string(e));
       raise("snippets.compile.unsupported_type",
             n.describe() + " is " + t.to_string() + "; " + std::string(T::name) +
-                " kernels take f32 inputs and outputs (add a Convert outside the subgraph)");
+                " kernels read and write " + types + " (add a Convert outside the subgraph)");
+    }
+    if (ir::is<ir::Parameter>(n.op) && t.type == ElementType::i32) check_i32_input(body, n);
     // kernels compute in f32: an integer value may only be converted, never computed on
     if (io || ir::is<ir::Convert>(n.op)) continue;
     auto computable = [](ElementType e) {
@@ -174,6 +199,9 @@ template <class T> void check_body(const ir::Graph<T>& body) {
 template <class T> int reserved_registers(ir::LinearIR<T>& lir, x64::Isa isa) {
   // AVX2 tails need one for their mask; a dynamic tail computes its mask in one
   int n = isa == x64::Isa::avx2 || lir.dynamic ? 1 : 0;
+  // a converting store works in two (x64/memory_access.hpp)
+  for (std::size_t a = lir.num_inputs; a < lir.arg_types.size(); ++a)
+    if (lir.arg_types[a] != ElementType::f32) n = std::max(n, x64::converting_store_scratch);
   for (auto& e : lir)
     std::visit(
         [&](const auto& tag) {
@@ -244,9 +272,14 @@ KernelSignature describe(const ir::Graph<T>& body, const ir::Graph<T>& canonical
     if (!passes::holds_io(*e)) continue;
     const bool in = std::holds_alternative<ir::Parameter>(e->op);
     const auto& shape = in ? e->out_desc(0).shape : e->in_desc(0).shape;
-    if (!lir.dynamic) sig.outer_stride_bytes[e->data_index] = passes::stride_along(shape, 0) * 4;
+    const auto bytes = static_cast<std::int64_t>(size_of(lir.arg_types.at(e->data_index)));
+    if (!lir.dynamic)
+      sig.outer_stride_bytes[e->data_index] = passes::stride_along(shape, 0) * bytes;
     dyn.args[e->data_index] = shape;
   }
+  dyn.element_bytes.resize(lir.num_inputs + lir.num_outputs);
+  for (std::size_t a = 0; a < dyn.element_bytes.size(); ++a)
+    dyn.element_bytes[a] = static_cast<std::int64_t>(size_of(lir.arg_types.at(a)));
   if (lir.dynamic) {
     for (const auto& t : sig.inputs) dyn.own_rank.push_back(t.shape.rank());
     for (const auto& t : sig.outputs) dyn.own_rank.push_back(t.shape.rank());
@@ -258,9 +291,12 @@ KernelSignature describe(const ir::Graph<T>& body, const ir::Graph<T>& canonical
 }
 
 /// Streaming stores pay off once the outputs are much larger than the caches, and need every
-/// full-vector store aligned: rows must be whole vectors (or the domain flat).
+/// full-vector store aligned: rows must be whole vectors (or the domain flat). Only f32 outputs
+/// are written with them (a converting store writes part of a vector).
 inline bool use_streaming(const KernelSignature& sig, std::int64_t threshold_bytes) {
   if (threshold_bytes <= 0) return false;
+  for (const auto& o : sig.outputs)
+    if (o.type != ElementType::f32) return false;
   if (sig.dynamic) return true; // run() decides per shape
   std::int64_t elements = 1;
   for (Dim d : sig.domain) elements *= d;
@@ -311,6 +347,7 @@ Lowered<T> lower_canonical(const ir::Graph<T>& body, x64::Isa isa, const Compile
                            debug::PassDumper& dumper, StageClock& clock) {
   detail::check_body(body);
   ir::LinearIR<T> lir = passes::convert_to_linear_ir(body);
+  lir.native_bf16 = opt.native_bf16 && x64::host_has_avx512_bf16() && isa == x64::Isa::avx512;
   passes::PassContext<T> ctx;
   ctx.verify = opt.verify;
   ctx.config.lanes = x64::lanes(isa);

@@ -314,6 +314,8 @@ public:
   std::vector<Dim> domain;
   /// Kernel arguments: the Parameters' data pointers, then the Results'.
   std::size_t num_inputs = 0, num_outputs = 0;
+  /// The element type in memory of each kernel argument (by data_index; registers hold f32).
+  std::vector<ElementType> arg_types;
   /// Vector-sized stack slots the kernel reserves for spilled values.
   std::size_t spill_slots = 0;
   /// 8-byte stack slots for loop counters that did not get a register.
@@ -328,6 +330,9 @@ public:
   /// and the scratch bytes each thread needs.
   std::size_t buffer_pointers = 0;
   std::int64_t scratch_bytes = 0;
+  /// The target may use its own bf16 conversion instructions (x64: AVX512_BF16's
+  /// VCVTNEPS2BF16); false: exact integer rounding. Both give the same bits.
+  bool native_bf16 = false;
 
 private:
   ExprList exprs_;

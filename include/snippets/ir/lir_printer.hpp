@@ -56,6 +56,9 @@ void print_expression(std::ostream& os, const Expression<T>& e, const LirPrintOp
           os << " x" << (tag.count == runtime_count ? std::string("?") : std::to_string(tag.count));
         if constexpr (requires { tag.offset; })
           if (tag.offset) os << " @" << tag.offset;
+        if constexpr (std::is_same_v<Tag, Load> || std::is_same_v<Tag, Store> ||
+                      std::is_same_v<Tag, BroadcastLoad>)
+          if (tag.type != ElementType::f32) os << ' ' << snippets::to_string(tag.type);
         if constexpr (std::is_same_v<Tag, LoopBegin> || std::is_same_v<Tag, LoopEnd>)
           os << " #" << tag.loop_id;
         if constexpr (std::is_same_v<Tag, Spill> || std::is_same_v<Tag, Reload>)

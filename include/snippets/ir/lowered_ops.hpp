@@ -7,6 +7,10 @@
 //    `count == runtime_count`: the masked tail of a dynamic loop, whose element count is the
 //    loop counter's value at run time.
 //  - BroadcastLoad: load one element (at `offset`) and fill a vector register with it.
+//  - `type` (Load, Store, BroadcastLoad): the element type in memory. Registers always hold
+//    f32: a load converts to f32 exactly (i32 rounds to nearest), a store converts from f32
+//    as Convert does (ir/op_tags.hpp: round to nearest even; integers truncate and saturate,
+//    NaN -> 0). `offset` counts elements of this type.
 //  - BroadcastMove: fill a vector register with lane 0 of another.
 //  - LoopBegin / LoopEnd: the bounds of loop `loop_id` (see LoopManager); LoopEnd takes the
 //    data pointers the loop advances as inputs.
@@ -40,9 +44,11 @@ namespace snippets::ir {
     Members bool operator==(const Name&) const = default;                                          \
   }
 
-SNIPPETS_LOWERED_TAG(Load, std::int64_t count = 0; std::int64_t offset = 0;);
-SNIPPETS_LOWERED_TAG(Store, std::int64_t count = 0; std::int64_t offset = 0;);
-SNIPPETS_LOWERED_TAG(BroadcastLoad, std::int64_t offset = 0;);
+SNIPPETS_LOWERED_TAG(Load, std::int64_t count = 0; std::int64_t offset = 0;
+                     ElementType type = ElementType::f32;);
+SNIPPETS_LOWERED_TAG(Store, std::int64_t count = 0; std::int64_t offset = 0;
+                     ElementType type = ElementType::f32;);
+SNIPPETS_LOWERED_TAG(BroadcastLoad, std::int64_t offset = 0; ElementType type = ElementType::f32;);
 SNIPPETS_LOWERED_TAG(BroadcastMove, );
 SNIPPETS_LOWERED_TAG(LoopBegin, std::size_t loop_id = 0;);
 SNIPPETS_LOWERED_TAG(LoopEnd, std::size_t loop_id = 0;);

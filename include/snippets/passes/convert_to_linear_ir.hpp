@@ -7,7 +7,10 @@
 //    the LIR is marked `dynamic` and its domain holds `dynamic` where the extent is unknown;
 //  - @post Parameters come first (data_index = parameter position), then Scalars, then the
 //    computation in topological order, then Results (data_index = num_inputs + position);
-//    every port shape is right-aligned to the domain rank with leading 1s.
+//    every port shape is right-aligned to the domain rank with leading 1s;
+//  - @post `arg_types` holds each Parameter's and Result's element type. Kernels hold every
+//    value as an f32, so a Convert to f32 is the identity there and is not lowered, and a
+//    Convert whose only users are Results is left to their Stores, which convert the same way.
 // It runs after the data-flow passes (default_pipelines.hpp: DefaultDataFlow), so constants
 // are Scalars by now; a Constant left over holds different values and cannot be in a kernel.
 #pragma once
@@ -27,6 +30,17 @@ inline std::vector<Dim> align_rank(const Shape& s, std::size_t rank) {
   d.insert(d.end(), s.begin(), s.end());
   return d;
 }
+/// A Convert the LIR does without: to f32 (values are f32 in registers), or to the type of
+/// the Results that are its only users (their Stores convert; boolean is not stored).
+template <class T> bool folds_into_memory(const ir::Graph<T>& body, const ir::Node<T>& n) {
+  const ElementType to = std::get<ir::Convert>(n.op).to;
+  if (to == ElementType::f32) return true;
+  if (to == ElementType::boolean || n.users.empty() || n.users[0].empty()) return false;
+  for (const ir::Use& u : n.users[0])
+    if (!ir::is<ir::Result>(body.node(u.node).op)) return false;
+  return true;
+}
+
 } // namespace detail
 
 template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T>& body) {
@@ -75,10 +89,13 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T>& body
   for (std::size_t i = 0; i < params.size(); ++i) {
     const auto& n = body.node(params[i]);
     lir.dynamic = lir.dynamic || !n.outputs[0].shape.is_static();
+    lir.arg_types.push_back(n.outputs[0].type);
     std::visit([&](const auto& tag) { add(n, tag, {}, i); }, n.op);
   }
   lir.num_inputs = params.size();
   lir.num_outputs = body.results().size();
+  for (ir::NodeId r : body.results())
+    lir.arg_types.push_back(body.type(body.node(r).inputs[0]).type);
 
   const auto order = body.topological_order();
   // Scalars first: they are loop invariant and live in registers for the whole kernel.
@@ -97,6 +114,10 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T>& body
       continue;
     std::vector<ir::PortConnector<T>*> in;
     for (const ir::Output& o : n.inputs) in.push_back(value_of.at({o.node, o.port}));
+    if (const auto* c = std::get_if<ir::Convert>(&n.op); c && detail::folds_into_memory(body, n)) {
+      value_of[{n.id, 0}] = in[0];
+      continue;
+    }
     if (ir::is<ir::Result>(n.op)) {
       add(n, ir::Result{}, in, lir.num_inputs + result_index.at(id));
       continue;

@@ -30,6 +30,7 @@ struct InitLoops {
         ir::LoopPort port;
         port.expr = e.get();
         port.data_index = e->data_index;
+        port.element_size = static_cast<std::int64_t>(size_of(memory_type(*e)));
         if (lir.dynamic && info.dim + 1 < lir.domain.size()) {
           port.runtime = true;
         } else {

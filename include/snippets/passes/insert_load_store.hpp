@@ -8,7 +8,8 @@
 // right after the producer of its value, in the producer's loops (one element for a value of
 // one element per row); a value that reaches a Result without any computation (the input
 // itself) gets a Load first.
-// Memory-access expressions carry the kernel argument (or buffer) index in `data_index`.
+// Memory-access expressions carry the kernel argument (or buffer) index in `data_index` and
+// its element type in memory (LinearIR::arg_types; Buffers hold f32) as their `type`.
 #pragma once
 
 #include <map>
@@ -58,8 +59,8 @@ struct InsertLoadStore {
         if (first->loop_ids.empty()) first->loop_ids = MarkLoops::make_nest(lir, ctx.config);
         const bool one = (p->out_desc(0).shape.back() == 1 && lir.domain.back() != 1) ||
                          first->loop_ids.size() < rank;
-        auto& load = lir.insert_node(lir.find(*first), ir::Load{one ? 1 : lanes}, {&out}, 1,
-                                     first->loop_ids, p->name);
+        const ir::Load tag{one ? 1 : lanes, 0, arg_type(lir, p->data_index)};
+        auto& load = lir.insert_node(lir.find(*first), tag, {&out}, 1, first->loop_ids, p->name);
         load.data_index = p->data_index;
         load.out_desc(0).shape = p->out_desc(0).shape;
         for (auto* u : uses) u->set(&load.output(0));
@@ -73,7 +74,8 @@ struct InsertLoadStore {
                   "' does not depend on any input; compute constants outside "
                   "the subgraph");
       const bool one = producer.loop_ids.size() < rank;
-      auto& store = lir.insert_node(std::next(lir.find(producer)), ir::Store{one ? 1 : lanes},
+      auto& store = lir.insert_node(std::next(lir.find(producer)),
+                                    ir::Store{one ? 1 : lanes, 0, arg_type(lir, r->data_index)},
                                     {&r->input_connector(0)}, 1, producer.loop_ids, r->name);
       store.data_index = r->data_index;
       store.out_desc(0).shape =
@@ -81,6 +83,11 @@ struct InsertLoadStore {
       r->input(0).set(&store.output(0));
     }
     return Preserved::none;
+  }
+
+  /// f32 for a Buffer, or for a LIR built without element types (hand-made LIRs in tests).
+  template <class T> static ElementType arg_type(const ir::LinearIR<T>& lir, std::size_t index) {
+    return index < lir.arg_types.size() ? lir.arg_types[index] : ElementType::f32;
   }
 };
 

@@ -16,6 +16,14 @@ template <class T> bool is_memory_access(const ir::Expression<T>& e) {
   return std::holds_alternative<ir::Load>(e.op) || std::holds_alternative<ir::Store>(e.op) ||
          std::holds_alternative<ir::BroadcastLoad>(e.op);
 }
+/// The element type in memory of a Load, Store or BroadcastLoad; f32 for any other expression
+/// (an access to memory the kernel owns holds f32).
+template <class T> ElementType memory_type(const ir::Expression<T>& e) {
+  if (const auto* l = std::get_if<ir::Load>(&e.op)) return l->type;
+  if (const auto* s = std::get_if<ir::Store>(&e.op)) return s->type;
+  if (const auto* b = std::get_if<ir::BroadcastLoad>(&e.op)) return b->type;
+  return ElementType::f32;
+}
 /// Expressions that run once per element and so belong inside the loops.
 template <class T> bool is_loop_body(const ir::Expression<T>& e) {
   return !holds_io(e) && !is_loop_marker(e) && !std::holds_alternative<ir::Scalar>(e.op) &&

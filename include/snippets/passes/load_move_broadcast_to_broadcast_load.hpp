@@ -25,8 +25,9 @@ struct LoadMoveBroadcastToBroadcastLoad {
     for (auto* load : loads) {
       std::vector<ir::Expression<T>*> moves;
       for (auto& use : load->output(0).consumers()) moves.push_back(&use.owner());
-      auto& bl = lir.insert_node(lir.find(*load), ir::BroadcastLoad{}, {&load->input_connector(0)},
-                                 1, load->loop_ids, load->name);
+      auto& bl =
+          lir.insert_node(lir.find(*load), ir::BroadcastLoad{0, std::get<ir::Load>(load->op).type},
+                          {&load->input_connector(0)}, 1, load->loop_ids, load->name);
       bl.data_index = load->data_index;
       bl.out_desc(0).shape = moves.front()->out_desc(0).shape;
       for (auto* m : moves) {

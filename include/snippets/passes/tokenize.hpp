@@ -17,7 +17,9 @@
 //  - every output of a Subgraph has the same static shape (the kernel's scheduling domain; a
 //    stricter form of "broadcast-compatible": each output element is stored exactly once);
 //  - inputs and outputs have element types the backend reads and writes
-//    (backend_io_type_supported<T>), inner values are f32 or boolean (Convert may change type);
+//    (backend_io_type_supported<T>); ops compute on f32, f16, bf16, i8, u8 or boolean values
+//    (AlignElementTypes computes the narrow ones in f32 and keeps their rounding), and i32
+//    values only go through a Convert (not to i32 or bf16: a kernel reads i32 as f32);
 //  - nodes marked SkippedByPlugin, Opaque nodes and existing Subgraphs are never taken.
 // The result graph keeps the model's Parameters and Results in order, so inputs and outputs
 // map one to one; each Subgraph is named after its last op and lists the ops it absorbed.
@@ -32,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "snippets/passes/align_element_types.hpp"
 #include "snippets/passes/data_flow.hpp"
 #include "snippets/passes/decompose_softmax.hpp"
 
@@ -51,14 +54,25 @@ template <class T> bool is_scalar_constant(const ir::Node<T>& n) {
   return uniform_value<T>(n.op).has_value();
 }
 
-/// The default answer: an op the backend fuses with these attributes, on static f32/boolean
-/// values. Power counts when its exponent is a scalar constant (it becomes PowerStatic).
+/// The default answer: an op the backend fuses with these attributes, on static values of the
+/// types in the file comment. Power counts when its exponent is a scalar constant (it becomes
+/// PowerStatic).
 template <class T> bool backend_can_fuse(const ir::Graph<T>& g, const ir::Node<T>& n) {
   for (const auto& t : n.outputs)
     if (!t.shape.is_static()) return false;
-  const bool convert = ir::is<ir::Convert>(n.op);
+  const auto* convert = std::get_if<ir::Convert>(&n.op);
+  if (convert && (convert->to == ElementType::i32 || convert->to == ElementType::bf16))
+    for (const ir::Output& o : n.inputs)
+      if (g.type(o).type == ElementType::i32) return false;
+  const bool exact_on_bytes = std::visit(
+      [](const auto& tag) {
+        return passes::detail::exact_on_small_integers<std::decay_t<decltype(tag)>>;
+      },
+      n.op);
   auto type_ok = [&](ElementType t) {
-    return convert || t == ElementType::f32 || t == ElementType::boolean;
+    if (convert) return true;
+    if (t == ElementType::i8 || t == ElementType::u8) return exact_on_bytes;
+    return t != ElementType::i32;
   };
   for (const ir::Output& o : n.inputs)
     if (!type_ok(g.type(o).type)) return false;

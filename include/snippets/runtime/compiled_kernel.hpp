@@ -213,7 +213,7 @@ public:
       x64::CallArgs args{};
       for (std::size_t a = 0; a < n_in + n_out; ++a) {
         const auto* base = static_cast<const char*>(a < n_in ? in[a] : out[a - n_in]);
-        args.data[a] = base + c.begin * cfg.stride(a, cfg.split) * std::int64_t(sizeof(float));
+        args.data[a] = base + c.begin * cfg.stride(a, cfg.split) * sig_.dynamic->element_bytes[a];
       }
       for (std::size_t d = 0; d < cfg.rank; ++d) args.work[d] = cfg.domain[d];
       args.work[cfg.split] = c.count;

@@ -7,9 +7,9 @@
 // The key is everything that changes the generated code: the body's structure (op tags with
 // their attributes bit for bit, edges, element types, shapes, input layouts; not node names),
 // the backend traits and pipeline types, the resolved ISA (so SNIPPETS_MAX_ISA is in it) and
-// the CompileOptions that reach emission (fma, unroll, streaming threshold, buffer
-// planning). It is kept in
-// full, not only its hash, so two bodies never share a kernel by a hash collision.
+// the CompileOptions that reach emission (fma, unroll, native_bf16, streaming threshold, buffer
+// planning). It is kept in full, not only its hash, so two bodies never share a kernel by a
+// hash collision.
 // Invariants:
 //  - thread-safe; a key is compiled once even when many threads ask for it at the same time
 //    (the others wait for that compilation and count as hits);
@@ -186,6 +186,7 @@ std::string kernel_cache_key(const ir::Graph<T>& body, const CompileOptions& opt
   key.append("|fma=").append(opt.fma ? "1" : "0");
   key.append("|unroll=").append(std::to_string(opt.unroll));
   key.append("|buffers=").append(opt.optimize_buffers ? "1" : "0");
+  key.append("|bf16=").append(opt.native_bf16 ? "1" : "0");
   key.append("|nt=").append(std::to_string(opt.streaming_threshold_bytes)).append("\n");
   detail::append_body(key, body);
   return key;

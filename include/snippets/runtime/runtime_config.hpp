@@ -12,8 +12,9 @@
 //    does a merge make an input broadcast along the innermost dimension that was not before.
 //    Full inputs of [1,3,10,10] run as [1,1,1,300]: one innermost loop of 300.
 //  - table: for each outer dimension d < R-1 and argument a, the bytes loop d advances a's
-//    pointer per iteration: a's stride along d minus what the loop inside it moved (D[d+1]
-//    times the stride along d+1; for the innermost loop, the whole vectors it walked);
+//    pointer per iteration (elements times a's element size): a's stride along d minus what the
+//    loop inside it moved (D[d+1] times the stride along d+1; for the innermost loop, the whole
+//    vectors it walked);
 //  - split: the outermost dimension of extent > 1, which the executor divides among threads;
 //  - variant: the inputs whose innermost extent is 1 while the domain's is not, and which the
 //    kernel was compiled to read as full vectors (their innermost dimension was dynamic). Such
@@ -38,7 +39,8 @@ struct DynamicLayout {
   /// Each argument's compiled shape right-aligned to the domain rank (leading 1s; `dynamic`
   /// where unknown): inputs, then outputs.
   std::vector<std::vector<Dim>> args;
-  std::vector<std::size_t> own_rank; // each argument's rank before alignment
+  std::vector<std::size_t> own_rank;       // each argument's rank before alignment
+  std::vector<std::int64_t> element_bytes; // each argument's element size in memory
   std::size_t inputs = 0;
   std::int64_t lanes = 8; // elements per vector
   std::int64_t step = 32; // elements per main-loop iteration (lanes times unroll)
@@ -172,7 +174,7 @@ void configure(const DynamicLayout& layout, ShapeOf&& shape_of, RuntimeConfig& c
     for (std::size_t a = 0; a < A; ++a) {
       const std::int64_t inner =
           d + 1 < r ? c.domain[d + 1] * c.stride(a, d + 1) : walked * c.stride(a, r);
-      c.table[d * A + a] = (c.stride(a, d) - inner) * std::int64_t(sizeof(float));
+      c.table[d * A + a] = (c.stride(a, d) - inner) * layout.element_bytes[a];
     }
 }
 

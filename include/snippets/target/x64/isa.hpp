@@ -44,6 +44,12 @@ inline bool cpu_supports(Isa isa) {
          cpu.has(C::tAVX512VL);
 }
 
+/// True when the CPU has AVX512_BF16 (VCVTNEPS2BF16); a run-time refinement of avx512.
+inline bool host_has_avx512_bf16() {
+  static const bool has = Xbyak::util::Cpu().has(Xbyak::util::Cpu::tAVX512_BF16);
+  return has;
+}
+
 /// The SNIPPETS_MAX_ISA cap, read once; nothing when it is unset.
 /// @throws [snippets.isa.bad_env] when it names no ISA.
 inline std::optional<Isa> isa_cap() {

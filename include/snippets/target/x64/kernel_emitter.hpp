@@ -7,6 +7,8 @@
 // pointers, emits every expression in order, and appends the constant table.
 // Tails: AVX-512 loads/stores use opmask k1 (zeroing loads, fault-suppressed), AVX2 uses
 // VMASKMOVPS with a mask from the constant table; neither touches memory past a tensor.
+// Arguments of other element types than f32 are converted as they are loaded and stored
+// (memory_access.hpp); registers always hold f32.
 // Dynamic kernels (LinearIR::dynamic) read each loop's work amount from CallArgs::work, add
 // outer-loop pointer increments from the run-time configuration (CallArgs::config), and build
 // the masked tail's mask from the remaining count at run time (kept in a stack slot).
@@ -38,6 +40,7 @@
 #include "snippets/target/x64/emitters/emitter.hpp"
 #include "snippets/target/x64/emitters/reduce.hpp"
 #include "snippets/target/x64/isa.hpp"
+#include "snippets/target/x64/memory_access.hpp"
 
 namespace snippets::x64 {
 
@@ -169,7 +172,16 @@ private:
   }
   /// The memory `e` accesses: its argument's pointer plus the access's element offset.
   Xbyak::Address data_ptr(const E& e, std::int64_t offset) const {
-    return h_.ptr[data_.at(e.data_index) + static_cast<int>(offset * sizeof(float))];
+    return h_.ptr[data_at(e, offset)];
+  }
+  Xbyak::RegExp data_at(const E& e, std::int64_t offset) const {
+    const auto bytes = static_cast<std::int64_t>(size_of(passes::memory_type(e)));
+    return data_.at(e.data_index) + static_cast<int>(offset * bytes);
+  }
+  /// Loads and stores of other element types than f32.
+  MemoryAccess<Vmm> converting() {
+    return MemoryAccess<Vmm>(h_, consts_, scratch_, lir_.native_bf16,
+                             Xbyak::util::rsp + static_cast<int>(mask_slot()));
   }
 
   /// k1 (AVX-512) or the AVX2 mask register enables the first `count` lanes.
@@ -218,8 +230,11 @@ private:
     return count == ir::runtime_count ? load_runtime_mask() : set_tail_mask(count);
   }
 
-  void emit_load(const E& e, std::int64_t count, std::int64_t offset) {
+  void emit_load(const E& e, std::int64_t count, std::int64_t offset, ElementType type) {
     const Vmm dst = vmm(e.out_desc(0).reg);
+    if (type != ElementType::f32)
+      return converting().load(dst, data_at(e, offset), type, count,
+                               [&] { return tail_mask(count); });
     if (count == lanes_)
       h_.vmovups(dst, data_ptr(e, offset));
     else if (count == 1)
@@ -232,9 +247,12 @@ private:
     }
   }
 
-  void emit_store(const E& e, std::int64_t count, std::int64_t offset) {
+  void emit_store(const E& e, std::int64_t count, std::int64_t offset, ElementType type) {
     const Vmm src = vmm(e.in_desc(0).reg);
     const bool output = e.data_index < lir_.num_inputs + lir_.num_outputs; // not a Buffer
+    if (type != ElementType::f32)
+      return converting().store(data_at(e, offset), src, type, count,
+                                [&] { return tail_mask(count); });
     if (count == lanes_ && streaming_ && output)
       h_.vmovntps(data_ptr(e, offset), src);
     else if (count == lanes_)
@@ -354,11 +372,14 @@ private:
           } else if constexpr (std::is_same_v<Tag, ir::Scalar>) {
             h_.vmovups(vmm(e.out_desc(0).reg), consts_.value(static_cast<float>(tag.value)));
           } else if constexpr (std::is_same_v<Tag, ir::Load>) {
-            emit_load(e, tag.count, tag.offset);
+            emit_load(e, tag.count, tag.offset, tag.type);
           } else if constexpr (std::is_same_v<Tag, ir::Store>) {
-            emit_store(e, tag.count, tag.offset);
+            emit_store(e, tag.count, tag.offset, tag.type);
           } else if constexpr (std::is_same_v<Tag, ir::BroadcastLoad>) {
-            h_.vbroadcastss(vmm(e.out_desc(0).reg), data_ptr(e, tag.offset));
+            if (tag.type == ElementType::f32)
+              h_.vbroadcastss(vmm(e.out_desc(0).reg), data_ptr(e, tag.offset));
+            else
+              converting().broadcast_load(vmm(e.out_desc(0).reg), data_at(e, tag.offset), tag.type);
           } else if constexpr (std::is_same_v<Tag, ir::BroadcastMove>) {
             h_.vbroadcastss(vmm(e.out_desc(0).reg), Xbyak::Xmm(vmm(e.in_desc(0).reg).getIdx()));
           } else if constexpr (std::is_same_v<Tag, ir::Spill>) {
@@ -480,14 +501,22 @@ private:
             os << "kernel argument (no code)";
           else if constexpr (std::is_same_v<Tag, ir::Scalar>)
             os << "scalar: vmovups from the constant table";
-          else if constexpr (std::is_same_v<Tag, ir::Load>) {
-            os << "load: ";
-            access(tag.count, false);
-          } else if constexpr (std::is_same_v<Tag, ir::Store>) {
-            os << "store: ";
-            access(tag.count, true);
+          else if constexpr (std::is_same_v<Tag, ir::Load> || std::is_same_v<Tag, ir::Store>) {
+            constexpr bool store = std::is_same_v<Tag, ir::Store>;
+            os << (store ? "store: " : "load: ");
+            if (tag.type == ElementType::f32)
+              access(tag.count, store);
+            else
+              os << (store ? "f32 -> " : "") << snippets::to_string(tag.type)
+                 << (store ? "" : " -> f32") << ", "
+                 << (tag.count == ir::runtime_count ? std::string("remaining")
+                                                    : std::to_string(tag.count))
+                 << " lanes (memory_access.hpp)";
           } else if constexpr (std::is_same_v<Tag, ir::BroadcastLoad>)
-            os << "broadcast load: vbroadcastss from memory";
+            os << "broadcast load: "
+               << (tag.type == ElementType::f32
+                       ? "vbroadcastss from memory"
+                       : std::string(snippets::to_string(tag.type)) + " -> f32, vbroadcastss");
           else if constexpr (std::is_same_v<Tag, ir::BroadcastMove>)
             os << "broadcast move: vbroadcastss from lane 0";
           else if constexpr (std::is_same_v<Tag, ir::Spill> || std::is_same_v<Tag, ir::Reload>)

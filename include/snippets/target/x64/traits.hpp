@@ -45,7 +45,8 @@ struct Traits {
       return emitter_supports(op);
   }
   /// Element types a kernel reads and writes (optional hook; f32 when a traits type omits it).
-  static bool io_type_supported(ElementType t) { return t == ElementType::f32; }
+  /// Loads and stores convert to and from f32 (memory_access.hpp); boolean is not stored.
+  static bool io_type_supported(ElementType t) { return t != ElementType::boolean; }
 };
 
 static_assert(check_backend_traits<Traits>());

@@ -1,0 +1,356 @@
+// snippets/target/x64/memory_access.hpp: loads and stores of kernel arguments whose element
+// type is not f32 (the kernel emitter keeps its own f32 code).
+//
+// Registers always hold f32. Loads convert exactly: bf16 is shifted into the top half of a
+// dword, f16 goes through VCVTPH2PS (F16C), i8/u8 are sign/zero-extended and i32 is converted
+// with VCVTDQ2PS (round to nearest). Stores convert as Convert does (ir/op_tags.hpp): f16 with
+// VCVTPS2PH (round to nearest even), bf16 with VCVTNEPS2BF16 when the LIR allows it
+// (LinearIR::native_bf16; that instruction flushes subnormals, so subnormal lanes are redone
+// with integers) or with integer round-to-nearest-even, NaN staying a quiet NaN; i32/i8/u8
+// truncate toward zero, saturate, and write 0 for NaN.
+// Partial vectors never touch memory past the tensor:
+//  - AVX-512: the caller's opmask k1 masks every access (fault suppression), whatever the
+//    element size;
+//  - AVX2, 4-byte elements: VMASKMOVPS with the caller's mask register;
+//  - AVX2, 1- and 2-byte elements: a known count moves in 8/4/2/1-byte pieces (VMOVQ, VPINSRx,
+//    VPEXTRx); a count known only at run time moves element by element, each one guarded by
+//    its lane of the tail mask the kernel keeps in its frame.
+// One element (count 1) goes through eax. Stores need converting_store_scratch vector
+// registers (the first is the AVX2 mask register, used only after the conversion) and k2.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include <xbyak/xbyak.h>
+
+#include "snippets/ir/element_type.hpp"
+#include "snippets/ir/lowered_ops.hpp"
+#include "snippets/target/x64/constant_table.hpp"
+
+namespace snippets::x64 {
+
+/// Vector scratch registers a converting store uses.
+inline constexpr int converting_store_scratch = 2;
+
+template <class Vmm> class MemoryAccess {
+public:
+  static constexpr bool avx512 = std::is_same_v<Vmm, Xbyak::Zmm>;
+  static constexpr int lanes = avx512 ? 16 : 8;
+
+  /// `scratch`: at least converting_store_scratch registers (stores only). `mask_lane(i)`:
+  /// AVX2 dynamic tails, the frame dword that is nonzero when lane i is active.
+  MemoryAccess(Xbyak::CodeGenerator& h, ConstantTable& consts, std::span<const Vmm> scratch,
+               bool native_bf16, Xbyak::RegExp runtime_mask)
+      : h_(h), consts_(consts), scratch_(scratch), native_bf16_(native_bf16),
+        runtime_mask_(runtime_mask) {}
+
+  /// dst = `count` elements of type `t` at `at`, as f32 (lanes past `count` are unspecified).
+  /// `mask()` sets k1 (AVX-512) or returns the AVX2 mask register for a partial vector.
+  template <class MaskFn>
+  void load(Vmm dst, Xbyak::RegExp at, ElementType t, std::int64_t count, MaskFn&& mask) {
+    if (count == 1) return load_one(dst, at, t);
+    const Xbyak::Xmm x(dst.getIdx());
+    if (count == lanes) {
+      load_full(dst, h_.ptr[at], t);
+    } else if constexpr (avx512) {
+      mask();
+      load_full(dst | Xbyak::Opmask(1) | Xbyak::util::T_z, h_.ptr[at], t);
+    } else if (t == ElementType::i32) {
+      h_.vmaskmovps(dst, mask(), h_.ptr[at]);
+      h_.vcvtdq2ps(dst, dst);
+    } else {
+      gather_bytes(x, at, t, count);
+      widen(dst, x, t);
+    }
+  }
+
+  /// dst = the element of type `t` at `at`, as f32 in every lane.
+  void broadcast_load(Vmm dst, Xbyak::RegExp at, ElementType t) {
+    load_one(dst, at, t);
+    h_.vbroadcastss(dst, Xbyak::Xmm(dst.getIdx()));
+  }
+
+  /// Writes `count` lanes of `src` (f32) to `at` as type `t`.
+  template <class MaskFn>
+  void store(Xbyak::RegExp at, Vmm src, ElementType t, std::int64_t count, MaskFn&& mask) {
+    using Xbyak::Opmask;
+    const Vmm s0 = scratch_[0], s1 = scratch_[1];
+    const Xbyak::Xmm x0(s0.getIdx()), x1(s1.getIdx());
+    const bool full = count == lanes, one = count == 1;
+    switch (t) {
+    case ElementType::f16:
+      if (avx512 && !one) { // AVX-512: masked by k1 straight to memory
+        if (!full) mask();
+        h_.vcvtps2ph(full ? h_.ptr[at] : h_.ptr[at] | Opmask(1), src, 0x00); // nearest even
+        return;
+      }
+      if (full) return h_.vcvtps2ph(h_.ptr[at], src, 0x00);
+      if (one)
+        h_.vcvtps2ph(x1, Xbyak::Xmm(src.getIdx()), 0x00);
+      else
+        h_.vcvtps2ph(x1, src, 0x00); // AVX2: 8 lanes -> 8 words
+      return scatter_bytes(at, x1, t, count);
+    case ElementType::bf16:
+      if constexpr (avx512) {
+        const Xbyak::Ymm y1(s1.getIdx());
+        to_bf16_words(src);
+        if (one) return h_.vpextrw(h_.ptr[at], x1, 0);
+        if (!full) mask();
+        h_.vmovdqu16(full ? h_.ptr[at] : h_.ptr[at] | Opmask(1), y1);
+      } else {
+        to_bf16_words(src);
+        if (one) return h_.vpextrw(h_.ptr[at], x1, 0);
+        h_.vextracti128(x0, s1, 1);
+        h_.vpackusdw(x1, x1, x0); // the words are at most 0xffff: no saturation
+        if (full) return h_.vmovdqu(h_.ptr[at], x1);
+        scatter_bytes(at, x1, t, count);
+      }
+      return;
+    case ElementType::i32:
+      to_i32(src);
+      if (one) return h_.vmovss(h_.ptr[at], x1);
+      if (full) return h_.vmovups(h_.ptr[at], s1);
+      if constexpr (avx512) {
+        mask();
+        h_.vmovups(h_.ptr[at] | Opmask(1), s1);
+      } else {
+        h_.vmaskmovps(h_.ptr[at], mask(), s1);
+      }
+      return;
+    case ElementType::i8:
+    case ElementType::u8: {
+      const bool u8 = t == ElementType::u8;
+      to_i32(src);
+      if constexpr (avx512) {
+        if (u8) h_.vpmaxsd(s1, s1, consts_.bits(0)); // negative -> 0; VPMOVUSDB saturates 255
+        if (one) {
+          u8 ? h_.vpmovusdb(x0, s1) : h_.vpmovsdb(x0, s1);
+          return h_.vpextrb(h_.ptr[at], x0, 0);
+        }
+        if (!full) mask();
+        const Xbyak::Address m = full ? h_.ptr[at] : h_.ptr[at] | Opmask(1);
+        u8 ? h_.vpmovusdb(m, s1) : h_.vpmovsdb(m, s1);
+      } else {
+        h_.vextracti128(x0, s1, 1);
+        h_.vpackssdw(x1, x1, x0);                                 // i32 -> i16, saturating
+        u8 ? h_.vpackuswb(x1, x1, x1) : h_.vpacksswb(x1, x1, x1); // -> u8 / i8, saturating
+        if (full) return h_.vmovq(h_.ptr[at], x1);
+        scatter_bytes(at, x1, t, count);
+      }
+      return;
+    }
+    default: SNIPPETS_ASSERT(false) << "no converting store to " << to_string(t);
+    }
+  }
+
+private:
+  /// A full-width converting load from memory (Operand: a plain or masked register).
+  template <class Dst> void load_full(const Dst& dst, const Xbyak::Address& m, ElementType t) {
+    const Vmm v(dst.getIdx());
+    switch (t) {
+    case ElementType::bf16:
+      h_.vpmovzxwd(dst, m);
+      h_.vpslld(v, v, 16);
+      return;
+    case ElementType::f16: h_.vcvtph2ps(dst, m); return;
+    case ElementType::i8:
+      h_.vpmovsxbd(dst, m);
+      h_.vcvtdq2ps(v, v);
+      return;
+    case ElementType::u8:
+      h_.vpmovzxbd(dst, m);
+      h_.vcvtdq2ps(v, v);
+      return;
+    case ElementType::i32: h_.vcvtdq2ps(dst, m); return;
+    default: SNIPPETS_ASSERT(false) << "no converting load from " << to_string(t);
+    }
+  }
+
+  /// dst = the packed elements in x (the low bytes), as f32.
+  void widen(Vmm dst, Xbyak::Xmm x, ElementType t) {
+    switch (t) {
+    case ElementType::bf16:
+      h_.vpmovzxwd(dst, x);
+      h_.vpslld(dst, dst, 16);
+      return;
+    case ElementType::f16: h_.vcvtph2ps(dst, x); return;
+    case ElementType::i8:
+      h_.vpmovsxbd(dst, x);
+      h_.vcvtdq2ps(dst, dst);
+      return;
+    case ElementType::u8:
+      h_.vpmovzxbd(dst, x);
+      h_.vcvtdq2ps(dst, dst);
+      return;
+    default: SNIPPETS_ASSERT(false) << "no widening of " << to_string(t);
+    }
+  }
+
+  /// Lane 0 of dst = the element at `at` as f32, through eax (sign or zero extension there).
+  void load_one(Vmm dst, Xbyak::RegExp at, ElementType t) {
+    using Xbyak::util::eax;
+    const Xbyak::Xmm x(dst.getIdx());
+    switch (t) {
+    case ElementType::f32: h_.vmovss(x, h_.dword[at]); return;
+    case ElementType::bf16:
+      h_.movzx(eax, h_.word[at]);
+      h_.shl(eax, 16);
+      h_.vmovd(x, eax);
+      return;
+    case ElementType::f16:
+      h_.movzx(eax, h_.word[at]);
+      h_.vmovd(x, eax);
+      h_.vcvtph2ps(x, x);
+      return;
+    case ElementType::i8: h_.movsx(eax, h_.byte[at]); break;
+    case ElementType::u8: h_.movzx(eax, h_.byte[at]); break;
+    case ElementType::i32: h_.mov(eax, h_.dword[at]); break;
+    default: SNIPPETS_ASSERT(false) << "no load of " << to_string(t);
+    }
+    h_.vmovd(x, eax);
+    h_.vcvtdq2ps(x, x);
+  }
+
+  /// s1 = src truncated to int32, saturated (CVTTPS2DQ gives 0x80000000 out of range and for
+  /// NaN: the lanes >= 2^31 become 0x7fffffff, NaN lanes 0).
+  void to_i32(Vmm src) {
+    const Vmm s0 = scratch_[0], s1 = scratch_[1];
+    constexpr int ge_oq = 0x1d, unord_q = 0x03, ord_q = 0x07;
+    h_.vcvttps2dq(s1, src);
+    if constexpr (avx512) {
+      const Xbyak::Opmask k2(2);
+      h_.vcmpps(k2, src, consts_.value(2147483648.0f), ge_oq);
+      h_.vmovups(s1 | k2, consts_.bits(0x7fffffffu));
+      h_.vcmpps(k2, src, src, unord_q);
+      h_.vpxord(s1 | k2, s1, s1);
+    } else {
+      h_.vcmpps(s0, src, consts_.value(2147483648.0f), ge_oq);
+      h_.vpxor(s1, s1, s0); // 0x80000000 ^ ~0 = 0x7fffffff
+      h_.vcmpps(s0, src, src, ord_q);
+      h_.vpand(s1, s1, s0);
+    }
+  }
+
+  /// bf16 bits of src, rounded to nearest even. AVX-512: in the low words of ymm(s1) (16
+  /// words); AVX2: in the low half of each dword of s1.
+  void to_bf16_words(Vmm src) {
+    const Vmm s0 = scratch_[0], s1 = scratch_[1];
+    constexpr int unord_q = 0x03;
+    if constexpr (avx512) {
+      const Xbyak::Opmask k2(2);
+      if (native_bf16_) {
+        Xbyak::Label done;
+        h_.vcvtneps2bf16(Xbyak::Ymm(s1.getIdx()), src);
+        h_.vfpclassps(k2, src, 0x20); // subnormals: the instruction flushed them to zero
+        h_.kortestw(k2, k2);
+        h_.jz(done);
+        round_bf16(s0, src);
+        h_.vpsrld(s0, s0, 16);
+        h_.vpmovdw(Xbyak::Ymm(s0.getIdx()), s0);
+        h_.vmovdqu16(Xbyak::Ymm(s1.getIdx()) | k2, Xbyak::Ymm(s0.getIdx()));
+        h_.L(done);
+        return;
+      }
+      round_bf16(s1, src);
+      h_.vcmpps(k2, src, src, unord_q); // NaN: keep the top bits, quieted
+      h_.vpord(s1 | k2, src, consts_.bits(0x00400000u));
+      h_.vpsrld(s1, s1, 16);
+      h_.vpmovdw(Xbyak::Ymm(s1.getIdx()), s1);
+    } else {
+      round_bf16(s1, src);
+      h_.vcmpps(s0, src, src, unord_q);
+      h_.vblendvps(s1, s1, src, s0);
+      h_.vpand(s0, s0, consts_.bits(0x00400000u)); // NaN: quieted
+      h_.vpor(s1, s1, s0);
+      h_.vpsrld(s1, s1, 16);
+    }
+  }
+
+  /// r = src + 0x7fff + (bit 16 of src): the top half is src rounded to nearest even (NaN
+  /// lanes are garbage; the caller fixes them).
+  void round_bf16(Vmm r, Vmm src) {
+    h_.vpsrld(r, src, 16);
+    if constexpr (avx512)
+      h_.vpandd(r, r, consts_.bits(1));
+    else
+      h_.vpand(r, r, consts_.bits(1));
+    h_.vpaddd(r, r, src);
+    h_.vpaddd(r, r, consts_.bits(0x7fff));
+  }
+
+  /// AVX2: x = `count` packed elements at `at` (count < lanes; pieces of 8/4/2/1 bytes, or one
+  /// element per active lane when the count is known only at run time).
+  void gather_bytes(Xbyak::Xmm x, Xbyak::RegExp at, ElementType t, std::int64_t count) {
+    const int size = static_cast<int>(size_of(t));
+    h_.vpxor(x, x, x);
+    if (count == ir::runtime_count) {
+      Xbyak::Label done;
+      for (int i = 0; i < lanes; ++i) {
+        if (i) guard_lane(i, done);
+        insert(x, h_.ptr[at + i * size], size, i);
+      }
+      h_.L(done);
+      return;
+    }
+    const int bytes = static_cast<int>(count) * size;
+    for (int piece = 8, pos = 0; piece >= 1; piece /= 2)
+      if (bytes - pos >= piece) {
+        if (piece == 8)
+          h_.vmovq(x, h_.qword[at]);
+        else
+          insert(x, h_.ptr[at + pos], piece, pos / piece);
+        pos += piece;
+      }
+  }
+
+  /// AVX2: writes the first `count` packed elements of x to `at` (see gather_bytes).
+  void scatter_bytes(Xbyak::RegExp at, Xbyak::Xmm x, ElementType t, std::int64_t count) {
+    const int size = static_cast<int>(size_of(t));
+    if (count == ir::runtime_count) {
+      Xbyak::Label done;
+      for (int i = 0; i < lanes; ++i) {
+        if (i) guard_lane(i, done);
+        extract(h_.ptr[at + i * size], x, size, i);
+      }
+      h_.L(done);
+      return;
+    }
+    const int bytes = static_cast<int>(count) * size;
+    for (int piece = 8, pos = 0; piece >= 1; piece /= 2)
+      if (bytes - pos >= piece) {
+        if (piece == 8)
+          h_.vmovq(h_.qword[at], x);
+        else
+          extract(h_.ptr[at + pos], x, piece, pos / piece);
+        pos += piece;
+      }
+  }
+
+  /// Jumps to `done` when lane i of the run-time tail mask is off.
+  void guard_lane(int i, Xbyak::Label& done) {
+    h_.cmp(h_.dword[runtime_mask_ + 4 * i], 0);
+    h_.je(done, Xbyak::CodeGenerator::T_NEAR);
+  }
+
+  void insert(Xbyak::Xmm x, const Xbyak::Address& m, int bytes, int index) {
+    const auto i = static_cast<std::uint8_t>(index);
+    if (bytes == 4) h_.vpinsrd(x, x, m, i);
+    if (bytes == 2) h_.vpinsrw(x, x, m, i);
+    if (bytes == 1) h_.vpinsrb(x, x, m, i);
+  }
+  void extract(const Xbyak::Address& m, Xbyak::Xmm x, int bytes, int index) {
+    const auto i = static_cast<std::uint8_t>(index);
+    if (bytes == 4) h_.vpextrd(m, x, i);
+    if (bytes == 2) h_.vpextrw(m, x, i);
+    if (bytes == 1) h_.vpextrb(m, x, i);
+  }
+
+  Xbyak::CodeGenerator& h_;
+  ConstantTable& consts_;
+  std::span<const Vmm> scratch_;
+  bool native_bf16_;
+  Xbyak::RegExp runtime_mask_;
+};
+
+} // namespace snippets::x64
