@@ -2,14 +2,16 @@
 // expected-error: the backend traits call this op fusable but it has no emitter
 #include "snippets/compile.hpp"
 
-struct ClaimsSoftmax : snippets::x64::Traits {
+struct ClaimsMatMul : snippets::x64::Traits {
   template <class Op>
   static constexpr bool fusable =
-      snippets::x64::Traits::fusable<Op> || std::is_same_v<Op, snippets::ir::Softmax>;
+      snippets::x64::Traits::fusable<Op> || std::is_same_v<Op, snippets::ir::MatMul>;
 };
 
 int main() {
-  snippets::ir::Graph<ClaimsSoftmax> g;
-  g.result(g.softmax(g.parameter(snippets::ElementType::f32, {8})));
+  snippets::ir::Graph<ClaimsMatMul> g;
+  const auto a = g.parameter(snippets::ElementType::f32, {8, 8});
+  const auto b = g.parameter(snippets::ElementType::f32, {8, 8});
+  g.result(g.make(snippets::ir::MatMul{}, {a, b})[0]);
   (void)snippets::compile(g);
 }

@@ -2,9 +2,10 @@
 //
 // Contract:
 //  - @pre the body has at least one Result; every Result has the shape of the scheduling
-//    domain (the NUMPY broadcast of all outputs and reduction inputs), or that shape with an
-//    innermost 1 (a row reduction). Shapes may have dynamic dimensions: then
-//    the LIR is marked `dynamic` and its domain holds `dynamic` where the extent is unknown;
+//    domain (the NUMPY broadcast of all outputs and reduction inputs), or, in a body with
+//    reductions, that shape with an innermost 1 (a per-row value). Shapes may have dynamic
+//    dimensions: then the LIR is marked `dynamic` and its domain holds `dynamic` where the extent
+//    is unknown;
 //  - @post Parameters come first (data_index = parameter position), then Scalars, then the
 //    computation in topological order, then Results (data_index = num_inputs + position);
 //    every port shape is right-aligned to the domain rank with leading 1s;
@@ -52,19 +53,22 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T>& body
   Shape domain;
   for (ir::NodeId r : body.results())
     domain = broadcast(domain, body.type(body.node(r).inputs[0]).shape);
+  bool rows = false; // the kernel walks rows: per-row outputs are stored once per row
   for (ir::NodeId id = 0; id < body.size(); ++id)
-    if (ir::is<ir::ReduceSum>(body.node(id).op) || ir::is<ir::ReduceMax>(body.node(id).op))
+    if (ir::is<ir::ReduceSum>(body.node(id).op) || ir::is<ir::ReduceMax>(body.node(id).op)) {
       domain = broadcast(domain, body.type(body.node(id).inputs[0]).shape);
+      rows = true;
+    }
   for (ir::NodeId r : body.results()) {
     const Shape& s = body.type(body.node(r).inputs[0]).shape;
     std::vector<Dim> reduced(domain.begin(), domain.end());
     if (!reduced.empty()) reduced.back() = 1;
-    if (s != domain && (s.rank() != domain.rank() || s != Shape(reduced)))
+    if (s != domain && (!rows || s != Shape(reduced)))
       raise("snippets.compile.output_shape",
             "output '" + body.node(r).name + "' has shape " + s.to_string() +
                 " but the kernel computes " + domain.to_string() +
-                "; every output of a subgraph must have that shape (or that shape reduced over "
-                "the innermost axis)");
+                "; every output of a subgraph must have that shape (or, in a subgraph with "
+                "reductions, that shape reduced over the innermost axis)");
   }
   // an unused input (or dead branch) may have a higher rank than the outputs: leading 1s make room
   std::size_t rank = std::max<std::size_t>(domain.rank(), 1);
