@@ -212,3 +212,24 @@ TEST_CASE("softmax: the tokenizer fuses a transformer-style tail into one kernel
     CHECK(compare(got[1], want[1], softmax_tol) == "");
   });
 }
+
+TEST_CASE("softmax: bf16 and f16 in and out, u8 rows summed, f32 compute") {
+  // the reference rounds once at the end; the kernel rounds the input on load and the result
+  // on store: within 1 ulp of bf16 (2^16 ulp of f32) or of f16 (2^13)
+  for (const ElementType type : {ElementType::bf16, ElementType::f16}) {
+    INFO("type = " << to_string(type));
+    Graph g;
+    g.result(g.softmax(g.parameter(type, Shape{5, 37}), -1));
+    Tensor x(type, Shape{5, 37});
+    Rng rng(17);
+    for (std::size_t i = 0; i < x.size(); ++i) x.set(i, rng.uniform(-6, 6));
+    const std::int64_t ulp = type == ElementType::bf16 ? 1 << 16 : 1 << 13;
+    check_jit(g, {x}, {.tol = {ulp, 1e-6}, .threads = {1, 2}});
+  }
+  Graph g;
+  const auto x = g.parameter(ElementType::u8, Shape{4, 300});
+  g.result(g.reduce_sum(g.convert(x, f32), {-1}, true));
+  Tensor t(ElementType::u8, Shape{4, 300});
+  for (std::size_t i = 0; i < t.size(); ++i) t.set(i, double(i * 37 % 256));
+  check_jit(g, {t}, {.tol = exact}); // integer sums below 2^24 are exact in any order
+}

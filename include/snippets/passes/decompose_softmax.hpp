@@ -39,7 +39,8 @@ struct DecomposeSoftmax {
                        std::span<const ir::Value> in) -> std::optional<std::vector<ir::Value>> {
                      if (!innermost_reduction(body, n)) return std::nullopt;
                      const std::vector<std::int64_t> inner{-1};
-                     const Shape& shape = body.type(n.inputs[0]).shape;
+                     const ir::TensorType& shape_type = body.type(n.inputs[0]);
+                     const Shape& shape = shape_type.shape;
                      const bool one = shape.rank() > 0 && shape[shape.rank() - 1] == 1;
                      auto reduce = [&](auto tag, ir::Value v, const std::string& name) {
                        return one ? v : out.make(tag, {v}, name)[0];
@@ -50,7 +51,7 @@ struct DecomposeSoftmax {
                        const auto d = out.make(ir::Subtract{}, {x, m}, n.name + "/sub")[0];
                        const auto e = out.make(ir::Exp{}, {d}, n.name + "/exp")[0];
                        const auto s = reduce(ir::ReduceSum{inner, true}, e, n.name + "/sum");
-                       const auto one = out.scalar(ElementType::f32, 1.0, {}, n.name + "/one");
+                       const auto one = out.scalar(shape_type.type, 1.0, {}, n.name + "/one");
                        const auto r = out.make(ir::Divide{}, {one, s}, n.name + "/rcp")[0];
                        return out.make(ir::Multiply{}, {e, r}, n.name);
                      }
