@@ -9,7 +9,9 @@
 // convert it to a Linear IR, run the lowering Pipeline (passes/default_pipelines.hpp unless
 // you pass your own), emit with the x64 kernel emitter for the chosen ISA. The kernel's
 // signature is the body's: its input and output shapes, or their physical shapes for inputs
-// with a non-planar Layout. A body that cannot be compiled throws
+// with a non-planar Layout. A Transpose that is the only consumer of a body input is folded
+// into how the kernel reads that input (FuseTransposeIntoParameter): the input keeps the
+// user's shape and the kernel gathers along strided dimensions. A body that cannot be compiled throws
 // snippets::Error ([snippets.compile.*]) naming the op and the cause; nothing is left behind.
 //
 // Dynamic shapes: a body whose shapes have `dynamic` dimensions compiles once into a
@@ -102,6 +104,13 @@ template <class T> void check_dynamic_body(const ir::Graph<T>& body) {
             body.node(p).describe() +
                 " has a non-planar layout; kernels with dynamic dimensions take planar inputs "
                 "(transpose outside the subgraph, or give static shapes)");
+  for (ir::NodeId id = 0; id < body.size(); ++id)
+    if (const auto* t = std::get_if<ir::Transpose>(&body.node(id).op);
+        t && t->order != Layout::planar(t->order.size()).order())
+      raise("snippets.compile.dynamic_layout",
+            body.node(id).describe() +
+                " reads its input in another order; kernels with dynamic dimensions take planar "
+                "inputs only (transpose outside the subgraph, or give static shapes)");
 }
 
 template <class T> void check_body(const ir::Graph<T>& body) {
@@ -124,6 +133,12 @@ template <class T> void check_body(const ir::Graph<T>& body) {
               raise("snippets.compile.unsupported_attribute",
                     n.describe() + " has attributes the " + std::string(T::name) +
                         " emitter does not support; run it outside the kernel");
+          } else if constexpr (std::is_same_v<Tag, ir::Transpose>) {
+            raise("snippets.compile.unsupported_op",
+                  n.describe() +
+                      " is not folded into a load: only a Transpose that is the only consumer of "
+                      "a subgraph input (possibly after other Transposes) is supported; move it "
+                      "out of the subgraph or give it its own input");
           } else {
             raise("snippets.compile.unsupported_op", n.describe() + " cannot be fused by the " +
                                                          std::string(T::name) +
@@ -155,6 +170,9 @@ template <class T> void check_body(const ir::Graph<T>& body) {
 template <class T> int reserved_registers(ir::LinearIR<T>& lir, x64::Isa isa) {
   // AVX2 tails need one for their mask; a dynamic tail computes its mask in one
   int n = isa == x64::Isa::avx2 || lir.dynamic ? 1 : 0;
+  for (auto& e : lir) // strided reads may gather: lane offsets (and the AVX2 mask)
+    if (std::holds_alternative<ir::Parameter>(e->op) && !e->out_desc(0).layout.empty())
+      n = std::max(n, isa == x64::Isa::avx2 ? 2 : 1);
   for (auto& e : lir)
     std::visit(
         [&](const auto& tag) {
@@ -191,19 +209,27 @@ KernelCode emit(ir::LinearIR<T>& lir, bool streaming, const x64::Instrumentation
 
 /// What the executor needs to know about the lowered kernel. Inputs and outputs keep the
 /// body's shapes (rank alignment does not change memory) unless an input has a non-planar
-/// layout: then the buffers have the physical shapes of the canonical body.
+/// layout the body takes: then the buffers have the physical shapes of the canonical body.
+/// An input read through its layout (`strided_read`) has its layout's physical shape; one
+/// whose Transpose the data flow folded into it is still planar in `body`: the user's shape.
 template <class T>
 KernelSignature describe(const ir::Graph<T>& body, const ir::Graph<T>& canonical,
                          ir::LinearIR<T>& lir, x64::Isa isa) {
   KernelSignature sig;
   bool physical = false;
-  for (ir::NodeId p : body.parameters())
-    physical = physical || !std::get<ir::Parameter>(body.node(p).op).layout.is_planar();
+  for (ir::NodeId p : body.parameters()) {
+    const auto& param = std::get<ir::Parameter>(body.node(p).op);
+    physical = physical || (!param.layout.is_planar() && !param.strided_read);
+  }
   for (std::size_t i = 0; i < body.parameters().size(); ++i) {
     const auto& p = body.node(body.parameters()[i]);
-    sig.inputs.push_back(std::get<ir::Parameter>(p.op).layout.is_planar()
-                             ? p.outputs[0]
-                             : canonical.node(canonical.parameters()[i]).outputs[0]);
+    const auto& param = std::get<ir::Parameter>(p.op);
+    if (param.layout.is_planar())
+      sig.inputs.push_back(p.outputs[0]);
+    else if (param.strided_read)
+      sig.inputs.push_back({param.output.type, param.layout.physical_shape(param.output.shape)});
+    else
+      sig.inputs.push_back(canonical.node(canonical.parameters()[i]).outputs[0]);
   }
   const ir::Graph<T>& out = physical ? canonical : body;
   for (ir::NodeId r : out.results()) sig.outputs.push_back(out.type(out.node(r).inputs[0]));
@@ -220,8 +246,9 @@ KernelSignature describe(const ir::Graph<T>& body, const ir::Graph<T>& canonical
   for (auto& e : lir) {
     if (!passes::holds_io(*e)) continue;
     const bool in = std::holds_alternative<ir::Parameter>(e->op);
-    const auto& shape = in ? e->out_desc(0).shape : e->in_desc(0).shape;
-    if (!lir.dynamic) sig.outer_stride_bytes[e->data_index] = passes::stride_along(shape, 0) * 4;
+    const auto& desc = in ? e->out_desc(0) : e->in_desc(0);
+    const auto& shape = desc.shape;
+    if (!lir.dynamic) sig.outer_stride_bytes[e->data_index] = passes::stride_along(desc, 0) * 4;
     dyn.args[e->data_index] = shape;
   }
   if (lir.dynamic) {

@@ -55,6 +55,8 @@ void print_expression(std::ostream& os, const Expression<T>& e, const LirPrintOp
           os << " x" << (tag.count == runtime_count ? std::string("?") : std::to_string(tag.count));
         if constexpr (requires { tag.offset; })
           if (tag.offset) os << " @" << tag.offset;
+        if constexpr (std::is_same_v<Tag, Load>)
+          if (tag.stride != 1) os << " stride " << tag.stride;
         if constexpr (std::is_same_v<Tag, LoopBegin> || std::is_same_v<Tag, LoopEnd>)
           os << " #" << tag.loop_id;
         if constexpr (std::is_same_v<Tag, Spill> || std::is_same_v<Tag, Reload>)

@@ -5,7 +5,8 @@
 //    loop increment (a full vector) or, in a tail iteration, fewer elements (masked access).
 //    `offset` (elements) is added to the data pointer: unrolled copies of a loop body use it.
 //    `count == runtime_count`: the masked tail of a dynamic loop, whose element count is the
-//    loop counter's value at run time.
+//    loop counter's value at run time. A Load's `stride` (elements between lanes) is 1 but
+//    for a strided read of an input along the innermost dimension: then it is a gather.
 //  - BroadcastLoad: load one element (at `offset`) and fill a vector register with it.
 //  - BroadcastMove: fill a vector register with lane 0 of another.
 //  - LoopBegin / LoopEnd: the bounds of loop `loop_id` (see LoopManager); LoopEnd takes the
@@ -30,7 +31,7 @@ namespace snippets::ir {
     Members bool operator==(const Name&) const = default;                                          \
   }
 
-SNIPPETS_LOWERED_TAG(Load, std::int64_t count = 0; std::int64_t offset = 0;);
+SNIPPETS_LOWERED_TAG(Load, std::int64_t count = 0; std::int64_t offset = 0; std::int64_t stride = 1;);
 SNIPPETS_LOWERED_TAG(Store, std::int64_t count = 0; std::int64_t offset = 0;);
 SNIPPETS_LOWERED_TAG(BroadcastLoad, std::int64_t offset = 0;);
 SNIPPETS_LOWERED_TAG(BroadcastMove, );

@@ -64,6 +64,11 @@ struct Parameter {
   static constexpr OpCategory category = OpCategory::parameter;
   TensorType output;
   Layout layout; // the memory layout of the user's buffer (planar by default)
+  /// How `layout` meets the body. false: the body is computed in the layout's order and its
+  /// outputs come out in it (Canonicalize). true: only this input is read through the layout
+  /// (a permutation), the body and its outputs stay in logical order; this is what a folded
+  /// Transpose becomes (passes/fuse_transpose_into_parameter.hpp).
+  bool strided_read = false;
   bool operator==(const Parameter&) const = default;
 };
 SNIPPETS_OP_TAG(Result, result, false);

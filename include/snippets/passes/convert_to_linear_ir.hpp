@@ -6,7 +6,9 @@
 //    the LIR is marked `dynamic` and its domain holds `dynamic` where the extent is unknown;
 //  - @post Parameters come first (data_index = parameter position), then Scalars, then the
 //    computation in topological order, then Results (data_index = num_inputs + position);
-//    every port shape is right-aligned to the domain rank with leading 1s.
+//    every port shape is right-aligned to the domain rank with leading 1s; a Parameter read
+//    through its layout (`strided_read`) has that layout, lifted alike, as its port's memory
+//    order (PortDescriptor::layout).
 // It runs after the data-flow passes (default_pipelines.hpp: DefaultDataFlow), so constants
 // are Scalars by now; a Constant left over holds different values and cannot be in a kernel.
 #pragma once
@@ -69,7 +71,14 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T>& body
   for (std::size_t i = 0; i < params.size(); ++i) {
     const auto& n = body.node(params[i]);
     lir.dynamic = lir.dynamic || !n.outputs[0].shape.is_static();
-    std::visit([&](const auto& tag) { add(n, tag, {}, i); }, n.op);
+    Expression<T>& e = std::visit([&](const auto& tag) -> Expression<T>& { return add(n, tag, {}, i); }, n.op);
+    const auto& param = std::get<ir::Parameter>(n.op);
+    if (param.strided_read && !param.layout.is_planar()) {
+      const std::size_t extra = rank - n.outputs[0].shape.rank();
+      auto& order = e.out_desc(0).layout;
+      for (std::size_t a = 0; a < extra; ++a) order.push_back(a);
+      for (std::size_t a : param.layout.order()) order.push_back(a + extra);
+    }
   }
   lir.num_inputs = params.size();
   lir.num_outputs = body.results().size();

@@ -6,7 +6,9 @@
 // LoadMoveBroadcastToBroadcastLoad turn it into a BroadcastLoad). For each Result, a Store
 // sits right after the producer of its value, in the producer's loops; a value that reaches
 // a Result without any computation (the input itself) gets a Load first.
-// Memory-access expressions carry the kernel argument index in `data_index`.
+// Memory-access expressions carry the kernel argument index in `data_index`. A Parameter read
+// with a stride along the innermost domain dimension (its PortDescriptor::layout) gets a Load
+// with that `stride`, which the emitter turns into a gather.
 #pragma once
 
 #include "snippets/passes/lir_queries.hpp"
@@ -35,9 +37,11 @@ struct InsertLoadStore {
         if (!first || use.owner().order < first->order) first = &use.owner();
       if (first->loop_ids.empty()) first->loop_ids = MarkLoops::make_nest(lir, ctx.config);
       const bool inner_broadcast = p->out_desc(0).shape.back() == 1 && lir.domain.back() != 1;
+      const std::int64_t stride = stride_along(p->out_desc(0), lir.domain.size() - 1);
       ir::PortConnector<T>* src = &out;
-      auto& load = lir.insert_node(lir.find(*first), ir::Load{inner_broadcast ? 1 : lanes}, {src},
-                                   1, first->loop_ids, p->name);
+      auto& load = lir.insert_node(
+          lir.find(*first), ir::Load{inner_broadcast ? 1 : lanes, 0, std::max<std::int64_t>(stride, 1)},
+          {src}, 1, first->loop_ids, p->name);
       load.data_index = p->data_index;
       load.out_desc(0).shape = p->out_desc(0).shape;
       std::vector<ir::Operand<T>*> uses;

@@ -4,11 +4,15 @@
 // Two adjacent domain dimensions merge when every kernel argument is either full in both or
 // broadcast (1) in both: then walking them as one dimension touches the same elements in the
 // same order. Dimensions of extent 1 are dropped. [1,16,29,7] with a [1,16,29,1] input
-// becomes [464, 7]; a plain elementwise op on [8,3,224,224] becomes [1204224].
+// becomes [464, 7]; a plain elementwise op on [8,3,224,224] becomes [1204224]. An argument
+// with a memory order (a strided read, PortDescriptor::layout) that is full in both must
+// also hold them next to each other in memory, outer one first; its order is collapsed too.
 // A dynamic LIR keeps its domain: the run-time configurator collapses the actual shapes the
 // same way (runtime/runtime_config.hpp), so the kernel's loop nest fits every shape.
 // @post lir.domain and every port shape have the collapsed rank (at least 1).
 #pragma once
+
+#include <algorithm>
 
 #include "snippets/passes/lir_queries.hpp"
 #include "snippets/passes/pass.hpp"
@@ -22,11 +26,11 @@ struct OptimizeDomain {
   template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>&) const {
     if (lir.dynamic) return Preserved::all;
     const std::vector<Dim> dom = lir.domain;
-    std::vector<std::vector<Dim>> io; // shapes of the kernel arguments
+    std::vector<ir::PortDescriptor> io; // the kernel arguments
     for (auto& e : lir)
       if (holds_io(*e))
-        io.push_back(std::holds_alternative<ir::Parameter>(e->op) ? e->out_desc(0).shape
-                                                                  : e->in_desc(0).shape);
+        io.push_back(std::holds_alternative<ir::Parameter>(e->op) ? e->out_desc(0)
+                                                                  : e->in_desc(0));
     // groups[g] = the original dims merged into new dim g
     std::vector<std::vector<std::size_t>> groups;
     for (std::size_t d = 0; d < dom.size(); ++d) {
@@ -34,10 +38,13 @@ struct OptimizeDomain {
       bool merge = !groups.empty();
       if (merge) {
         const std::size_t prev = groups.back().back();
-        for (const auto& s : io) {
+        for (const auto& desc : io) {
+          const auto& s = desc.shape;
           const bool full_prev = s[prev] == dom[prev], full_d = s[d] == dom[d];
           const bool one_prev = s[prev] == 1, one_d = s[d] == 1;
           if (!((full_prev && full_d) || (one_prev && one_d))) merge = false;
+          if (merge && full_d && !one_d && !desc.layout.empty() && !next_in_memory(desc, prev, d))
+            merge = false;
         }
       }
       if (merge)
@@ -55,14 +62,46 @@ struct OptimizeDomain {
       }
       return out;
     };
+    // a memory order: the groups ordered by where their first non-1 dimension sits
+    auto collapse_layout = [&](const ir::PortDescriptor& desc) {
+      std::vector<std::size_t> out;
+      if (desc.layout.empty()) return out;
+      std::vector<std::size_t> pos(desc.layout.size());
+      for (std::size_t p = 0; p < desc.layout.size(); ++p) pos[desc.layout[p]] = p;
+      std::vector<std::size_t> key;
+      for (const auto& g : groups) {
+        std::size_t k = pos[g.front()];
+        for (std::size_t d : g)
+          if (desc.shape[d] != 1) {
+            k = pos[d];
+            break;
+          }
+        key.push_back(k);
+        out.push_back(out.size());
+      }
+      std::sort(out.begin(), out.end(), [&](std::size_t a, std::size_t b) { return key[a] < key[b]; });
+      return out;
+    };
+    auto collapse_desc = [&](ir::PortDescriptor& desc) {
+      desc.layout = collapse_layout(desc);
+      desc.shape = collapse(desc.shape);
+    };
     lir.domain = collapse(dom);
     for (auto& e : lir) {
-      for (std::size_t i = 0; i < e->num_inputs(); ++i)
-        e->in_desc(i).shape = collapse(e->in_desc(i).shape);
-      for (std::size_t i = 0; i < e->num_outputs(); ++i)
-        e->out_desc(i).shape = collapse(e->out_desc(i).shape);
+      for (std::size_t i = 0; i < e->num_inputs(); ++i) collapse_desc(e->in_desc(i));
+      for (std::size_t i = 0; i < e->num_outputs(); ++i) collapse_desc(e->out_desc(i));
     }
     return Preserved::none;
+  }
+
+private:
+  /// Whether dimension `d` follows `prev` in `desc`'s memory order, past dimensions of 1.
+  static bool next_in_memory(const ir::PortDescriptor& desc, std::size_t prev, std::size_t d) {
+    const auto& order = desc.layout;
+    auto it = std::find(order.begin(), order.end(), prev);
+    for (++it; it != order.end() && desc.shape[*it] == 1 && *it != d; ++it) {
+    }
+    return it != order.end() && *it == d;
   }
 };
 

@@ -18,7 +18,10 @@
 //    stricter form of "broadcast-compatible": each output element is stored exactly once);
 //  - inputs and outputs have element types the backend reads and writes
 //    (backend_io_type_supported<T>), inner values are f32 or boolean (Convert may change type);
-//  - nodes marked SkippedByPlugin, Opaque nodes and existing Subgraphs are never taken.
+//  - nodes marked SkippedByPlugin, Opaque nodes and existing Subgraphs are never taken;
+//  - a Transpose is taken only as the first op on a Subgraph input (a model input or another
+//    Subgraph's output, read by nothing else in the Subgraph): the data flow then folds it into
+//    the kernel's load (FuseTransposeIntoParameter), so it costs no pass over memory.
 // The result graph keeps the model's Parameters and Results in order, so inputs and outputs
 // map one to one; each Subgraph is named after its last op and lists the ops it absorbed.
 #pragma once
@@ -63,6 +66,8 @@ template <class T> bool backend_can_fuse(const ir::Graph<T>& g, const ir::Node<T
     if (!type_ok(g.type(o).type)) return false;
   for (const auto& t : n.outputs)
     if (!type_ok(t.type)) return false;
+  if (ir::is<ir::Transpose>(n.op)) // folded into a load; allowed() keeps it on an input
+    return !is_scalar_constant(g.node(n.inputs[0].node));
   if (ir::is<ir::Power>(n.op) && !T::template fusable<ir::Power>) {
     const auto e = uniform_value<T>(g.node(n.inputs[1].node).op);
     return e && T::template fusable<ir::PowerStatic> && backend_supports<T>(ir::PowerStatic{*e});
@@ -188,7 +193,22 @@ private:
     if (to_results > opt_.max_result_outputs) return false;
     for (const ir::Output& o : b.inputs)
       if (!backend_io_type_supported<T>(g_.type(o).type)) return false;
+    if (!transposes_on_inputs(members)) return false;
     return acyclic_with(members);
+  }
+
+  /// Whether every Transpose among `members` reads a Subgraph input that no other member
+  /// reads (else it could not be folded into the load of that input).
+  bool transposes_on_inputs(const std::vector<ir::NodeId>& members) const {
+    std::set<ir::NodeId> in(members.begin(), members.end());
+    for (ir::NodeId m : members) {
+      if (!ir::is<ir::Transpose>(g_.node(m).op)) continue;
+      const ir::Output src = g_.node(m).inputs[0];
+      if (in.count(src.node)) return false;
+      for (const ir::Use& u : g_.users(src))
+        if (u.node != m && in.count(u.node)) return false;
+    }
+    return true;
   }
 
   /// Whether contracting `members` (and every existing Subgraph) keeps the model acyclic.
@@ -271,8 +291,8 @@ private:
       std::string name = producer.name;
       if (producer.outputs.size() > 1) (name += ':') += std::to_string(o.port);
       const auto* param = std::get_if<ir::Parameter>(&producer.op);
-      inner[o] = body->parameter(g_.type(o).type, g_.type(o).shape, name,
-                                 param ? param->layout : Layout{});
+      inner[o] = param ? body->make(*param, std::span<const ir::Value>(), name)[0]
+                       : body->parameter(g_.type(o).type, g_.type(o).shape, name);
       args.push_back(mapped_.at(o));
     }
     std::vector<std::string> absorbed;

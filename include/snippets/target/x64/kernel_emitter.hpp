@@ -7,6 +7,8 @@
 // pointers, emits every expression in order, and appends the constant table.
 // Tails: AVX-512 loads/stores use opmask k1 (zeroing loads, fault-suppressed), AVX2 uses
 // VMASKMOVPS with a mask from the constant table; neither touches memory past a tensor.
+// A Load with a stride (a transposed input read along a strided dimension) is a VGATHERDPS
+// with lane offsets from the constant table, masked the same way for tails.
 // Dynamic kernels (LinearIR::dynamic) read each loop's work amount from CallArgs::work, add
 // outer-loop pointer increments from the run-time configuration (CallArgs::config), and build
 // the masked tail's mask from the remaining count at run time (kept in a stack slot).
@@ -213,8 +215,9 @@ private:
     return count == ir::runtime_count ? load_runtime_mask() : set_tail_mask(count);
   }
 
-  void emit_load(const E& e, std::int64_t count, std::int64_t offset) {
+  void emit_load(const E& e, std::int64_t count, std::int64_t offset, std::int64_t stride) {
     const Vmm dst = vmm(e.out_desc(0).reg);
+    if (stride != 1 && count != 1) return emit_gather(e, count, offset, stride);
     if (count == lanes_)
       h_.vmovups(dst, data_ptr(e, offset));
     else if (count == 1)
@@ -224,6 +227,33 @@ private:
       h_.vmovups(dst | Xbyak::Opmask(1) | Xbyak::util::T_z, data_ptr(e, offset));
     } else {
       h_.vmaskmovps(dst, tail_mask(count), data_ptr(e, offset));
+    }
+  }
+
+  /// `count` elements `stride` apart; lanes past `count` are zero. Scratch: the lane offsets
+  /// (and on AVX2 the mask, which VGATHERDPS clears).
+  void emit_gather(const E& e, std::int64_t count, std::int64_t offset, std::int64_t stride) {
+    SNIPPETS_ASSERT(count != ir::runtime_count && stride * lanes_ < (std::int64_t{1} << 31))
+        << "gather of " << count << " elements, stride " << stride;
+    const Vmm dst = vmm(e.out_desc(0).reg);
+    const Vmm index = scratch_.at(avx512 ? 0 : 1);
+    h_.vmovups(index, consts_.lane_offsets(static_cast<std::int32_t>(stride)));
+    if (count != lanes_) h_.vxorps(dst, dst, dst); // lanes the mask skips keep dst
+    const Xbyak::Address src = h_.ptr[data_.at(e.data_index) + index * 4 +
+                                      static_cast<int>(offset * sizeof(float))];
+    if constexpr (avx512) {
+      if (count == lanes_)
+        h_.kxnorw(Xbyak::Opmask(1), Xbyak::Opmask(1), Xbyak::Opmask(1));
+      else
+        set_tail_mask(count);
+      h_.vgatherdps(dst | Xbyak::Opmask(1), src);
+    } else {
+      const Vmm mask = scratch_.at(0);
+      if (count == lanes_)
+        h_.vpcmpeqd(mask, mask, mask);
+      else
+        h_.vmovups(mask, consts_.tail_mask(static_cast<int>(count)));
+      h_.vgatherdps(dst, src, mask);
     }
   }
 
@@ -328,7 +358,7 @@ private:
           } else if constexpr (std::is_same_v<Tag, ir::Scalar>) {
             h_.vmovups(vmm(e.out_desc(0).reg), consts_.value(static_cast<float>(tag.value)));
           } else if constexpr (std::is_same_v<Tag, ir::Load>) {
-            emit_load(e, tag.count, tag.offset);
+            emit_load(e, tag.count, tag.offset, tag.stride);
           } else if constexpr (std::is_same_v<Tag, ir::Store>) {
             emit_store(e, tag.count, tag.offset);
           } else if constexpr (std::is_same_v<Tag, ir::BroadcastLoad>) {
@@ -447,7 +477,10 @@ private:
             os << "scalar: vmovups from the constant table";
           else if constexpr (std::is_same_v<Tag, ir::Load>) {
             os << "load: ";
-            access(tag.count, false);
+            if (tag.stride != 1 && tag.count != 1)
+              os << "vgatherdps, " << tag.count << " lanes, stride " << tag.stride;
+            else
+              access(tag.count, false);
           } else if constexpr (std::is_same_v<Tag, ir::Store>) {
             os << "store: ";
             access(tag.count, true);
