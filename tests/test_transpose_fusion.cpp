@@ -155,9 +155,10 @@ TEST_CASE("DefaultDataFlow runs FuseTransposeIntoParameter first, and Canonicali
   auto y = g.parameter(f32, {2, 5, 3}, "y");
   g.result(g.add(g.transpose(x, {1, 0}), y));
   const Graph out = passes::DefaultDataFlow{}.run(g, &trace);
-  REQUIRE(trace.size() >= 2);
+  REQUIRE(trace.size() >= 3);
   CHECK(trace[0] == "FuseTransposeIntoParameter");
-  CHECK(trace[1] == "Canonicalize");
+  CHECK(trace[1] == "FuseTransposeIntoResult");
+  CHECK(trace[2] == "Canonicalize");
   const ir::Parameter& p = param(out, 0);
   CHECK(p.output.shape == Shape{1, 5, 3});
   CHECK(p.layout.order() == Order{0, 2, 1});
@@ -333,4 +334,95 @@ TEST_CASE("tokenize: a Transpose of another Subgraph's output starts the next Su
     const std::vector<Tensor> in = inputs_of(m);
     CHECK(compare(program.run(in)[0], reference::evaluate(m, in)[0], exact) == "");
   }
+}
+
+// ---- the output side ----
+
+TEST_CASE("FuseTransposeIntoResult: a Transpose before an output becomes the Result's layout when "
+          "the innermost axis stays innermost") {
+  Graph g;
+  auto x = g.parameter(f32, {2, 3, 5, 7}, "x");
+  g.result(g.transpose(g.relu(x), {0, 2, 1, 3}), "y");
+  const Graph out = passes::FuseTransposeIntoResult{}.run(g);
+  CHECK(count_ops(out, "Transpose") == 0);
+  REQUIRE(out.results().size() == 1);
+  const auto& r = out.node(out.results()[0]);
+  const Layout& l = std::get<ir::Result>(r.op).layout;
+  CHECK(l.order() == Order{0, 2, 1, 3});
+  CHECK(out.type(r.inputs[0]).shape == Shape{2, 3, 5, 7});         // computed untransposed
+  CHECK(l.physical_shape(out.type(r.inputs[0]).shape) == Shape{2, 5, 3, 7}); // user's buffer
+  CHECK(r.name == "y");
+  CHECK(ir::to_string(out).find("Result 'y'") != std::string::npos);
+
+  SUBCASE("an order that moves the last axis is left, and compile() says why") {
+    Graph h;
+    auto a = h.parameter(f32, {3, 5}, "a");
+    h.result(h.transpose(h.relu(a), {1, 0}));
+    CHECK(count_ops(passes::FuseTransposeIntoResult{}.run(h), "Transpose") == 1);
+    try {
+      (void)compile(h);
+      FAIL("no error");
+    } catch (const Error& e) {
+      CHECK(e.id() == "snippets.compile.unsupported_op");
+      CHECK(std::string(e.what()).find("last op before an output") != std::string::npos);
+    }
+  }
+  SUBCASE("the innermost axis of extent > 1 decides: [3,1,7,1] by [2,1,0,3] is not folded") {
+    Graph h;
+    auto a = h.parameter(f32, {3, 1, 7, 1}, "a");
+    h.result(h.transpose(h.relu(a), {2, 1, 0, 3}));
+    CHECK(count_ops(passes::FuseTransposeIntoResult{}.run(h), "Transpose") == 1);
+    Graph k;
+    auto c = k.parameter(f32, {3, 7, 1}, "c");
+    k.result(k.transpose(k.relu(c), {0, 2, 1})); // [3,1,7]: 7 stays innermost
+    CHECK(count_ops(passes::FuseTransposeIntoResult{}.run(k), "Transpose") == 0);
+  }
+  SUBCASE("a Result layout must be a permutation of the value's rank") {
+    Graph h;
+    auto a = h.parameter(f32, {3, 5}, "a");
+    CHECK(error_id([&] { h.make(ir::Result{Layout::permuted({0, 2, 1})}, {a}); }) ==
+          "snippets.layout.rank_mismatch");
+    CHECK(error_id([&] { h.make(ir::Result{Layout::blocked({0, 1}, 1, 8)}, {a}); }) ==
+          "snippets.layout.invalid");
+  }
+}
+
+TEST_CASE("JIT: transposed outputs, and inputs and outputs transposed in one kernel") {
+  for (const Shape& s : {Shape{2, 7, 3, 17}, Shape{1, 33, 5, 37}, Shape{3, 1, 7, 2}}) {
+    for (const Order& order : {Order{0, 2, 1, 3}, Order{2, 1, 0, 3}, Order{1, 0, 2, 3}}) {
+      INFO("shape " << s.to_string() << " order " << order[0] << order[1] << order[2]
+                    << order[3]);
+      Graph g;
+      auto x = g.parameter(f32, s, "x");
+      auto b = g.parameter(f32, {s[3]}, "b");
+      g.result(g.transpose(g.add(g.relu(x), b), order), "out");
+      const CompiledKernel k = compile(g, {.isa = x64::Isa::avx2});
+      CHECK(k.signature().outputs[0].shape == transposed(s, order));
+      check_jit(g, inputs_of(g), {.threads = {1, 2}, .unroll = {1, 4}});
+    }
+  }
+  // [B,S,H,D] -> [0,2,1,3] -> exp -> [0,2,1,3] back: both folded, the kernel walks [B,H,S,D]
+  Graph g;
+  const Shape bshd{2, 17, 3, 33};
+  auto x = g.parameter(f32, bshd, "x");
+  auto y = g.exp(g.transpose(x, {0, 2, 1, 3}));
+  g.result(g.transpose(y, {0, 2, 1, 3}), "out");
+  const Graph canonical = passes::DefaultDataFlow{}.run(g);
+  CHECK(count_ops(canonical, "Transpose") == 0);
+  check_jit(g, inputs_of(g), {.tol = {2, 1e-6}, .threads = {1, 2}});
+}
+
+TEST_CASE("tokenize: a Transpose that keeps the last axis last ends the Subgraph before a "
+          "model output") {
+  Graph m;
+  auto x = m.parameter(f32, {2, 7, 3, 5}, "x");
+  m.result(m.transpose(m.relu(x), {0, 2, 1, 3}), "out");
+  const Graph t = passes::tokenize(m);
+  CHECK(count_ops(t, "Subgraph") == 1);
+  CHECK(count_ops(t, "Transpose") == 0);
+  const Program<> program(m);
+  REQUIRE(program.steps().size() == 1);
+  CHECK(program.steps()[0].kind == Program<>::StepKind::kernel);
+  const std::vector<Tensor> in = inputs_of(m);
+  CHECK(compare(program.run(in, with_threads(2))[0], reference::evaluate(m, in)[0], exact) == "");
 }

@@ -11,7 +11,9 @@
 // signature is the body's: its input and output shapes, or their physical shapes for inputs
 // with a non-planar Layout. A Transpose that is the only consumer of a body input is folded
 // into how the kernel reads that input (FuseTransposeIntoParameter): the input keeps the
-// user's shape and the kernel gathers along strided dimensions. A body that cannot be compiled throws
+// user's shape and the kernel gathers along strided dimensions. A Transpose that keeps the
+// innermost axis innermost right before an output is folded into the store (FuseTransposeIntoResult).
+// A body that cannot be compiled throws
 // snippets::Error ([snippets.compile.*]) naming the op and the cause; nothing is left behind.
 //
 // Dynamic shapes: a body whose shapes have `dynamic` dimensions compiles once into a
@@ -111,6 +113,12 @@ template <class T> void check_dynamic_body(const ir::Graph<T>& body) {
             body.node(id).describe() +
                 " reads its input in another order; kernels with dynamic dimensions take planar "
                 "inputs only (transpose outside the subgraph, or give static shapes)");
+  for (ir::NodeId r : body.results())
+    if (!std::get<ir::Result>(body.node(r).op).layout.is_planar())
+      raise("snippets.compile.dynamic_layout",
+            body.node(r).describe() +
+                " has a non-planar layout; kernels with dynamic dimensions write planar outputs "
+                "(transpose outside the subgraph, or give static shapes)");
 }
 
 template <class T> void check_body(const ir::Graph<T>& body) {
@@ -136,9 +144,10 @@ template <class T> void check_body(const ir::Graph<T>& body) {
           } else if constexpr (std::is_same_v<Tag, ir::Transpose>) {
             raise("snippets.compile.unsupported_op",
                   n.describe() +
-                      " is not folded into a load: only a Transpose that is the only consumer of "
-                      "a subgraph input (possibly after other Transposes) is supported; move it "
-                      "out of the subgraph or give it its own input");
+                      " is not folded into memory access: a kernel takes a Transpose only as the "
+                      "only consumer of a subgraph input, or as the last op before an output "
+                      "when it keeps the innermost axis innermost; move it out of the subgraph "
+                      "or give it its own input");
           } else {
             raise("snippets.compile.unsupported_op", n.describe() + " cannot be fused by the " +
                                                          std::string(T::name) +
@@ -232,7 +241,12 @@ KernelSignature describe(const ir::Graph<T>& body, const ir::Graph<T>& canonical
       sig.inputs.push_back(canonical.node(canonical.parameters()[i]).outputs[0]);
   }
   const ir::Graph<T>& out = physical ? canonical : body;
-  for (ir::NodeId r : out.results()) sig.outputs.push_back(out.type(out.node(r).inputs[0]));
+  for (ir::NodeId r : out.results()) {
+    ir::TensorType t = out.type(out.node(r).inputs[0]);
+    if (const Layout& l = std::get<ir::Result>(out.node(r).op).layout; !l.is_planar())
+      t.shape = l.physical_shape(t.shape); // a Result written transposed
+    sig.outputs.push_back(t);
+  }
   sig.domain = lir.domain;
   sig.isa = std::string(x64::to_string(isa));
   sig.vector_bytes = x64::lanes(isa) * 4;

@@ -58,8 +58,9 @@ struct Reg {
 /// equal to the domain's; 1 where the tensor is broadcast) and the register holding it.
 struct PortDescriptor {
   std::vector<Dim> shape;
-  /// Memory order of the dimensions of `shape` (outermost first) when the tensor is not
-  /// planar in it (a strided read of a kernel input); empty: planar.
+  /// Memory order of the dimensions of `shape` (outermost first) of a kernel argument that is
+  /// not planar in it: a Parameter's output and its Load's input (a strided read), a Result's
+  /// input and its Store's output (a transposed write). Empty: planar.
   std::vector<std::size_t> layout;
   Reg reg;
 };
@@ -253,7 +254,6 @@ public:
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       e->input(i).set(inputs[i]);
       e->in_desc(i).shape = inputs[i]->source().descriptor().shape;
-      e->in_desc(i).layout = inputs[i]->source().descriptor().layout;
     }
     Expression<T>& ref = *e;
     exprs_.insert(pos, std::move(e));

@@ -207,6 +207,11 @@ std::vector<TensorType> infer_types(const Op<T>& op, std::span<const TensorType>
           return {tag.output};
         } else if constexpr (cat == OpCategory::result) {
           detail::check_arity(in, 1, who);
+          if (tag.layout.is_blocked())
+            raise("snippets.layout.invalid",
+                  std::string(who) + ": an output layout is a dimension order, not a blocked "
+                                     "layout; use Layout::permuted");
+          tag.layout.check_rank(in[0].shape.rank());
           return {};
         } else if constexpr (cat == OpCategory::unary) {
           detail::check_arity(in, 1, who);

@@ -15,7 +15,9 @@
 // are not elementwise (Reduce, Softmax, Transpose, ...) keep their shapes: they must be planar.
 // A Parameter with `strided_read` (a Transpose folded into its load) is not a body layout: it
 // keeps its logical shape and its layout (both rank-aligned), and the LIR reads it with the
-// strides of its layout. It cannot be combined with a body layout [layout_conflict].
+// strides of its layout. A Result with a layout (a Transpose folded into its store) gets
+// its layout rank-aligned the same way. Neither can be combined with a body layout
+// [layout_conflict].
 #pragma once
 
 #include <algorithm>
@@ -93,6 +95,13 @@ struct Canonicalize {
                     layout->to_string(rank) + " (from '" + layout_owner +
                     "'); transpose outside the subgraph, or give the inputs planar layouts");
     if (layout)
+      for (ir::NodeId r : body.results())
+        if (!std::get<ir::Result>(body.node(r).op).layout.is_planar())
+          raise("snippets.canonicalize.layout_conflict",
+                "output '" + body.node(r).name + "' is written transposed but the body's layout is " +
+                    layout->to_string(rank) + " (from '" + layout_owner +
+                    "'); transpose outside the subgraph, or give the inputs planar layouts");
+    if (layout)
       for (ir::NodeId id = 0; id < body.size(); ++id)
         if (const auto* c = std::get_if<ir::Constant>(&body.node(id).op);
             c && c->output.shape.element_count() > 1)
@@ -102,7 +111,15 @@ struct Canonicalize {
 
     return rebuild(body,
                    [&](ir::Graph<T>& out, const ir::Node<T>& n,
-                       std::span<const ir::Value>) -> std::optional<std::vector<ir::Value>> {
+                       std::span<const ir::Value> in) -> std::optional<std::vector<ir::Value>> {
+                     if (const auto* r = std::get_if<ir::Result>(&n.op);
+                         r && !r->layout.is_planar()) {
+                       const std::size_t have = r->layout.order().size();
+                       const std::size_t want = out.type(in[0]).shape.rank();
+                       out.make(ir::Result{detail::lift_layout(r->layout, have, want - have)}, in,
+                                n.name);
+                       return std::vector<ir::Value>{};
+                     }
                      const auto* p = std::get_if<ir::Parameter>(&n.op);
                      if (!p) return std::nullopt;
                      std::vector<Dim> dims(rank - p->output.shape.rank(), 1);

@@ -8,7 +8,7 @@
 //    computation in topological order, then Results (data_index = num_inputs + position);
 //    every port shape is right-aligned to the domain rank with leading 1s; a Parameter read
 //    through its layout (`strided_read`) has that layout, lifted alike, as its port's memory
-//    order (PortDescriptor::layout).
+//    order (PortDescriptor::layout), and so has a Result with a layout on its input port.
 // It runs after the data-flow passes (default_pipelines.hpp: DefaultDataFlow), so constants
 // are Scalars by now; a Constant left over holds different values and cannot be in a kernel.
 #pragma once
@@ -100,8 +100,14 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T>& body
       continue;
     std::vector<ir::PortConnector<T>*> in;
     for (const ir::Output& o : n.inputs) in.push_back(value_of.at({o.node, o.port}));
-    if (ir::is<ir::Result>(n.op)) {
-      add(n, ir::Result{}, in, lir.num_inputs + result_index.at(id));
+    if (const auto* r = std::get_if<ir::Result>(&n.op)) {
+      Expression<T>& e = add(n, *r, in, lir.num_inputs + result_index.at(id));
+      if (!r->layout.is_planar()) { // a transposed write: the output buffer's memory order
+        const std::size_t extra = rank - r->layout.order().size();
+        auto& order = e.in_desc(0).layout;
+        for (std::size_t a = 0; a < extra; ++a) order.push_back(a);
+        for (std::size_t a : r->layout.order()) order.push_back(a + extra);
+      }
       continue;
     }
     std::visit([&](const auto& tag) { add(n, tag, in, 0); }, n.op);

@@ -17,6 +17,7 @@
 #include "snippets/passes/fuse_loops.hpp"
 #include "snippets/passes/fuse_multiply_add.hpp"
 #include "snippets/passes/fuse_transpose_into_parameter.hpp"
+#include "snippets/passes/fuse_transpose_into_result.hpp"
 #include "snippets/passes/init_live_ranges.hpp"
 #include "snippets/passes/init_loops.hpp"
 #include "snippets/passes/insert_broadcast_move.hpp"
@@ -32,11 +33,11 @@
 
 namespace snippets::passes {
 
-/// Data flow, on the Subgraph body: transposes of inputs into their loads, layouts and
-/// ranks, scalars, PowerStatic, f32 compute.
+/// Data flow, on the Subgraph body: transposes of inputs and outputs into their loads and
+/// stores, layouts and ranks, scalars, PowerStatic, f32 compute.
 using DefaultDataFlow =
-    DataFlowPipeline<FuseTransposeIntoParameter, Canonicalize, ConvertConstantsToScalars,
-                     ConvertPowerToPowerStatic, AlignElementTypes>;
+    DataFlowPipeline<FuseTransposeIntoParameter, FuseTransposeIntoResult, Canonicalize,
+                     ConvertConstantsToScalars, ConvertPowerToPowerStatic, AlignElementTypes>;
 
 /// Control flow: loops, memory access, broadcasting, pointer shifts.
 using DefaultControlFlow =

@@ -43,6 +43,7 @@ struct InsertLoadStore {
           lir.find(*first), ir::Load{inner_broadcast ? 1 : lanes, 0, std::max<std::int64_t>(stride, 1)},
           {src}, 1, first->loop_ids, p->name);
       load.data_index = p->data_index;
+      load.in_desc(0).layout = p->out_desc(0).layout;
       load.out_desc(0).shape = p->out_desc(0).shape;
       std::vector<ir::Operand<T>*> uses;
       for (auto& use : out.consumers())
@@ -59,7 +60,9 @@ struct InsertLoadStore {
       auto& store = lir.insert_node(std::next(lir.find(producer)), ir::Store{lanes},
                                     {&r->input_connector(0)}, 1, producer.loop_ids, r->name);
       store.data_index = r->data_index;
-      store.out_desc(0).shape = r->in_desc(0).shape;
+      store.out_desc(0) = {r->in_desc(0).shape, r->in_desc(0).layout, {}};
+      SNIPPETS_ASSERT(stride_along(store.out_desc(0), lir.domain.size() - 1) <= 1)
+          << "output '" << r->name << "' is written with a strided innermost dimension";
       r->input(0).set(&store.output(0));
     }
     return Preserved::none;

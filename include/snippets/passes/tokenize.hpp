@@ -20,8 +20,10 @@
 //    (backend_io_type_supported<T>), inner values are f32 or boolean (Convert may change type);
 //  - nodes marked SkippedByPlugin, Opaque nodes and existing Subgraphs are never taken;
 //  - a Transpose is taken only as the first op on a Subgraph input (a model input or another
-//    Subgraph's output, read by nothing else in the Subgraph): the data flow then folds it into
-//    the kernel's load (FuseTransposeIntoParameter), so it costs no pass over memory.
+//    Subgraph's output, read by nothing else in the Subgraph), or as the last op before a
+//    Subgraph output when it keeps the innermost axis innermost: the data flow then folds it into the
+//    kernel's load or store (FuseTransposeIntoParameter / FuseTransposeIntoResult), so it
+//    costs no pass over memory.
 // The result graph keeps the model's Parameters and Results in order, so inputs and outputs
 // map one to one; each Subgraph is named after its last op and lists the ops it absorbed.
 #pragma once
@@ -36,6 +38,7 @@
 #include <vector>
 
 #include "snippets/passes/data_flow.hpp"
+#include "snippets/passes/fuse_transpose_into_result.hpp"
 
 namespace snippets::passes {
 
@@ -198,15 +201,21 @@ private:
   }
 
   /// Whether every Transpose among `members` reads a Subgraph input that no other member
-  /// reads (else it could not be folded into the load of that input).
+  /// reads, or feeds only nodes outside the Subgraph and keeps the last axis last: else it
+  /// could not be folded into the load of that input or the store of that output.
   bool transposes_on_inputs(const std::vector<ir::NodeId>& members) const {
     std::set<ir::NodeId> in(members.begin(), members.end());
     for (ir::NodeId m : members) {
-      if (!ir::is<ir::Transpose>(g_.node(m).op)) continue;
+      const auto* t = std::get_if<ir::Transpose>(&g_.node(m).op);
+      if (!t) continue;
       const ir::Output src = g_.node(m).inputs[0];
-      if (in.count(src.node)) return false;
+      bool first = !in.count(src.node);
       for (const ir::Use& u : g_.users(src))
-        if (u.node != m && in.count(u.node)) return false;
+        if (u.node != m && in.count(u.node)) first = false;
+      bool last = FuseTransposeIntoResult::keeps_innermost(g_.type(src).shape, t->order);
+      for (const ir::Use& u : g_.users(ir::Output{m, 0}))
+        if (in.count(u.node)) last = false;
+      if (!first && !last) return false;
     }
     return true;
   }
