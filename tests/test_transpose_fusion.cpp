@@ -80,8 +80,8 @@ TEST_CASE("FuseTransposeIntoParameter: Parameter -> Transpose becomes one stride
 
 TEST_CASE("FuseTransposeIntoParameter: memory offsets of the new layout are the user's planar "
           "offsets") {
-  for (const Order& order : {Order{0, 2, 3, 1}, Order{0, 2, 1, 3}, Order{0, 3, 1, 2},
-                             Order{3, 1, 0, 2}}) {
+  for (const Order& order :
+       {Order{0, 2, 3, 1}, Order{0, 2, 1, 3}, Order{0, 3, 1, 2}, Order{3, 1, 0, 2}}) {
     INFO("order " << order[0] << order[1] << order[2] << order[3]);
     Graph g;
     const Shape s{2, 3, 4, 5};
@@ -197,13 +197,12 @@ TEST_CASE("lowering: a strided innermost dimension becomes a gather Load with it
 // ---- JIT against the reference ----
 
 TEST_CASE("JIT: a transposed input alone, every order, odd sizes, both ISAs, 1 and 2 threads") {
-  const std::vector<Order> orders4 = {{0, 2, 3, 1}, {0, 2, 1, 3}, {0, 3, 1, 2}, {0, 1, 2, 3},
-                                      {3, 2, 1, 0}};
-  for (const Shape& s : {Shape{2, 7, 3, 17}, Shape{1, 33, 5, 7}, Shape{3, 1, 37, 1},
-                         Shape{2, 17, 4, 33}}) {
+  const std::vector<Order> orders4 = {
+      {0, 2, 3, 1}, {0, 2, 1, 3}, {0, 3, 1, 2}, {0, 1, 2, 3}, {3, 2, 1, 0}};
+  for (const Shape& s :
+       {Shape{2, 7, 3, 17}, Shape{1, 33, 5, 7}, Shape{3, 1, 37, 1}, Shape{2, 17, 4, 33}}) {
     for (const Order& order : orders4) {
-      INFO("shape " << s.to_string() << " order " << order[0] << order[1] << order[2]
-                    << order[3]);
+      INFO("shape " << s.to_string() << " order " << order[0] << order[1] << order[2] << order[3]);
       Graph g;
       g.result(g.relu(g.transpose(g.parameter(f32, s, "x"), order)));
       check_jit(g, inputs_of(g), {.threads = {1, 2}, .unroll = {1, 4}});
@@ -220,8 +219,7 @@ TEST_CASE("JIT: a transposed input alone, every order, odd sizes, both ISAs, 1 a
 TEST_CASE("JIT: a transposed input with planar and broadcast inputs in Multiply/Add/Exp") {
   for (const Order& order : {Order{0, 2, 3, 1}, Order{0, 2, 1, 3}, Order{0, 3, 1, 2}}) {
     for (const Shape& s : {Shape{2, 17, 3, 7}, Shape{1, 37, 2, 33}}) {
-      INFO("shape " << s.to_string() << " order " << order[0] << order[1] << order[2]
-                    << order[3]);
+      INFO("shape " << s.to_string() << " order " << order[0] << order[1] << order[2] << order[3]);
       const Graph g = chain(s, order);
       // exp magnifies the rounding of its argument: round like the kernel, no contraction
       check_jit(g, inputs_of(g),
@@ -349,7 +347,7 @@ TEST_CASE("FuseTransposeIntoResult: a Transpose before an output becomes the Res
   const auto& r = out.node(out.results()[0]);
   const Layout& l = std::get<ir::Result>(r.op).layout;
   CHECK(l.order() == Order{0, 2, 1, 3});
-  CHECK(out.type(r.inputs[0]).shape == Shape{2, 3, 5, 7});         // computed untransposed
+  CHECK(out.type(r.inputs[0]).shape == Shape{2, 3, 5, 7}); // computed untransposed
   CHECK(l.physical_shape(out.type(r.inputs[0]).shape) == Shape{2, 5, 3, 7}); // user's buffer
   CHECK(r.name == "y");
   CHECK(ir::to_string(out).find("Result 'y'") != std::string::npos);
@@ -380,18 +378,19 @@ TEST_CASE("FuseTransposeIntoResult: a Transpose before an output becomes the Res
   SUBCASE("a Result layout must be a permutation of the value's rank") {
     Graph h;
     auto a = h.parameter(f32, {3, 5}, "a");
-    CHECK(error_id([&] { h.make(ir::Result{Layout::permuted({0, 2, 1})}, {a}); }) ==
-          "snippets.layout.rank_mismatch");
-    CHECK(error_id([&] { h.make(ir::Result{Layout::blocked({0, 1}, 1, 8)}, {a}); }) ==
-          "snippets.layout.invalid");
+    CHECK(error_id([&] {
+            h.make(ir::Result{Layout::permuted({0, 2, 1})}, {a});
+          }) == "snippets.layout.rank_mismatch");
+    CHECK(error_id([&] {
+            h.make(ir::Result{Layout::blocked({0, 1}, 1, 8)}, {a});
+          }) == "snippets.layout.invalid");
   }
 }
 
 TEST_CASE("JIT: transposed outputs, and inputs and outputs transposed in one kernel") {
   for (const Shape& s : {Shape{2, 7, 3, 17}, Shape{1, 33, 5, 37}, Shape{3, 1, 7, 2}}) {
     for (const Order& order : {Order{0, 2, 1, 3}, Order{2, 1, 0, 3}, Order{1, 0, 2, 3}}) {
-      INFO("shape " << s.to_string() << " order " << order[0] << order[1] << order[2]
-                    << order[3]);
+      INFO("shape " << s.to_string() << " order " << order[0] << order[1] << order[2] << order[3]);
       Graph g;
       auto x = g.parameter(f32, s, "x");
       auto b = g.parameter(f32, {s[3]}, "b");
@@ -425,4 +424,19 @@ TEST_CASE("tokenize: a Transpose that keeps the last axis last ends the Subgraph
   CHECK(program.steps()[0].kind == Program<>::StepKind::kernel);
   const std::vector<Tensor> in = inputs_of(m);
   CHECK(compare(program.run(in, with_threads(2))[0], reference::evaluate(m, in)[0], exact) == "");
+}
+
+TEST_CASE("a Result layout is refused where it cannot be honoured: a Program's outputs, a body "
+          "with an input layout") {
+  Graph m;
+  auto x = m.parameter(f32, {2, 3, 4}, "x");
+  m.make(ir::Result{Layout::permuted({1, 0, 2})}, {m.relu(x)}, "out");
+  CHECK(error_id([&] { Program<> p(m); }) == "snippets.program.layout_unsupported");
+  // compiled directly, the layout is the output buffer's: [3,2,4]
+  const CompiledKernel k = compile(m);
+  CHECK(k.signature().outputs[0].shape == Shape{3, 2, 4});
+  Graph g;
+  auto a = g.parameter(f32, {1, 3, 4, 5}, "a", Layout::channels_last(4));
+  g.make(ir::Result{Layout::permuted({0, 2, 1, 3})}, {g.relu(a)}, "out");
+  CHECK(error_id([&] { (void)compile(g); }) == "snippets.canonicalize.layout_conflict");
 }

@@ -12,9 +12,9 @@
 // with a non-planar Layout. A Transpose that is the only consumer of a body input is folded
 // into how the kernel reads that input (FuseTransposeIntoParameter): the input keeps the
 // user's shape and the kernel gathers along strided dimensions. A Transpose that keeps the
-// innermost axis innermost right before an output is folded into the store (FuseTransposeIntoResult).
-// A body that cannot be compiled throws
-// snippets::Error ([snippets.compile.*]) naming the op and the cause; nothing is left behind.
+// innermost axis innermost right before an output is folded into the store
+// (FuseTransposeIntoResult). A body that cannot be compiled throws snippets::Error
+// ([snippets.compile.*]) naming the op and the cause; nothing is left behind.
 //
 // Dynamic shapes: a body whose shapes have `dynamic` dimensions compiles once into a
 // shape-agnostic kernel (planar inputs, rank up to x64::max_dynamic_rank) that runs any shapes

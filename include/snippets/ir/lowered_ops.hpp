@@ -31,7 +31,8 @@ namespace snippets::ir {
     Members bool operator==(const Name&) const = default;                                          \
   }
 
-SNIPPETS_LOWERED_TAG(Load, std::int64_t count = 0; std::int64_t offset = 0; std::int64_t stride = 1;);
+SNIPPETS_LOWERED_TAG(Load, std::int64_t count = 0; std::int64_t offset = 0;
+                     std::int64_t stride = 1;);
 SNIPPETS_LOWERED_TAG(Store, std::int64_t count = 0; std::int64_t offset = 0;);
 SNIPPETS_LOWERED_TAG(BroadcastLoad, std::int64_t offset = 0;);
 SNIPPETS_LOWERED_TAG(BroadcastMove, );

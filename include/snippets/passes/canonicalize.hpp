@@ -98,8 +98,9 @@ struct Canonicalize {
       for (ir::NodeId r : body.results())
         if (!std::get<ir::Result>(body.node(r).op).layout.is_planar())
           raise("snippets.canonicalize.layout_conflict",
-                "output '" + body.node(r).name + "' is written transposed but the body's layout is " +
-                    layout->to_string(rank) + " (from '" + layout_owner +
+                "output '" + body.node(r).name +
+                    "' is written transposed but the body's layout is " + layout->to_string(rank) +
+                    " (from '" + layout_owner +
                     "'); transpose outside the subgraph, or give the inputs planar layouts");
     if (layout)
       for (ir::NodeId id = 0; id < body.size(); ++id)
@@ -109,37 +110,36 @@ struct Canonicalize {
                 "Constant '" + body.node(id).name + "' is planar but the body's inputs are " +
                     layout->to_string(rank) + "; pass it as an input with that layout");
 
-    return rebuild(body,
-                   [&](ir::Graph<T>& out, const ir::Node<T>& n,
-                       std::span<const ir::Value> in) -> std::optional<std::vector<ir::Value>> {
-                     if (const auto* r = std::get_if<ir::Result>(&n.op);
-                         r && !r->layout.is_planar()) {
-                       const std::size_t have = r->layout.order().size();
-                       const std::size_t want = out.type(in[0]).shape.rank();
-                       out.make(ir::Result{detail::lift_layout(r->layout, have, want - have)}, in,
-                                n.name);
-                       return std::vector<ir::Value>{};
-                     }
-                     const auto* p = std::get_if<ir::Parameter>(&n.op);
-                     if (!p) return std::nullopt;
-                     std::vector<Dim> dims(rank - p->output.shape.rank(), 1);
-                     dims.insert(dims.end(), p->output.shape.begin(), p->output.shape.end());
-                     if (const auto channels = per_channel_slope(body, n); channels)
-                       std::fill(dims.begin(), dims.end(), 1), dims[*channels] = p->output.shape[0];
-                     Shape shape(dims);
-                     if (p->strided_read) {
-                       const std::size_t r = p->output.shape.rank();
-                       ir::Parameter q = *p;
-                       q.output.shape = shape;
-                       q.layout = detail::lift_layout(p->layout, r, rank - r);
-                       return out.make(std::move(q), std::span<const ir::Value>(), n.name);
-                     }
-                     if (!p->layout.is_planar())
-                       shape = layout->physical_shape(shape);
-                     else if (layout)
-                       shape = planar_in_layout(shape, *layout, n.name);
-                     return std::vector{out.parameter(p->output.type, shape, n.name)};
-                   });
+    return rebuild(
+        body,
+        [&](ir::Graph<T>& out, const ir::Node<T>& n,
+            std::span<const ir::Value> in) -> std::optional<std::vector<ir::Value>> {
+          if (const auto* r = std::get_if<ir::Result>(&n.op); r && !r->layout.is_planar()) {
+            const std::size_t have = r->layout.order().size();
+            const std::size_t want = out.type(in[0]).shape.rank();
+            out.make(ir::Result{detail::lift_layout(r->layout, have, want - have)}, in, n.name);
+            return std::vector<ir::Value>{};
+          }
+          const auto* p = std::get_if<ir::Parameter>(&n.op);
+          if (!p) return std::nullopt;
+          std::vector<Dim> dims(rank - p->output.shape.rank(), 1);
+          dims.insert(dims.end(), p->output.shape.begin(), p->output.shape.end());
+          if (const auto channels = per_channel_slope(body, n); channels)
+            std::fill(dims.begin(), dims.end(), 1), dims[*channels] = p->output.shape[0];
+          Shape shape(dims);
+          if (p->strided_read) {
+            const std::size_t r = p->output.shape.rank();
+            ir::Parameter q = *p;
+            q.output.shape = shape;
+            q.layout = detail::lift_layout(p->layout, r, rank - r);
+            return out.make(std::move(q), std::span<const ir::Value>(), n.name);
+          }
+          if (!p->layout.is_planar())
+            shape = layout->physical_shape(shape);
+          else if (layout)
+            shape = planar_in_layout(shape, *layout, n.name);
+          return std::vector{out.parameter(p->output.type, shape, n.name)};
+        });
   }
 
 private:

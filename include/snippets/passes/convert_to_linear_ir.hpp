@@ -71,7 +71,8 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T>& body
   for (std::size_t i = 0; i < params.size(); ++i) {
     const auto& n = body.node(params[i]);
     lir.dynamic = lir.dynamic || !n.outputs[0].shape.is_static();
-    Expression<T>& e = std::visit([&](const auto& tag) -> Expression<T>& { return add(n, tag, {}, i); }, n.op);
+    Expression<T>& e =
+        std::visit([&](const auto& tag) -> Expression<T>& { return add(n, tag, {}, i); }, n.op);
     const auto& param = std::get<ir::Parameter>(n.op);
     if (param.strided_read && !param.layout.is_planar()) {
       const std::size_t extra = rank - n.outputs[0].shape.rank();

@@ -35,11 +35,10 @@ struct FuseTransposeIntoParameter {
 
   template <class T> ir::Graph<T> run(const ir::Graph<T>& body) const {
     std::map<ir::NodeId, ir::Parameter> folded_params; // Parameter -> its replacement
-    std::set<ir::NodeId> folded;                        // Transposes that disappear
+    std::set<ir::NodeId> folded;                       // Transposes that disappear
     for (ir::NodeId p : body.parameters()) {
       const auto& param = std::get<ir::Parameter>(body.node(p).op);
-      if (param.layout.is_blocked() || !(param.layout.is_planar() || param.strided_read))
-        continue;
+      if (param.layout.is_blocked() || !(param.layout.is_planar() || param.strided_read)) continue;
       ir::Parameter q = param;
       const std::size_t rank = q.output.shape.rank();
       std::vector<std::size_t> memory = identity(rank); // memory order of the logical axes

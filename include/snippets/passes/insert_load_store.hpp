@@ -40,8 +40,9 @@ struct InsertLoadStore {
       const std::int64_t stride = stride_along(p->out_desc(0), lir.domain.size() - 1);
       ir::PortConnector<T>* src = &out;
       auto& load = lir.insert_node(
-          lir.find(*first), ir::Load{inner_broadcast ? 1 : lanes, 0, std::max<std::int64_t>(stride, 1)},
-          {src}, 1, first->loop_ids, p->name);
+          lir.find(*first),
+          ir::Load{inner_broadcast ? 1 : lanes, 0, std::max<std::int64_t>(stride, 1)}, {src}, 1,
+          first->loop_ids, p->name);
       load.data_index = p->data_index;
       load.in_desc(0).layout = p->out_desc(0).layout;
       load.out_desc(0).shape = p->out_desc(0).shape;

@@ -29,8 +29,7 @@ struct OptimizeDomain {
     std::vector<ir::PortDescriptor> io; // the kernel arguments
     for (auto& e : lir)
       if (holds_io(*e))
-        io.push_back(std::holds_alternative<ir::Parameter>(e->op) ? e->out_desc(0)
-                                                                  : e->in_desc(0));
+        io.push_back(std::holds_alternative<ir::Parameter>(e->op) ? e->out_desc(0) : e->in_desc(0));
     // groups[g] = the original dims merged into new dim g
     std::vector<std::vector<std::size_t>> groups;
     for (std::size_t d = 0; d < dom.size(); ++d) {
@@ -79,7 +78,8 @@ struct OptimizeDomain {
         key.push_back(k);
         out.push_back(out.size());
       }
-      std::sort(out.begin(), out.end(), [&](std::size_t a, std::size_t b) { return key[a] < key[b]; });
+      std::sort(out.begin(), out.end(),
+                [&](std::size_t a, std::size_t b) { return key[a] < key[b]; });
       return out;
     };
     auto collapse_desc = [&](ir::PortDescriptor& desc) {

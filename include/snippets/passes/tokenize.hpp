@@ -21,9 +21,9 @@
 //  - nodes marked SkippedByPlugin, Opaque nodes and existing Subgraphs are never taken;
 //  - a Transpose is taken only as the first op on a Subgraph input (a model input or another
 //    Subgraph's output, read by nothing else in the Subgraph), or as the last op before a
-//    Subgraph output when it keeps the innermost axis innermost: the data flow then folds it into the
-//    kernel's load or store (FuseTransposeIntoParameter / FuseTransposeIntoResult), so it
-//    costs no pass over memory.
+//    Subgraph output when it keeps the innermost axis innermost: the data flow then folds it into
+//    the kernel's load or store (FuseTransposeIntoParameter / FuseTransposeIntoResult), so it costs
+//    no pass over memory.
 // The result graph keeps the model's Parameters and Results in order, so inputs and outputs
 // map one to one; each Subgraph is named after its last op and lists the ops it absorbed.
 #pragma once

@@ -78,7 +78,8 @@ public:
     auto it = lane_offsets_.find(stride);
     if (it == lane_offsets_.end()) {
       it = lane_offsets_.emplace(stride, words_.size() * 4).first;
-      for (std::int32_t i = 0; i < 16; ++i) words_.push_back(static_cast<std::uint32_t>(i * stride));
+      for (std::int32_t i = 0; i < 16; ++i)
+        words_.push_back(static_cast<std::uint32_t>(i * stride));
     }
     return at(it->second);
   }

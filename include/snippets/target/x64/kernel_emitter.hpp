@@ -239,8 +239,8 @@ private:
     const Vmm index = scratch_.at(avx512 ? 0 : 1);
     h_.vmovups(index, consts_.lane_offsets(static_cast<std::int32_t>(stride)));
     if (count != lanes_) h_.vxorps(dst, dst, dst); // lanes the mask skips keep dst
-    const Xbyak::Address src = h_.ptr[data_.at(e.data_index) + index * 4 +
-                                      static_cast<int>(offset * sizeof(float))];
+    const Xbyak::Address src =
+        h_.ptr[data_.at(e.data_index) + index * 4 + static_cast<int>(offset * sizeof(float))];
     if constexpr (avx512) {
       if (count == lanes_)
         h_.kxnorw(Xbyak::Opmask(1), Xbyak::Opmask(1), Xbyak::Opmask(1));
