@@ -339,7 +339,9 @@ TEST_CASE("jit runtime: CompileOptions selects the ISA") {
 
 TEST_CASE("jit runtime: CompileOptions.trace lists the passes in the documented order") {
   // passes/default_pipelines.hpp: DefaultDataFlow, DefaultControlFlow, DefaultPreparation
-  const std::vector<std::string_view> expected = {"Canonicalize",
+  const std::vector<std::string_view> expected = {"FuseTransposeIntoParameter",
+                                                  "FuseTransposeIntoResult",
+                                                  "Canonicalize",
                                                   "ConvertConstantsToScalars",
                                                   "ConvertPowerToPowerStatic",
                                                   "AlignElementTypes",
