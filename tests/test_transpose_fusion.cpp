@@ -440,3 +440,36 @@ TEST_CASE("a Result layout is refused where it cannot be honoured: a Program's o
   g.make(ir::Result{Layout::permuted({0, 2, 1, 3})}, {g.relu(a)}, "out");
   CHECK(error_id([&] { (void)compile(g); }) == "snippets.canonicalize.layout_conflict");
 }
+
+TEST_CASE("JIT: random orders and shapes, transposed inputs and outputs, against the reference") {
+  Rng rng(2026);
+  const Dim sizes[] = {1, 2, 3, 5, 7, 17};
+  auto permutation = [&](std::size_t rank) {
+    Order o(rank);
+    for (std::size_t i = 0; i < rank; ++i) o[i] = i;
+    for (std::size_t i = rank; i-- > 1;)
+      std::swap(o[i], o[static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(i)))]);
+    return o;
+  };
+  for (int c = 0; c < 40; ++c) {
+    const auto rank = static_cast<std::size_t>(rng.integer(2, 5));
+    std::vector<Dim> dims;
+    for (std::size_t i = 0; i < rank; ++i) dims.push_back(sizes[rng.integer(0, 5)]);
+    const Shape s(dims);
+    const Order in_order = permutation(rank), out_order = permutation(rank);
+    const Shape t = transposed(s, in_order);
+    Graph g;
+    Value acc = g.transpose(g.parameter(f32, s, "x"), in_order);
+    const auto inputs = rng.integer(1, 5); // more transposed inputs: register pressure
+    for (std::int64_t i = 0; i < inputs; ++i)
+      acc = g.add(acc, g.transpose(g.parameter(f32, s), in_order));
+    std::vector<Dim> bdims(t.begin(), t.end());
+    bdims[static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(rank) - 1))] = 1;
+    acc = g.relu(g.multiply(acc, g.parameter(f32, Shape(bdims), "b"))); // broadcast somewhere
+    const bool out_folds = passes::FuseTransposeIntoResult::keeps_innermost(t, out_order);
+    g.result(out_folds ? g.transpose(acc, out_order) : acc);
+    INFO("case " << c << ": " << s.to_string() << ", inputs transposed by " << ir::to_string(g));
+    check_jit(g, inputs_of(g, static_cast<std::uint64_t>(c)),
+              {.threads = {1, 2}, .fma = false, .round_each_node = true}); // bit for bit
+  }
+}
