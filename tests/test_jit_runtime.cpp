@@ -346,6 +346,7 @@ TEST_CASE("jit runtime: CompileOptions.trace lists the passes in the documented 
                                                   "ConvertPowerToPowerStatic",
                                                   "AlignElementTypes",
                                                   "OptimizeDomain",
+                                                  "TileStridedReads",
                                                   "FuseMultiplyAdd",
                                                   "MarkLoops",
                                                   "FuseLoops",

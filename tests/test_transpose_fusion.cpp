@@ -194,13 +194,24 @@ TEST_CASE("lowering: a strided innermost dimension becomes a gather Load with it
   CHECK(lir_text({0, 2, 1, 3}).find("stride") == std::string::npos);
 }
 
+TEST_CASE("TileStridedReads: a gathered innermost dimension of whole vectors is split, and the "
+          "input's contiguous dimension walks inside the block loop") {
+  Graph g;
+  auto x = g.parameter(f32, {2, 32, 5, 7}, "x"); // [0,2,3,1]: domain [2, 35, 32] after merging
+  g.result(g.relu(g.transpose(x, {0, 2, 3, 1})));
+  CHECK(lower(g, x64::Isa::avx2).domain == std::vector<Dim>{2, 4, 35, 8}); // [B, S/8, H*D, 8]
+  Graph h; // 33 is no multiple of the vector: left as it is
+  h.result(h.relu(h.transpose(h.parameter(f32, {2, 33, 5, 7}, "x"), {0, 2, 3, 1})));
+  CHECK(lower(h, x64::Isa::avx2).domain == std::vector<Dim>{2, 35, 33});
+}
+
 // ---- JIT against the reference ----
 
 TEST_CASE("JIT: a transposed input alone, every order, odd sizes, both ISAs, 1 and 2 threads") {
   const std::vector<Order> orders4 = {
       {0, 2, 3, 1}, {0, 2, 1, 3}, {0, 3, 1, 2}, {0, 1, 2, 3}, {3, 2, 1, 0}};
-  for (const Shape& s :
-       {Shape{2, 7, 3, 17}, Shape{1, 33, 5, 7}, Shape{3, 1, 37, 1}, Shape{2, 17, 4, 33}}) {
+  for (const Shape& s : {Shape{2, 7, 3, 17}, Shape{1, 33, 5, 7}, Shape{3, 1, 37, 1},
+                         Shape{2, 17, 4, 33}, Shape{2, 32, 3, 5}, Shape{1, 48, 2, 16}}) {
     for (const Order& order : orders4) {
       INFO("shape " << s.to_string() << " order " << order[0] << order[1] << order[2] << order[3]);
       Graph g;
@@ -235,22 +246,24 @@ TEST_CASE("JIT: a transposed input with planar and broadcast inputs in Multiply/
 }
 
 TEST_CASE("JIT: MHA-style inputs [B,S,H,D] transposed by [0,2,1,3] and [0,2,3,1]") {
-  const Shape bshd{2, 17, 3, 16};
-  for (const Order& order : {Order{0, 2, 1, 3}, Order{0, 2, 3, 1}}) {
-    INFO("order " << order[0] << order[1] << order[2] << order[3]);
-    Graph g;
-    auto q = g.parameter(f32, bshd, "q");
-    auto k = g.parameter(f32, bshd, "k");
-    auto scale = g.scalar(f32, 0.125);
-    // both inputs transposed the same way, plus a scaled exp: one kernel, two strided reads
-    g.result(g.exp(g.multiply(g.add(g.transpose(q, order), g.transpose(k, order)), scale)));
-    const CompiledKernel kernel = compile(g);
-    REQUIRE(kernel.signature().inputs.size() == 2);
-    CHECK(kernel.signature().inputs[0].shape == bshd); // what the user passes to run()
-    CHECK(kernel.signature().inputs[1].shape == bshd);
-    CHECK(kernel.signature().outputs[0].shape == transposed(bshd, order));
-    check_jit(g, inputs_of(g), {.tol = {2, 1e-6}, .threads = {1, 2}});
-  }
+
+  for (const Shape& bshd : {Shape{2, 17, 3, 16}, Shape{2, 32, 3, 16}})
+    for (const Order& order : {Order{0, 2, 1, 3}, Order{0, 2, 3, 1}}) {
+      INFO("shape " << bshd.to_string() << " order " << order[0] << order[1] << order[2]
+                    << order[3]);
+      Graph g;
+      auto q = g.parameter(f32, bshd, "q");
+      auto k = g.parameter(f32, bshd, "k");
+      auto scale = g.scalar(f32, 0.125);
+      // both inputs transposed the same way, plus a scaled exp: one kernel, two strided reads
+      g.result(g.exp(g.multiply(g.add(g.transpose(q, order), g.transpose(k, order)), scale)));
+      const CompiledKernel kernel = compile(g);
+      REQUIRE(kernel.signature().inputs.size() == 2);
+      CHECK(kernel.signature().inputs[0].shape == bshd); // what the user passes to run()
+      CHECK(kernel.signature().inputs[1].shape == bshd);
+      CHECK(kernel.signature().outputs[0].shape == transposed(bshd, order));
+      check_jit(g, inputs_of(g), {.tol = {2, 1e-6}, .threads = {1, 2}});
+    }
 }
 
 TEST_CASE("JIT: strided reads never touch memory outside the input (guard pages)") {
@@ -443,7 +456,7 @@ TEST_CASE("a Result layout is refused where it cannot be honoured: a Program's o
 
 TEST_CASE("JIT: random orders and shapes, transposed inputs and outputs, against the reference") {
   Rng rng(2026);
-  const Dim sizes[] = {1, 2, 3, 5, 7, 17};
+  const Dim sizes[] = {1, 2, 3, 5, 7, 17, 16, 32};
   auto permutation = [&](std::size_t rank) {
     Order o(rank);
     for (std::size_t i = 0; i < rank; ++i) o[i] = i;
@@ -454,7 +467,7 @@ TEST_CASE("JIT: random orders and shapes, transposed inputs and outputs, against
   for (int c = 0; c < 40; ++c) {
     const auto rank = static_cast<std::size_t>(rng.integer(2, 5));
     std::vector<Dim> dims;
-    for (std::size_t i = 0; i < rank; ++i) dims.push_back(sizes[rng.integer(0, 5)]);
+    for (std::size_t i = 0; i < rank; ++i) dims.push_back(sizes[rng.integer(0, 7)]);
     const Shape s(dims);
     const Order in_order = permutation(rank), out_order = permutation(rank);
     const Shape t = transposed(s, in_order);

@@ -30,6 +30,7 @@
 #include "snippets/passes/optimize_domain.hpp"
 #include "snippets/passes/optimize_loop_single_evaluation.hpp"
 #include "snippets/passes/pipeline.hpp"
+#include "snippets/passes/tile_strided_reads.hpp"
 
 namespace snippets::passes {
 
@@ -41,9 +42,9 @@ using DefaultDataFlow =
 
 /// Control flow: loops, memory access, broadcasting, pointer shifts.
 using DefaultControlFlow =
-    Pipeline<OptimizeDomain, FuseMultiplyAdd, MarkLoops, FuseLoops, InsertLoadStore,
-             InsertBroadcastMove, LoadMoveBroadcastToBroadcastLoad, ExtractLoopInvariants,
-             InitLoops, CleanRepeatedDataPointerShifts, InsertLoops>;
+    Pipeline<OptimizeDomain, TileStridedReads, FuseMultiplyAdd, MarkLoops, FuseLoops,
+             InsertLoadStore, InsertBroadcastMove, LoadMoveBroadcastToBroadcastLoad,
+             ExtractLoopInvariants, InitLoops, CleanRepeatedDataPointerShifts, InsertLoops>;
 
 /// Generator preparation: registers, tails, final pointer arithmetic.
 using DefaultPreparation =
