@@ -237,6 +237,15 @@ TEST_CASE("JIT: a transposed input with planar and broadcast inputs in Multiply/
                 {.tol = {2, 1e-6}, .threads = {1, 2}, .fma = false, .round_each_node = true});
     }
   }
+  // a transposed input broadcast along the innermost dimension: a BroadcastLoad that keeps the
+  // input's memory order ([4,1,3] by [2,0,1] is [3,4,1]: rows 1 apart, columns 3 apart)
+  {
+    Graph h;
+    auto x = h.parameter(f32, {4, 1, 3}, "x");
+    auto y = h.parameter(f32, {3, 4, 7}, "y");
+    h.result(h.add(h.transpose(x, {2, 0, 1}), y));
+    check_jit(h, inputs_of(h), {.threads = {1, 2}});
+  }
   // [1,0] on a matrix, with a per-row scale (broadcast along the innermost dimension)
   Graph g;
   auto x = g.parameter(f32, {33, 17}, "x");
@@ -454,7 +463,8 @@ TEST_CASE("a Result layout is refused where it cannot be honoured: a Program's o
   CHECK(error_id([&] { (void)compile(g); }) == "snippets.canonicalize.layout_conflict");
 }
 
-TEST_CASE("JIT: random orders and shapes, transposed inputs and outputs, against the reference") {
+TEST_CASE(
+    "JIT: 100 random orders and shapes, transposed inputs and outputs, against the reference") {
   Rng rng(2026);
   const Dim sizes[] = {1, 2, 3, 5, 7, 17, 16, 32};
   auto permutation = [&](std::size_t rank) {
@@ -464,7 +474,7 @@ TEST_CASE("JIT: random orders and shapes, transposed inputs and outputs, against
       std::swap(o[i], o[static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(i)))]);
     return o;
   };
-  for (int c = 0; c < 40; ++c) {
+  for (int c = 0; c < 100; ++c) {
     const auto rank = static_cast<std::size_t>(rng.integer(2, 5));
     std::vector<Dim> dims;
     for (std::size_t i = 0; i < rank; ++i) dims.push_back(sizes[rng.integer(0, 7)]);
