@@ -344,11 +344,14 @@ TEST_CASE("jit runtime: CompileOptions selects the ISA") {
 TEST_CASE("jit runtime: CompileOptions.trace lists the passes in the documented order") {
   // passes/default_pipelines.hpp: DefaultDataFlow, DefaultControlFlow, DefaultPreparation
   const std::vector<std::string_view> expected = {"DecomposeSoftmax",
+                                                  "FuseTransposeIntoParameter",
+                                                  "FuseTransposeIntoResult",
                                                   "Canonicalize",
                                                   "ConvertConstantsToScalars",
                                                   "ConvertPowerToPowerStatic",
                                                   "AlignElementTypes",
                                                   "OptimizeDomain",
+                                                  "TileStridedReads",
                                                   "FuseMultiplyAdd",
                                                   "MarkLoops",
                                                   "DecomposeReductions",

@@ -9,8 +9,12 @@
 // convert it to a Linear IR, run the lowering Pipeline (passes/default_pipelines.hpp unless
 // you pass your own), emit with the x64 kernel emitter for the chosen ISA. The kernel's
 // signature is the body's: its input and output shapes, or their physical shapes for inputs
-// with a non-planar Layout. A body that cannot be compiled throws
-// snippets::Error ([snippets.compile.*]) naming the op and the cause; nothing is left behind.
+// with a non-planar Layout. A Transpose that is the only consumer of a body input is folded
+// into how the kernel reads that input (FuseTransposeIntoParameter): the input keeps the
+// user's shape and the kernel gathers along strided dimensions. A Transpose that keeps the
+// innermost axis innermost right before an output is folded into the store
+// (FuseTransposeIntoResult). A body that cannot be compiled throws snippets::Error
+// ([snippets.compile.*]) naming the op and the cause; nothing is left behind.
 //
 // Dynamic shapes: a body whose shapes have `dynamic` dimensions compiles once into a
 // shape-agnostic kernel (planar inputs, rank up to x64::max_dynamic_rank) that runs any shapes
@@ -116,6 +120,19 @@ template <class T> void check_dynamic_body(const ir::Graph<T>& body) {
             body.node(p).describe() +
                 " has a non-planar layout; kernels with dynamic dimensions take planar inputs "
                 "(transpose outside the subgraph, or give static shapes)");
+  for (ir::NodeId id = 0; id < body.size(); ++id)
+    if (const auto* t = std::get_if<ir::Transpose>(&body.node(id).op);
+        t && t->order != Layout::planar(t->order.size()).order())
+      raise("snippets.compile.dynamic_layout",
+            body.node(id).describe() +
+                " reads its input in another order; kernels with dynamic dimensions take planar "
+                "inputs only (transpose outside the subgraph, or give static shapes)");
+  for (ir::NodeId r : body.results())
+    if (!std::get<ir::Result>(body.node(r).op).layout.is_planar())
+      raise("snippets.compile.dynamic_layout",
+            body.node(r).describe() +
+                " has a non-planar layout; kernels with dynamic dimensions write planar outputs "
+                "(transpose outside the subgraph, or give static shapes)");
 }
 
 /// Kernels read an i32 input as the f32 nearest to it (exact up to 2^24), which is what a
@@ -162,6 +179,13 @@ template <class T> void check_body(const ir::Graph<T>& body) {
               raise("snippets.compile.unsupported_attribute",
                     n.describe() + " has attributes the " + std::string(T::name) +
                         " emitter does not support; run it outside the kernel");
+          } else if constexpr (std::is_same_v<Tag, ir::Transpose>) {
+            raise("snippets.compile.unsupported_op",
+                  n.describe() +
+                      " is not folded into memory access: a kernel takes a Transpose only as the "
+                      "only consumer of a subgraph input, or as the last op before an output "
+                      "when it keeps the innermost axis innermost; move it out of the subgraph "
+                      "or give it its own input");
           } else {
             raise("snippets.compile.unsupported_op", n.describe() + " cannot be fused by the " +
                                                          std::string(T::name) +
@@ -202,6 +226,9 @@ template <class T> int reserved_registers(ir::LinearIR<T>& lir, x64::Isa isa) {
   // a converting store works in two (x64/memory_access.hpp)
   for (std::size_t a = lir.num_inputs; a < lir.arg_types.size(); ++a)
     if (lir.arg_types[a] != ElementType::f32) n = std::max(n, x64::converting_store_scratch);
+  for (auto& e : lir) // strided reads may gather: lane offsets (and the AVX2 mask)
+    if (std::holds_alternative<ir::Parameter>(e->op) && !e->out_desc(0).layout.empty())
+      n = std::max(n, isa == x64::Isa::avx2 ? 2 : 1);
   for (auto& e : lir)
     std::visit(
         [&](const auto& tag) {
@@ -240,22 +267,35 @@ KernelCode emit(ir::LinearIR<T>& lir, bool streaming, const x64::Instrumentation
 
 /// What the executor needs to know about the lowered kernel. Inputs and outputs keep the
 /// body's shapes (rank alignment does not change memory) unless an input has a non-planar
-/// layout: then the buffers have the physical shapes of the canonical body.
+/// layout the body takes: then the buffers have the physical shapes of the canonical body.
+/// An input read through its layout (`strided_read`) has its layout's physical shape; one
+/// whose Transpose the data flow folded into it is still planar in `body`: the user's shape.
 template <class T>
 KernelSignature describe(const ir::Graph<T>& body, const ir::Graph<T>& canonical,
                          ir::LinearIR<T>& lir, x64::Isa isa) {
   KernelSignature sig;
   bool physical = false;
-  for (ir::NodeId p : body.parameters())
-    physical = physical || !std::get<ir::Parameter>(body.node(p).op).layout.is_planar();
+  for (ir::NodeId p : body.parameters()) {
+    const auto& param = std::get<ir::Parameter>(body.node(p).op);
+    physical = physical || (!param.layout.is_planar() && !param.strided_read);
+  }
   for (std::size_t i = 0; i < body.parameters().size(); ++i) {
     const auto& p = body.node(body.parameters()[i]);
-    sig.inputs.push_back(std::get<ir::Parameter>(p.op).layout.is_planar()
-                             ? p.outputs[0]
-                             : canonical.node(canonical.parameters()[i]).outputs[0]);
+    const auto& param = std::get<ir::Parameter>(p.op);
+    if (param.layout.is_planar())
+      sig.inputs.push_back(p.outputs[0]);
+    else if (param.strided_read)
+      sig.inputs.push_back({param.output.type, param.layout.physical_shape(param.output.shape)});
+    else
+      sig.inputs.push_back(canonical.node(canonical.parameters()[i]).outputs[0]);
   }
   const ir::Graph<T>& out = physical ? canonical : body;
-  for (ir::NodeId r : out.results()) sig.outputs.push_back(out.type(out.node(r).inputs[0]));
+  for (ir::NodeId r : out.results()) {
+    ir::TensorType t = out.type(out.node(r).inputs[0]);
+    if (const Layout& l = std::get<ir::Result>(out.node(r).op).layout; !l.is_planar())
+      t.shape = l.physical_shape(t.shape); // a Result written transposed
+    sig.outputs.push_back(t);
+  }
   sig.domain = lir.domain;
   sig.buffer_pointers = lir.buffer_pointers;
   sig.scratch_bytes = lir.scratch_bytes;
@@ -271,10 +311,10 @@ KernelSignature describe(const ir::Graph<T>& body, const ir::Graph<T>& canonical
   for (auto& e : lir) {
     if (!passes::holds_io(*e)) continue;
     const bool in = std::holds_alternative<ir::Parameter>(e->op);
-    const auto& shape = in ? e->out_desc(0).shape : e->in_desc(0).shape;
+    const auto& desc = in ? e->out_desc(0) : e->in_desc(0);
+    const auto& shape = desc.shape;
     const auto bytes = static_cast<std::int64_t>(size_of(lir.arg_types.at(e->data_index)));
-    if (!lir.dynamic)
-      sig.outer_stride_bytes[e->data_index] = passes::stride_along(shape, 0) * bytes;
+    if (!lir.dynamic) sig.outer_stride_bytes[e->data_index] = passes::stride_along(desc, 0) * bytes;
     dyn.args[e->data_index] = shape;
   }
   dyn.element_bytes.resize(lir.num_inputs + lir.num_outputs);

@@ -58,6 +58,10 @@ struct Reg {
 /// equal to the domain's; 1 where the tensor is broadcast) and the register holding it.
 struct PortDescriptor {
   std::vector<Dim> shape;
+  /// Memory order of the dimensions of `shape` (outermost first) of a kernel argument that is
+  /// not planar in it: a Parameter's output and its Load's input (a strided read), a Result's
+  /// input and its Store's output (a transposed write). Empty: planar.
+  std::vector<std::size_t> layout;
   Reg reg;
 };
 

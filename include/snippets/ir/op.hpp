@@ -55,7 +55,11 @@ namespace detail {
 template <class T, class List> struct DefaultOpByName;
 template <class T, class... Ts> struct DefaultOpByName<T, TypeList<Ts...>> {
   static bool make(std::string_view name, Op<T>& out) {
-    return ((Ts::name == name && std::is_empty_v<Ts> ? (out = Ts{}, true) : false) || ...);
+    // attribute-free ops, and Result (its only attribute, the output layout, has a default)
+    return ((Ts::name == name && (std::is_empty_v<Ts> || std::is_same_v<Ts, Result>)
+                 ? (out = Ts{}, true)
+                 : false) ||
+            ...);
   }
 };
 } // namespace detail

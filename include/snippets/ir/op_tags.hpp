@@ -64,9 +64,25 @@ struct Parameter {
   static constexpr OpCategory category = OpCategory::parameter;
   TensorType output;
   Layout layout; // the memory layout of the user's buffer (planar by default)
+  /// How `layout` meets the body. false: the body is computed in the layout's order and its
+  /// outputs come out in it (Canonicalize). true: only this input is read through the layout
+  /// (a permutation), the body and its outputs stay in logical order; this is what a folded
+  /// Transpose becomes (passes/fuse_transpose_into_parameter.hpp).
+  bool strided_read = false;
   bool operator==(const Parameter&) const = default;
 };
-SNIPPETS_OP_TAG(Result, result, false);
+/// A graph output. `layout` is the memory layout of the output buffer (a permutation of the
+/// value's dimensions, planar by default): a kernel writes the value in that order, as a folded
+/// Transpose before the output (passes/fuse_transpose_into_result.hpp); the buffer's shape is
+/// `layout.physical_shape(value shape)`. The reference interpreter returns logical values, as
+/// it takes logical values for Parameters with layouts.
+struct Result {
+  static constexpr std::string_view name = "Result";
+  static constexpr OpCategory category = OpCategory::result;
+  static constexpr bool float_only = false;
+  Layout layout;
+  bool operator==(const Result&) const = default;
+};
 /// A tensor constant; `values` holds element_count() values in planar order, or one value
 /// that fills the tensor.
 struct Constant {

@@ -53,6 +53,10 @@ template <class T> std::string format_attributes(const Op<T>& op) {
         if constexpr (std::is_same_v<Tag, Parameter>) {
           if (!tag.layout.is_planar())
             os << "layout=" << tag.layout.to_string(tag.output.shape.rank());
+          if (tag.strided_read) os << (tag.layout.is_planar() ? "" : ", ") << "strided_read=true";
+        } else if constexpr (std::is_same_v<Tag, Result>) {
+          if (!tag.layout.is_planar())
+            os << "layout=" << tag.layout.to_string(tag.layout.order().size());
         } else if constexpr (std::is_same_v<Tag, Constant>) {
           os << "values=" << format_list(tag.values, 8);
         } else if constexpr (std::is_same_v<Tag, Scalar>) {

@@ -54,6 +54,11 @@ inline void check_source(const Parameter& p, std::string_view who) {
               std::to_string(order.size()) + " but the shape " + p.output.shape.to_string() +
               " has rank " + std::to_string(p.output.shape.rank()) +
               "; give a layout of the shape's rank");
+  if (p.strided_read && p.layout.is_blocked())
+    raise("snippets.layout.invalid",
+          std::string(who) + ": a strided read takes a dimension order, not the blocked layout " +
+              p.layout.to_string(p.output.shape.rank()) +
+              "; use Layout::permuted, or drop strided_read so the body takes the layout");
 }
 
 inline void check_source(const Constant& c, std::string_view who) {
@@ -202,6 +207,11 @@ std::vector<TensorType> infer_types(const Op<T>& op, std::span<const TensorType>
           return {tag.output};
         } else if constexpr (cat == OpCategory::result) {
           detail::check_arity(in, 1, who);
+          if (tag.layout.is_blocked())
+            raise("snippets.layout.invalid",
+                  std::string(who) + ": an output layout is a dimension order, not a blocked "
+                                     "layout; use Layout::permuted");
+          tag.layout.check_rank(in[0].shape.rank());
           return {};
         } else if constexpr (cat == OpCategory::unary) {
           detail::check_arity(in, 1, who);

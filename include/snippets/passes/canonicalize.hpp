@@ -13,6 +13,11 @@
 // The rewritten Parameters are planar with the physical shape; shapes propagate through the
 // body by type inference, so the outputs come out in the body's layout. Bodies with ops that
 // are not elementwise (Reduce, Softmax, Transpose, ...) keep their shapes: they must be planar.
+// A Parameter with `strided_read` (a Transpose folded into its load) is not a body layout: it
+// keeps its logical shape and its layout (both rank-aligned), and the LIR reads it with the
+// strides of its layout. A Result with a layout (a Transpose folded into its store) gets
+// its layout rank-aligned the same way. Neither can be combined with a body layout
+// [layout_conflict].
 #pragma once
 
 #include <algorithm>
@@ -67,7 +72,7 @@ struct Canonicalize {
     for (ir::NodeId p : body.parameters()) {
       const auto& n = body.node(p);
       const Layout& l = std::get<ir::Parameter>(n.op).layout;
-      if (l.is_planar()) continue;
+      if (l.is_planar() || std::get<ir::Parameter>(n.op).strided_read) continue;
       if (!elementwise)
         raise("snippets.canonicalize.layout_unsupported",
               "input '" + n.name + "' has layout " + l.to_string(n.outputs[0].shape.rank()) +
@@ -83,6 +88,21 @@ struct Canonicalize {
     }
     if (!elementwise) return remove_dead_nodes(body);
     if (layout)
+      for (ir::NodeId p : body.parameters())
+        if (std::get<ir::Parameter>(body.node(p).op).strided_read)
+          raise("snippets.canonicalize.layout_conflict",
+                "input '" + body.node(p).name + "' is read transposed but the body's layout is " +
+                    layout->to_string(rank) + " (from '" + layout_owner +
+                    "'); transpose outside the subgraph, or give the inputs planar layouts");
+    if (layout)
+      for (ir::NodeId r : body.results())
+        if (!std::get<ir::Result>(body.node(r).op).layout.is_planar())
+          raise("snippets.canonicalize.layout_conflict",
+                "output '" + body.node(r).name +
+                    "' is written transposed but the body's layout is " + layout->to_string(rank) +
+                    " (from '" + layout_owner +
+                    "'); transpose outside the subgraph, or give the inputs planar layouts");
+    if (layout)
       for (ir::NodeId id = 0; id < body.size(); ++id)
         if (const auto* c = std::get_if<ir::Constant>(&body.node(id).op);
             c && c->output.shape.element_count() > 1)
@@ -90,22 +110,36 @@ struct Canonicalize {
                 "Constant '" + body.node(id).name + "' is planar but the body's inputs are " +
                     layout->to_string(rank) + "; pass it as an input with that layout");
 
-    return rebuild(body,
-                   [&](ir::Graph<T>& out, const ir::Node<T>& n,
-                       std::span<const ir::Value>) -> std::optional<std::vector<ir::Value>> {
-                     const auto* p = std::get_if<ir::Parameter>(&n.op);
-                     if (!p) return std::nullopt;
-                     std::vector<Dim> dims(rank - p->output.shape.rank(), 1);
-                     dims.insert(dims.end(), p->output.shape.begin(), p->output.shape.end());
-                     if (const auto channels = per_channel_slope(body, n); channels)
-                       std::fill(dims.begin(), dims.end(), 1), dims[*channels] = p->output.shape[0];
-                     Shape shape(dims);
-                     if (!p->layout.is_planar())
-                       shape = layout->physical_shape(shape);
-                     else if (layout)
-                       shape = planar_in_layout(shape, *layout, n.name);
-                     return std::vector{out.parameter(p->output.type, shape, n.name)};
-                   });
+    return rebuild(
+        body,
+        [&](ir::Graph<T>& out, const ir::Node<T>& n,
+            std::span<const ir::Value> in) -> std::optional<std::vector<ir::Value>> {
+          if (const auto* r = std::get_if<ir::Result>(&n.op); r && !r->layout.is_planar()) {
+            const std::size_t have = r->layout.order().size();
+            const std::size_t want = out.type(in[0]).shape.rank();
+            out.make(ir::Result{detail::lift_layout(r->layout, have, want - have)}, in, n.name);
+            return std::vector<ir::Value>{};
+          }
+          const auto* p = std::get_if<ir::Parameter>(&n.op);
+          if (!p) return std::nullopt;
+          std::vector<Dim> dims(rank - p->output.shape.rank(), 1);
+          dims.insert(dims.end(), p->output.shape.begin(), p->output.shape.end());
+          if (const auto channels = per_channel_slope(body, n); channels)
+            std::fill(dims.begin(), dims.end(), 1), dims[*channels] = p->output.shape[0];
+          Shape shape(dims);
+          if (p->strided_read) {
+            const std::size_t r = p->output.shape.rank();
+            ir::Parameter q = *p;
+            q.output.shape = shape;
+            q.layout = detail::lift_layout(p->layout, r, rank - r);
+            return out.make(std::move(q), std::span<const ir::Value>(), n.name);
+          }
+          if (!p->layout.is_planar())
+            shape = layout->physical_shape(shape);
+          else if (layout)
+            shape = planar_in_layout(shape, *layout, n.name);
+          return std::vector{out.parameter(p->output.type, shape, n.name)};
+        });
   }
 
 private:

@@ -8,7 +8,9 @@
 //    is unknown;
 //  - @post Parameters come first (data_index = parameter position), then Scalars, then the
 //    computation in topological order, then Results (data_index = num_inputs + position);
-//    every port shape is right-aligned to the domain rank with leading 1s;
+//    every port shape is right-aligned to the domain rank with leading 1s; a Parameter read
+//    through its layout (`strided_read`) has that layout, lifted alike, as its port's memory
+//    order (PortDescriptor::layout), and so has a Result with a layout on its input port;
 //  - @post `arg_types` holds each Parameter's and Result's element type. Kernels hold every
 //    value as an f32, so a Convert to f32 is the identity there and is not lowered, and a
 //    Convert whose only users are Results is left to their Stores, which convert the same way.
@@ -94,7 +96,15 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T>& body
     const auto& n = body.node(params[i]);
     lir.dynamic = lir.dynamic || !n.outputs[0].shape.is_static();
     lir.arg_types.push_back(n.outputs[0].type);
-    std::visit([&](const auto& tag) { add(n, tag, {}, i); }, n.op);
+    Expression<T>& e =
+        std::visit([&](const auto& tag) -> Expression<T>& { return add(n, tag, {}, i); }, n.op);
+    const auto& param = std::get<ir::Parameter>(n.op);
+    if (param.strided_read && !param.layout.is_planar()) {
+      const std::size_t extra = rank - n.outputs[0].shape.rank();
+      auto& order = e.out_desc(0).layout;
+      for (std::size_t a = 0; a < extra; ++a) order.push_back(a);
+      for (std::size_t a : param.layout.order()) order.push_back(a + extra);
+    }
   }
   lir.num_inputs = params.size();
   lir.num_outputs = body.results().size();
@@ -122,8 +132,14 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T>& body
       value_of[{n.id, 0}] = in[0];
       continue;
     }
-    if (ir::is<ir::Result>(n.op)) {
-      add(n, ir::Result{}, in, lir.num_inputs + result_index.at(id));
+    if (const auto* r = std::get_if<ir::Result>(&n.op)) {
+      Expression<T>& e = add(n, *r, in, lir.num_inputs + result_index.at(id));
+      if (!r->layout.is_planar()) { // a transposed write: the output buffer's memory order
+        const std::size_t extra = rank - r->layout.order().size();
+        auto& order = e.in_desc(0).layout;
+        for (std::size_t a = 0; a < extra; ++a) order.push_back(a);
+        for (std::size_t a : r->layout.order()) order.push_back(a + extra);
+      }
       continue;
     }
     std::visit([&](const auto& tag) { add(n, tag, in, 0); }, n.op);

@@ -19,6 +19,8 @@
 #include "snippets/passes/extract_loop_invariants.hpp"
 #include "snippets/passes/fuse_loops.hpp"
 #include "snippets/passes/fuse_multiply_add.hpp"
+#include "snippets/passes/fuse_transpose_into_parameter.hpp"
+#include "snippets/passes/fuse_transpose_into_result.hpp"
 #include "snippets/passes/init_live_ranges.hpp"
 #include "snippets/passes/init_loops.hpp"
 #include "snippets/passes/insert_broadcast_move.hpp"
@@ -32,21 +34,24 @@
 #include "snippets/passes/optimize_domain.hpp"
 #include "snippets/passes/optimize_loop_single_evaluation.hpp"
 #include "snippets/passes/pipeline.hpp"
+#include "snippets/passes/tile_strided_reads.hpp"
 
 namespace snippets::passes {
 
-/// Data flow, on the Subgraph body: Softmax, layouts and ranks, scalars, PowerStatic, f32
-/// compute.
-using DefaultDataFlow = DataFlowPipeline<DecomposeSoftmax, Canonicalize, ConvertConstantsToScalars,
-                                         ConvertPowerToPowerStatic, AlignElementTypes>;
+/// Data flow, on the Subgraph body: Softmax, transposes of inputs and outputs into their loads
+/// and stores, layouts and ranks, scalars, PowerStatic, f32 compute.
+using DefaultDataFlow =
+    DataFlowPipeline<DecomposeSoftmax, FuseTransposeIntoParameter, FuseTransposeIntoResult,
+                     Canonicalize, ConvertConstantsToScalars, ConvertPowerToPowerStatic,
+                     AlignElementTypes>;
 
 /// Control flow: loops (row by row around reductions), memory access, buffers, broadcasting,
 /// pointer shifts.
 using DefaultControlFlow =
-    Pipeline<OptimizeDomain, FuseMultiplyAdd, MarkLoops, DecomposeReductions, FuseLoops,
-             InsertBuffers, InsertLoadStore, InsertBroadcastMove, LoadMoveBroadcastToBroadcastLoad,
-             ExtractLoopInvariants, InitLoops, AllocateBuffers, CleanRepeatedDataPointerShifts,
-             InsertLoops>;
+    Pipeline<OptimizeDomain, TileStridedReads, FuseMultiplyAdd, MarkLoops, DecomposeReductions,
+             FuseLoops, InsertBuffers, InsertLoadStore, InsertBroadcastMove,
+             LoadMoveBroadcastToBroadcastLoad, ExtractLoopInvariants, InitLoops, AllocateBuffers,
+             CleanRepeatedDataPointerShifts, InsertLoops>;
 
 /// Generator preparation: registers, tails, final pointer arithmetic.
 using DefaultPreparation =

@@ -24,9 +24,9 @@ struct InitLoops {
       for (auto& e : lir) {
         if (!is_memory_access(*e)) continue;
         if (std::find(e->loop_ids.begin(), e->loop_ids.end(), id) == e->loop_ids.end()) continue;
-        const auto& shape =
-            std::holds_alternative<ir::Store>(e->op) ? e->out_desc(0).shape : e->in_desc(0).shape;
-        const std::int64_t stride = stride_along(shape, info.dim);
+        const auto& desc =
+            std::holds_alternative<ir::Store>(e->op) ? e->out_desc(0) : e->in_desc(0);
+        const std::int64_t stride = stride_along(desc, info.dim);
         ir::LoopPort port;
         port.expr = e.get();
         port.data_index = e->data_index;

@@ -10,6 +10,8 @@
 // itself) gets a Load first.
 // Memory-access expressions carry the kernel argument (or buffer) index in `data_index` and
 // its element type in memory (LinearIR::arg_types; Buffers hold f32) as their `type`.
+// A Parameter read with a stride along the innermost domain dimension (its
+// PortDescriptor::layout) gets a Load with that `stride`, which the emitter turns into a gather.
 #pragma once
 
 #include <map>
@@ -51,6 +53,7 @@ struct InsertLoadStore {
       }
       auto& with_results = by_loop[earliest ? earliest->loop_ids : std::vector<std::size_t>{}];
       with_results.insert(with_results.end(), results.begin(), results.end());
+      const std::int64_t stride = stride_along(p->out_desc(0), rank - 1);
       for (auto& [ids, uses] : by_loop) {
         if (uses.empty()) continue;
         ir::Expression<T>* first = nullptr;
@@ -59,9 +62,11 @@ struct InsertLoadStore {
         if (first->loop_ids.empty()) first->loop_ids = MarkLoops::make_nest(lir, ctx.config);
         const bool one = (p->out_desc(0).shape.back() == 1 && lir.domain.back() != 1) ||
                          first->loop_ids.size() < rank;
-        const ir::Load tag{one ? 1 : lanes, 0, arg_type(lir, p->data_index)};
+        const ir::Load tag{one ? 1 : lanes, 0, arg_type(lir, p->data_index),
+                           std::max<std::int64_t>(stride, 1)};
         auto& load = lir.insert_node(lir.find(*first), tag, {&out}, 1, first->loop_ids, p->name);
         load.data_index = p->data_index;
+        load.in_desc(0).layout = p->out_desc(0).layout;
         load.out_desc(0).shape = p->out_desc(0).shape;
         for (auto* u : uses) u->set(&load.output(0));
       }
@@ -78,8 +83,12 @@ struct InsertLoadStore {
                                     ir::Store{one ? 1 : lanes, 0, arg_type(lir, r->data_index)},
                                     {&r->input_connector(0)}, 1, producer.loop_ids, r->name);
       store.data_index = r->data_index;
-      store.out_desc(0).shape =
-          std::holds_alternative<ir::Buffer>(r->op) ? r->out_desc(0).shape : r->in_desc(0).shape;
+      if (std::holds_alternative<ir::Buffer>(r->op))
+        store.out_desc(0).shape = r->out_desc(0).shape;
+      else
+        store.out_desc(0) = {r->in_desc(0).shape, r->in_desc(0).layout, {}};
+      SNIPPETS_ASSERT(stride_along(store.out_desc(0), rank - 1) <= 1)
+          << "output '" << r->name << "' is written with a strided innermost dimension";
       r->input(0).set(&store.output(0));
     }
     return Preserved::none;

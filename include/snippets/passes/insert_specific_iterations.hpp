@@ -162,7 +162,7 @@ private:
       std::int64_t shift = 0;
       if (is_memory_access(*src)) {
         const bool store = std::holds_alternative<ir::Store>(op);
-        shift = offset * stride_along(store ? src->out_desc(0).shape : src->in_desc(0).shape, dim);
+        shift = offset * stride_along(store ? src->out_desc(0) : src->in_desc(0), dim);
       }
       std::visit(
           [&](auto& tag) {

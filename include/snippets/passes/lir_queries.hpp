@@ -57,5 +57,14 @@ inline std::int64_t stride_along(const std::vector<Dim>& shape, std::size_t dim)
   for (std::size_t d = dim + 1; d < shape.size(); ++d) s *= shape[d];
   return s;
 }
+/// As above for a tensor with a memory order (PortDescriptor::layout; empty: planar).
+inline std::int64_t stride_along(const ir::PortDescriptor& desc, std::size_t dim) {
+  if (desc.layout.empty()) return stride_along(desc.shape, dim);
+  if (desc.shape[dim] == 1) return 0;
+  std::int64_t s = 1;
+  for (auto it = desc.layout.rbegin(); it != desc.layout.rend() && *it != dim; ++it)
+    s *= desc.shape[*it];
+  return s;
+}
 
 } // namespace snippets::passes

@@ -29,6 +29,7 @@ struct LoadMoveBroadcastToBroadcastLoad {
           lir.insert_node(lir.find(*load), ir::BroadcastLoad{0, std::get<ir::Load>(load->op).type},
                           {&load->input_connector(0)}, 1, load->loop_ids, load->name);
       bl.data_index = load->data_index;
+      bl.in_desc(0).layout = load->in_desc(0).layout; // a strided or tiled input's memory order
       bl.out_desc(0).shape = moves.front()->out_desc(0).shape;
       for (auto* m : moves) {
         m->output(0).replace_all_uses_with(&bl.output(0));

@@ -4,7 +4,9 @@
 // Two adjacent domain dimensions merge when every kernel argument is either full in both or
 // broadcast (1) in both: then walking them as one dimension touches the same elements in the
 // same order. Dimensions of extent 1 are dropped. [1,16,29,7] with a [1,16,29,1] input
-// becomes [464, 7]; a plain elementwise op on [8,3,224,224] becomes [1204224].
+// becomes [464, 7]; a plain elementwise op on [8,3,224,224] becomes [1204224]. An argument
+// with a memory order (a strided read, PortDescriptor::layout) that is full in both must
+// also hold them next to each other in memory, outer one first; its order is collapsed too.
 // Reductions over the innermost dimension count as arguments (their [..., 1] outputs), and a
 // domain with reductions keeps at least two dimensions: the innermost loop walks a row, the
 // outer one the rows (and is the one the threads split).
@@ -12,6 +14,8 @@
 // same way (runtime/runtime_config.hpp), so the kernel's loop nest fits every shape.
 // @post lir.domain and every port shape have the collapsed rank (at least 1).
 #pragma once
+
+#include <algorithm>
 
 #include "snippets/passes/lir_queries.hpp"
 #include "snippets/passes/pass.hpp"
@@ -25,13 +29,12 @@ struct OptimizeDomain {
   template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>&) const {
     if (lir.dynamic) return Preserved::all;
     const std::vector<Dim> dom = lir.domain;
-    std::vector<std::vector<Dim>> io; // shapes of the kernel arguments and row reductions
+    std::vector<ir::PortDescriptor> io; // the kernel arguments and the row reductions
     bool reductions = false;
     for (auto& e : lir) {
       if (holds_io(*e))
-        io.push_back(std::holds_alternative<ir::Parameter>(e->op) ? e->out_desc(0).shape
-                                                                  : e->in_desc(0).shape);
-      if (is_reduction(*e)) io.push_back(e->out_desc(0).shape), reductions = true;
+        io.push_back(std::holds_alternative<ir::Parameter>(e->op) ? e->out_desc(0) : e->in_desc(0));
+      if (is_reduction(*e)) io.push_back(e->out_desc(0)), reductions = true;
     }
     // groups[g] = the original dims merged into new dim g
     std::vector<std::vector<std::size_t>> groups;
@@ -41,10 +44,13 @@ struct OptimizeDomain {
       bool merge = !groups.empty() && !row;
       if (merge) {
         const std::size_t prev = groups.back().back();
-        for (const auto& s : io) {
+        for (const auto& desc : io) {
+          const auto& s = desc.shape;
           const bool full_prev = s[prev] == dom[prev], full_d = s[d] == dom[d];
           const bool one_prev = s[prev] == 1, one_d = s[d] == 1;
           if (!((full_prev && full_d) || (one_prev && one_d))) merge = false;
+          if (merge && full_d && !one_d && !desc.layout.empty() && !next_in_memory(desc, prev, d))
+            merge = false;
         }
       }
       if (merge)
@@ -62,19 +68,53 @@ struct OptimizeDomain {
       }
       return out;
     };
-    auto reshape = [&](const std::vector<Dim>& s) {
-      std::vector<Dim> out = collapse(s);
-      if (reductions && out.size() < 2) out.insert(out.begin(), 1); // one row
+    // a memory order: the groups ordered by where their first non-1 dimension sits
+    auto collapse_layout = [&](const ir::PortDescriptor& desc) {
+      std::vector<std::size_t> out;
+      if (desc.layout.empty()) return out;
+      std::vector<std::size_t> pos(desc.layout.size());
+      for (std::size_t p = 0; p < desc.layout.size(); ++p) pos[desc.layout[p]] = p;
+      std::vector<std::size_t> key;
+      for (const auto& g : groups) {
+        std::size_t k = pos[g.front()];
+        for (std::size_t d : g)
+          if (desc.shape[d] != 1) {
+            k = pos[d];
+            break;
+          }
+        key.push_back(k);
+        out.push_back(out.size());
+      }
+      std::sort(out.begin(), out.end(),
+                [&](std::size_t a, std::size_t b) { return key[a] < key[b]; });
       return out;
     };
-    lir.domain = reshape(dom);
+    auto collapse_desc = [&](ir::PortDescriptor& desc) {
+      desc.layout = collapse_layout(desc);
+      desc.shape = collapse(desc.shape);
+      if (!reductions || desc.shape.size() >= 2) return;
+      desc.shape.insert(desc.shape.begin(), 1); // one row
+      if (desc.layout.empty()) return;
+      for (std::size_t& d : desc.layout) ++d;
+      desc.layout.insert(desc.layout.begin(), 0);
+    };
+    lir.domain = collapse(dom);
+    if (reductions && lir.domain.size() < 2) lir.domain.insert(lir.domain.begin(), 1);
     for (auto& e : lir) {
-      for (std::size_t i = 0; i < e->num_inputs(); ++i)
-        e->in_desc(i).shape = reshape(e->in_desc(i).shape);
-      for (std::size_t i = 0; i < e->num_outputs(); ++i)
-        e->out_desc(i).shape = reshape(e->out_desc(i).shape);
+      for (std::size_t i = 0; i < e->num_inputs(); ++i) collapse_desc(e->in_desc(i));
+      for (std::size_t i = 0; i < e->num_outputs(); ++i) collapse_desc(e->out_desc(i));
     }
     return Preserved::none;
+  }
+
+private:
+  /// Whether dimension `d` follows `prev` in `desc`'s memory order, past dimensions of 1.
+  static bool next_in_memory(const ir::PortDescriptor& desc, std::size_t prev, std::size_t d) {
+    const auto& order = desc.layout;
+    auto it = std::find(order.begin(), order.end(), prev);
+    for (++it; it != order.end() && desc.shape[*it] == 1 && *it != d; ++it) {
+    }
+    return it != order.end() && *it == d;
   }
 };
 

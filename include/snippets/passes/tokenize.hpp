@@ -20,7 +20,12 @@
 //    (backend_io_type_supported<T>); ops compute on f32, f16, bf16, i8, u8 or boolean values
 //    (AlignElementTypes computes the narrow ones in f32 and keeps their rounding), and i32
 //    values only go through a Convert (not to i32 or bf16: a kernel reads i32 as f32);
-//  - nodes marked SkippedByPlugin, Opaque nodes and existing Subgraphs are never taken.
+//  - nodes marked SkippedByPlugin, Opaque nodes and existing Subgraphs are never taken;
+//  - a Transpose is taken only as the first op on a Subgraph input (a model input or another
+//    Subgraph's output, read by nothing else in the Subgraph), or as the last op before a
+//    Subgraph output when it keeps the innermost axis innermost: the data flow then folds it into
+//    the kernel's load or store (FuseTransposeIntoParameter / FuseTransposeIntoResult), so it costs
+//    no pass over memory.
 // The result graph keeps the model's Parameters and Results in order, so inputs and outputs
 // map one to one; each Subgraph is named after its last op and lists the ops it absorbed.
 #pragma once
@@ -37,6 +42,7 @@
 #include "snippets/passes/align_element_types.hpp"
 #include "snippets/passes/data_flow.hpp"
 #include "snippets/passes/decompose_softmax.hpp"
+#include "snippets/passes/fuse_transpose_into_result.hpp"
 
 namespace snippets::passes {
 
@@ -78,6 +84,8 @@ template <class T> bool backend_can_fuse(const ir::Graph<T>& g, const ir::Node<T
     if (!type_ok(g.type(o).type)) return false;
   for (const auto& t : n.outputs)
     if (!type_ok(t.type)) return false;
+  if (ir::is<ir::Transpose>(n.op)) // folded into a load; allowed() keeps it on an input
+    return !is_scalar_constant(g.node(n.inputs[0].node));
   if (ir::is<ir::Power>(n.op) && !T::template fusable<ir::Power>) {
     const auto e = uniform_value<T>(g.node(n.inputs[1].node).op);
     return e && T::template fusable<ir::PowerStatic> && backend_supports<T>(ir::PowerStatic{*e});
@@ -206,7 +214,28 @@ private:
     if (to_results > opt_.max_result_outputs) return false;
     for (const ir::Output& o : b.inputs)
       if (!backend_io_type_supported<T>(g_.type(o).type)) return false;
+    if (!transposes_on_inputs(members)) return false;
     return acyclic_with(members);
+  }
+
+  /// Whether every Transpose among `members` reads a Subgraph input that no other member
+  /// reads, or feeds only nodes outside the Subgraph and keeps the last axis last: else it
+  /// could not be folded into the load of that input or the store of that output.
+  bool transposes_on_inputs(const std::vector<ir::NodeId>& members) const {
+    std::set<ir::NodeId> in(members.begin(), members.end());
+    for (ir::NodeId m : members) {
+      const auto* t = std::get_if<ir::Transpose>(&g_.node(m).op);
+      if (!t) continue;
+      const ir::Output src = g_.node(m).inputs[0];
+      bool first = !in.count(src.node);
+      for (const ir::Use& u : g_.users(src))
+        if (u.node != m && in.count(u.node)) first = false;
+      bool last = FuseTransposeIntoResult::keeps_innermost(g_.type(src).shape, t->order);
+      for (const ir::Use& u : g_.users(ir::Output{m, 0}))
+        if (in.count(u.node)) last = false;
+      if (!first && !last) return false;
+    }
+    return true;
   }
 
   /// Whether contracting `members` (and every existing Subgraph) keeps the model acyclic.
@@ -289,8 +318,8 @@ private:
       std::string name = producer.name;
       if (producer.outputs.size() > 1) (name += ':') += std::to_string(o.port);
       const auto* param = std::get_if<ir::Parameter>(&producer.op);
-      inner[o] = body->parameter(g_.type(o).type, g_.type(o).shape, name,
-                                 param ? param->layout : Layout{});
+      inner[o] = param ? body->make(*param, std::span<const ir::Value>(), name)[0]
+                       : body->parameter(g_.type(o).type, g_.type(o).shape, name);
       args.push_back(mapped_.at(o));
     }
     std::vector<std::string> absorbed;

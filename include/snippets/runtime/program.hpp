@@ -83,6 +83,10 @@ public:
         raise("snippets.program.layout_unsupported",
               n.describe() + " has a non-planar layout; a Program takes planar inputs (compile "
                              "the Subgraph body directly for other layouts)");
+      if (const auto* r = std::get_if<ir::Result>(&n.op); r && !r->layout.is_planar())
+        raise("snippets.program.layout_unsupported",
+              n.describe() + " has a non-planar layout; a Program writes planar outputs (add a "
+                             "Transpose before the output instead: it is folded into the store)");
     }
     // a malformed SNIPPETS_* debug variable is the caller's error, not a reason to fall back
     (void)debug::resolve(opt_->compile.debug);

@@ -1,9 +1,9 @@
 // snippets/target/x64/constant_table.hpp: the kernel's constants, placed after its code and
 // read RIP-relative. Each broadcast constant is stored replicated to the vector width, so any
 // instruction can take it as a full-width memory operand; 64-bit constants (the f64 lanes of
-// the general Power) are replicated the same way; raw blocks (the AVX2 tail-mask table) are
-// stored as given. Keys are enums or bit patterns, never strings. Identical constants are
-// stored once.
+// the general Power) are replicated the same way; raw blocks (the AVX2 tail-mask table, the
+// lane offsets of gathers) are stored as given. Keys are enums or bit patterns, never strings.
+// Identical constants are stored once.
 #pragma once
 
 #include <bit>
@@ -73,6 +73,17 @@ public:
     return at(static_cast<std::size_t>(iota_offset_));
   }
 
+  /// The int32 element offsets 0, stride, 2 * stride, ... (15 * stride): a gather's indices.
+  Xbyak::Address lane_offsets(std::int32_t stride) {
+    auto it = lane_offsets_.find(stride);
+    if (it == lane_offsets_.end()) {
+      it = lane_offsets_.emplace(stride, words_.size() * 4).first;
+      for (std::int32_t i = 0; i < 16; ++i)
+        words_.push_back(static_cast<std::uint32_t>(i * stride));
+    }
+    return at(it->second);
+  }
+
   /// Emits the table (64-byte aligned) at the current position; call once, after the code.
   void emit(Xbyak::CodeGenerator& h) {
     h.align(64);
@@ -88,6 +99,7 @@ private:
   std::vector<std::uint32_t> words_;
   std::map<std::uint32_t, std::size_t> broadcast_;
   std::map<std::uint64_t, std::size_t> broadcast64_;
+  std::map<std::int32_t, std::size_t> lane_offsets_;
   std::int64_t mask_offset_ = -1;
   std::int64_t iota_offset_ = -1;
   Xbyak::Label label_;

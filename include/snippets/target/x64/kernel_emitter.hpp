@@ -9,6 +9,8 @@
 // VMASKMOVPS with a mask from the constant table; neither touches memory past a tensor.
 // Arguments of other element types than f32 are converted as they are loaded and stored
 // (memory_access.hpp); registers always hold f32.
+// A Load with a stride (a transposed input read along a strided dimension) is a VGATHERDPS
+// with lane offsets from the constant table, masked the same way for tails.
 // Dynamic kernels (LinearIR::dynamic) read each loop's work amount from CallArgs::work, add
 // outer-loop pointer increments from the run-time configuration (CallArgs::config), and build
 // the masked tail's mask from the remaining count at run time (kept in a stack slot).
@@ -230,8 +232,10 @@ private:
     return count == ir::runtime_count ? load_runtime_mask() : set_tail_mask(count);
   }
 
-  void emit_load(const E& e, std::int64_t count, std::int64_t offset, ElementType type) {
+  void emit_load(const E& e, std::int64_t count, std::int64_t offset, ElementType type,
+                 std::int64_t stride) {
     const Vmm dst = vmm(e.out_desc(0).reg);
+    if (stride != 1 && count != 1) return emit_gather(e, count, offset, stride);
     if (type != ElementType::f32)
       return converting().load(dst, data_at(e, offset), type, count,
                                [&] { return tail_mask(count); });
@@ -244,6 +248,33 @@ private:
       h_.vmovups(dst | Xbyak::Opmask(1) | Xbyak::util::T_z, data_ptr(e, offset));
     } else {
       h_.vmaskmovps(dst, tail_mask(count), data_ptr(e, offset));
+    }
+  }
+
+  /// `count` elements `stride` apart; lanes past `count` are zero. Scratch: the lane offsets
+  /// (and on AVX2 the mask, which VGATHERDPS clears).
+  void emit_gather(const E& e, std::int64_t count, std::int64_t offset, std::int64_t stride) {
+    SNIPPETS_ASSERT(count != ir::runtime_count && stride * lanes_ < (std::int64_t{1} << 31))
+        << "gather of " << count << " elements, stride " << stride;
+    const Vmm dst = vmm(e.out_desc(0).reg);
+    const Vmm index = scratch_.at(avx512 ? 0 : 1);
+    h_.vmovups(index, consts_.lane_offsets(static_cast<std::int32_t>(stride)));
+    if (count != lanes_) h_.vxorps(dst, dst, dst); // lanes the mask skips keep dst
+    const Xbyak::Address src =
+        h_.ptr[data_.at(e.data_index) + index * 4 + static_cast<int>(offset * sizeof(float))];
+    if constexpr (avx512) {
+      if (count == lanes_)
+        h_.kxnorw(Xbyak::Opmask(1), Xbyak::Opmask(1), Xbyak::Opmask(1));
+      else
+        set_tail_mask(count);
+      h_.vgatherdps(dst | Xbyak::Opmask(1), src);
+    } else {
+      const Vmm mask = scratch_.at(0);
+      if (count == lanes_)
+        h_.vpcmpeqd(mask, mask, mask);
+      else
+        h_.vmovups(mask, consts_.tail_mask(static_cast<int>(count)));
+      h_.vgatherdps(dst, src, mask);
     }
   }
 
@@ -372,7 +403,7 @@ private:
           } else if constexpr (std::is_same_v<Tag, ir::Scalar>) {
             h_.vmovups(vmm(e.out_desc(0).reg), consts_.value(static_cast<float>(tag.value)));
           } else if constexpr (std::is_same_v<Tag, ir::Load>) {
-            emit_load(e, tag.count, tag.offset, tag.type);
+            emit_load(e, tag.count, tag.offset, tag.type, tag.stride);
           } else if constexpr (std::is_same_v<Tag, ir::Store>) {
             emit_store(e, tag.count, tag.offset, tag.type);
           } else if constexpr (std::is_same_v<Tag, ir::BroadcastLoad>) {
@@ -504,9 +535,15 @@ private:
           else if constexpr (std::is_same_v<Tag, ir::Load> || std::is_same_v<Tag, ir::Store>) {
             constexpr bool store = std::is_same_v<Tag, ir::Store>;
             os << (store ? "store: " : "load: ");
-            if (tag.type == ElementType::f32)
+            if (tag.type == ElementType::f32) {
+              if constexpr (!store) {
+                if (tag.stride != 1 && tag.count != 1) {
+                  os << "vgatherdps, " << tag.count << " lanes, stride " << tag.stride;
+                  return;
+                }
+              }
               access(tag.count, store);
-            else
+            } else
               os << (store ? "f32 -> " : "") << snippets::to_string(tag.type)
                  << (store ? "" : " -> f32") << ", "
                  << (tag.count == ir::runtime_count ? std::string("remaining")

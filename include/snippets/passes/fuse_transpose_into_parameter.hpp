@@ -1,0 +1,94 @@
+// snippets/passes/fuse_transpose_into_parameter.hpp: FuseTransposeIntoParameter folds the
+// Transposes of kernel inputs into the way the kernel reads them.
+//
+//   before: x = Parameter(f32, [B,S,H,D])          after: x = Parameter(f32, [B,H,D,S],
+//           t = Transpose(x, order=[0,2,3,1])              layout=adbc, strided_read=true)
+//           ... uses of t ...                              ... uses of x ...
+//
+// Contract:
+//  - a Transpose whose input is a Parameter it is the only consumer of disappears; the
+//    Parameter takes the Transpose's output shape and a Layout whose memory is exactly the
+//    user's buffer (order = the inverse of the Transpose's order; physical_shape() gives back
+//    the Parameter's old shape), marked `strided_read`: the body keeps computing in logical
+//    order and only this input is read with permuted strides (gathers where the innermost
+//    dimension is strided);
+//  - chains Parameter -> Transpose -> Transpose fold into one Parameter (orders compose), and
+//    a Parameter that is already a strided read composes the same way;
+//  - an identity Transpose anywhere is removed;
+//  - anything else is left as it was: a Parameter with other consumers, a Transpose of a
+//    computed value, a Parameter whose layout is blocked or taken by the body (not a strided
+//    read). compile() then rejects the Transpose with a message that says why.
+// The Parameters keep their positions and names, so the kernel signature is unchanged: the
+// kernel's input is still the user's planar buffer (compile.hpp describe()).
+// Runs before Canonicalize (default_pipelines.hpp), which rank-aligns the new layouts.
+#pragma once
+
+#include <set>
+
+#include "snippets/passes/data_flow.hpp"
+
+namespace snippets::passes {
+
+struct FuseTransposeIntoParameter {
+  using pass_tag = data_flow_pass_tag;
+  static constexpr std::string_view name = "FuseTransposeIntoParameter";
+
+  template <class T> ir::Graph<T> run(const ir::Graph<T>& body) const {
+    std::map<ir::NodeId, ir::Parameter> folded_params; // Parameter -> its replacement
+    std::set<ir::NodeId> folded;                       // Transposes that disappear
+    for (ir::NodeId p : body.parameters()) {
+      const auto& param = std::get<ir::Parameter>(body.node(p).op);
+      if (param.layout.is_blocked() || !(param.layout.is_planar() || param.strided_read)) continue;
+      ir::Parameter q = param;
+      const std::size_t rank = q.output.shape.rank();
+      std::vector<std::size_t> memory = identity(rank); // memory order of the logical axes
+      if (!param.layout.order().empty()) memory = param.layout.order();
+      ir::Output cur{p, 0};
+      std::vector<ir::NodeId> chain;
+      for (;;) {
+        const auto uses = body.users(cur);
+        if (uses.size() != 1) break;
+        const ir::Node<T>& user = body.node(uses.front().node);
+        const auto* t = std::get_if<ir::Transpose>(&user.op);
+        if (!t) break;
+        // new logical axis i is old axis t[i]: the axis in memory slot s becomes inverse(t)[.]
+        const std::vector<std::size_t> inv = inverse(t->order);
+        for (std::size_t& a : memory) a = inv[a];
+        q.output.shape = user.outputs[0].shape;
+        chain.push_back(user.id);
+        cur = ir::Output{user.id, 0};
+      }
+      if (cur.node == p) continue;
+      // a gathered innermost axis is read with VGATHERDPS, which loads f32 only
+      if (memory.back() != rank - 1 && q.output.type != ElementType::f32) continue;
+      folded.insert(chain.begin(), chain.end());
+      q.layout = memory == identity(rank) ? Layout{} : Layout::permuted(memory);
+      q.strided_read = !q.layout.is_planar();
+      folded_params.emplace(p, std::move(q));
+    }
+    return rebuild(body,
+                   [&](ir::Graph<T>& out, const ir::Node<T>& n,
+                       std::span<const ir::Value> in) -> std::optional<std::vector<ir::Value>> {
+                     if (const auto it = folded_params.find(n.id); it != folded_params.end())
+                       return out.make(it->second, std::span<const ir::Value>(), n.name);
+                     const auto* t = std::get_if<ir::Transpose>(&n.op);
+                     if (t && (folded.count(n.id) || t->order == identity(t->order.size())))
+                       return std::vector<ir::Value>{in[0]};
+                     return std::nullopt;
+                   });
+  }
+
+private:
+  static std::vector<std::size_t> identity(std::size_t rank) {
+    std::vector<std::size_t> v(rank);
+    for (std::size_t i = 0; i < rank; ++i) v[i] = i;
+    return v;
+  }
+  static std::vector<std::size_t> inverse(const std::vector<std::size_t>& order) {
+    std::vector<std::size_t> inv(order.size());
+    for (std::size_t i = 0; i < order.size(); ++i) inv[order[i]] = i;
+    return inv;
+  }
+};
+
+} // namespace snippets::passes
