@@ -233,3 +233,18 @@ TEST_CASE("softmax: bf16 and f16 in and out, u8 rows summed, f32 compute") {
   for (std::size_t i = 0; i < t.size(); ++i) t.set(i, double(i * 37 % 256));
   check_jit(g, {t}, {.tol = exact}); // integer sums below 2^24 are exact in any order
 }
+
+TEST_CASE("softmax: MHA-style inputs transposed on the way in") {
+  // scores [B, S, H, S'] read as [B, H, S, S'] (innermost kept) and K-like [B, S', H, S] read
+  // as [B, H, S, S'] (innermost gathered)
+  for (const auto& order : {std::vector<std::size_t>{0, 2, 1, 3}, {0, 2, 3, 1}}) {
+    INFO("order = " << order[1] << order[2] << order[3]);
+    Graph g;
+    const auto x = g.parameter(f32, Shape{2, 19, 3, 19});
+    const auto mask = g.parameter(f32, Shape{1, 1, 1, 19});
+    const auto t = g.apply(ir::Transpose{order}, x);
+    g.result(g.softmax(g.add(g.multiply(t, g.scalar(f32, 0.125)), mask), -1));
+    check_jit(g, {uniform(Shape{2, 19, 3, 19}, 5, -30, 30), uniform(Shape{1, 1, 1, 19}, 6, -4, 0)},
+              {.tol = softmax_tol, .threads = {1, 2}});
+  }
+}
