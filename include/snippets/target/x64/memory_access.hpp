@@ -145,43 +145,31 @@ public:
   }
 
 private:
-  /// A full-width converting load from memory (Operand: a plain or masked register).
+  /// A full-width converting load from memory (Dst: a plain or masked register).
   template <class Dst> void load_full(const Dst& dst, const Xbyak::Address& m, ElementType t) {
-    const Vmm v(dst.getIdx());
-    switch (t) {
-    case ElementType::bf16:
-      h_.vpmovzxwd(dst, m);
-      h_.vpslld(v, v, 16);
-      return;
-    case ElementType::f16: h_.vcvtph2ps(dst, m); return;
-    case ElementType::i8:
-      h_.vpmovsxbd(dst, m);
-      h_.vcvtdq2ps(v, v);
-      return;
-    case ElementType::u8:
-      h_.vpmovzxbd(dst, m);
-      h_.vcvtdq2ps(v, v);
-      return;
-    case ElementType::i32: h_.vcvtdq2ps(dst, m); return;
-    default: SNIPPETS_ASSERT(false) << "no converting load from " << to_string(t);
-    }
+    if (t == ElementType::i32) return h_.vcvtdq2ps(dst, m);
+    convert_in(dst, m, t);
   }
 
   /// dst = the packed elements in x (the low bytes), as f32.
-  void widen(Vmm dst, Xbyak::Xmm x, ElementType t) {
+  void widen(Vmm dst, Xbyak::Xmm x, ElementType t) { convert_in(dst, x, t); }
+
+  /// dst = the narrow elements of `src` (memory or the low bytes of a register) as f32.
+  template <class Dst, class Src> void convert_in(const Dst& dst, const Src& src, ElementType t) {
+    const Vmm v(dst.getIdx());
     switch (t) {
     case ElementType::bf16:
-      h_.vpmovzxwd(dst, x);
-      h_.vpslld(dst, dst, 16);
+      h_.vpmovzxwd(dst, src);
+      h_.vpslld(v, v, 16);
       return;
-    case ElementType::f16: h_.vcvtph2ps(dst, x); return;
+    case ElementType::f16: h_.vcvtph2ps(dst, src); return;
     case ElementType::i8:
-      h_.vpmovsxbd(dst, x);
-      h_.vcvtdq2ps(dst, dst);
+      h_.vpmovsxbd(dst, src);
+      h_.vcvtdq2ps(v, v);
       return;
     case ElementType::u8:
-      h_.vpmovzxbd(dst, x);
-      h_.vcvtdq2ps(dst, dst);
+      h_.vpmovzxbd(dst, src);
+      h_.vcvtdq2ps(v, v);
       return;
     default: SNIPPETS_ASSERT(false) << "no widening of " << to_string(t);
     }
