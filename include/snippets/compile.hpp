@@ -303,30 +303,31 @@ KernelSignature describe(const ir::Graph<T>& body, const ir::Graph<T>& canonical
   sig.vector_bytes = x64::lanes(isa) * 4;
   for (const auto& l : lir.loops().loops()) // a flat domain splits in main-loop steps
     if (l.runtime_work_amount && lir.domain.size() == 1) sig.chunk_unit = l.increment;
-  sig.outer_stride_bytes.resize(lir.num_inputs + lir.num_outputs);
-  DynamicLayout dyn;
-  dyn.args.resize(lir.num_inputs + lir.num_outputs);
-  dyn.inputs = lir.num_inputs;
-  dyn.lanes = x64::lanes(isa);
+  const std::size_t n_args = lir.num_inputs + lir.num_outputs;
+  sig.outer_stride_bytes.resize(n_args);
+  std::vector<std::vector<Dim>> shapes(n_args);
   for (auto& e : lir) {
     if (!passes::holds_io(*e)) continue;
     const bool in = std::holds_alternative<ir::Parameter>(e->op);
     const auto& desc = in ? e->out_desc(0) : e->in_desc(0);
-    const auto& shape = desc.shape;
     const auto bytes = static_cast<std::int64_t>(size_of(lir.arg_types.at(e->data_index)));
-    if (!lir.dynamic) sig.outer_stride_bytes[e->data_index] = passes::stride_along(desc, 0) * bytes;
-    dyn.args[e->data_index] = shape;
+    if (lir.dynamic)
+      shapes[e->data_index] = desc.shape;
+    else
+      sig.outer_stride_bytes[e->data_index] = passes::stride_along(desc, 0) * bytes;
   }
-  dyn.element_bytes.resize(lir.num_inputs + lir.num_outputs);
-  for (std::size_t a = 0; a < dyn.element_bytes.size(); ++a)
-    dyn.element_bytes[a] = static_cast<std::int64_t>(size_of(lir.arg_types.at(a)));
-  if (lir.dynamic) {
-    for (const auto& t : sig.inputs) dyn.own_rank.push_back(t.shape.rank());
-    for (const auto& t : sig.outputs) dyn.own_rank.push_back(t.shape.rank());
-    for (const auto& l : lir.loops().loops()) // the main loop's step
-      if (l.dim + 1 == lir.domain.size() && !l.is_tail) dyn.step = l.increment;
-    sig.dynamic = std::move(dyn);
-  }
+  if (!lir.dynamic) return sig;
+  DynamicLayout dyn;
+  dyn.args = std::move(shapes);
+  dyn.inputs = lir.num_inputs;
+  dyn.lanes = x64::lanes(isa);
+  for (std::size_t a = 0; a < n_args; ++a)
+    dyn.element_bytes.push_back(static_cast<std::int64_t>(size_of(lir.arg_types.at(a))));
+  for (const auto& t : sig.inputs) dyn.own_rank.push_back(t.shape.rank());
+  for (const auto& t : sig.outputs) dyn.own_rank.push_back(t.shape.rank());
+  for (const auto& l : lir.loops().loops()) // the main loop's step
+    if (l.dim + 1 == lir.domain.size() && !l.is_tail) dyn.step = l.increment;
+  sig.dynamic = std::move(dyn);
   return sig;
 }
 

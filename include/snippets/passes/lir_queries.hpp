@@ -40,15 +40,6 @@ template <class T> bool defines_vector(const ir::Expression<T>& e) {
 template <class T> bool is_reduction(const ir::Expression<T>& e) {
   return std::holds_alternative<ir::ReduceSum>(e.op) || std::holds_alternative<ir::ReduceMax>(e.op);
 }
-/// Reads a Buffer (a Load whose source is one) or writes one (a Store feeding one).
-template <class T> bool accesses_buffer(const ir::Expression<T>& e) {
-  if (std::holds_alternative<ir::Load>(e.op))
-    return std::holds_alternative<ir::Buffer>(e.input_expr(0).op);
-  if (std::holds_alternative<ir::Store>(e.op))
-    for (auto& use : e.output(0).consumers())
-      if (std::holds_alternative<ir::Buffer>(use.owner().op)) return true;
-  return false;
-}
 /// Elements between consecutive indices of domain dimension `dim` in a planar tensor whose
 /// domain-aligned shape is `shape`; 0 when the tensor is broadcast along `dim`.
 inline std::int64_t stride_along(const std::vector<Dim>& shape, std::size_t dim) {

@@ -64,7 +64,7 @@ private:
   template <class T> static void mark_rows(ir::LinearIR<T>& lir, const LoweringConfig& cfg) {
     const std::size_t inner = lir.domain.size() - 1;
     std::vector<std::size_t> outer = make_nest(lir, cfg);
-    std::size_t spare = outer.back(); // the innermost loop: one LoopInfo per stage
+    const std::size_t spare = outer.back(); // the innermost loop: one LoopInfo per stage
     outer.pop_back();
     std::map<std::size_t, std::size_t> stage_loop;
     auto loop_of = [&](std::size_t s) {

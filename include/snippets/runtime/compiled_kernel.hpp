@@ -157,9 +157,7 @@ public:
     if (is_dynamic()) {
       check_views(in, sig_.inputs, "input", "kernel", true);
       check_views(out, sig_.outputs, "output", "kernel", true);
-      RuntimeConfig cfg;
-      snippets::configure(
-          *sig_.dynamic, [&](std::size_t i) -> const Shape& { return in[i].shape; }, cfg);
+      const RuntimeConfig cfg = configure_views(in);
       check_outputs(cfg, [&](std::size_t o) -> const Shape& { return out[o].shape; });
       return with_pointers(
           in, out, [&](const void* const* i, void* const* o) { run_configured(cfg, i, o, opt); });
@@ -230,17 +228,24 @@ public:
     for (const auto& t : in) views.push_back({t.type(), t.shape(), t.data()});
     std::vector<reference::Tensor> outs;
     std::vector<TensorView> out_views;
-    if (is_dynamic()) {
-      std::vector<Shape> shapes;
-      for (const auto& t : in) shapes.push_back(t.shape());
-      const std::vector<Shape> out_shapes = output_shapes(configure(shapes));
-      for (std::size_t o = 0; o < out_shapes.size(); ++o)
-        outs.emplace_back(sig_.outputs[o].type, out_shapes[o]);
-    } else {
+    auto views_of_outs = [&] {
+      for (auto& t : outs) out_views.push_back({t.type(), t.shape(), t.data()});
+    };
+    if (!is_dynamic()) {
       for (const auto& o : sig_.outputs) outs.emplace_back(o.type, o.shape);
+      views_of_outs();
+      run(views, out_views, opt);
+      return outs;
     }
-    for (auto& t : outs) out_views.push_back({t.type(), t.shape(), t.data()});
-    run(views, out_views, opt);
+    // one configuration sizes the outputs and runs the call (the outputs fit it by construction)
+    check_views(std::span<const ConstTensorView>(views), sig_.inputs, "input", "kernel", true);
+    const RuntimeConfig cfg = configure_views(views);
+    const std::vector<Shape> out_shapes = output_shapes(cfg);
+    for (std::size_t o = 0; o < out_shapes.size(); ++o)
+      outs.emplace_back(sig_.outputs[o].type, out_shapes[o]);
+    views_of_outs();
+    with_pointers(views, out_views,
+                  [&](const void* const* i, void* const* o) { run_configured(cfg, i, o, opt); });
     return outs;
   }
   std::vector<reference::Tensor> run(std::initializer_list<reference::Tensor> in,
@@ -289,6 +294,14 @@ private:
     if (opt.threads <= 0)
       n = static_cast<int>(std::min<std::int64_t>(n, std::max<std::int64_t>(1, total / 16384)));
     return static_cast<int>(std::clamp<std::int64_t>(units, 1, n));
+  }
+
+  /// The configuration of a dynamic call on inputs of these shapes (checks them).
+  RuntimeConfig configure_views(std::span<const ConstTensorView> in) const {
+    RuntimeConfig cfg;
+    snippets::configure(
+        *sig_.dynamic, [&](std::size_t i) -> const Shape& { return in[i].shape; }, cfg);
+    return cfg;
   }
 
   /// Every output address is vector-aligned (the streaming variant's condition).

@@ -267,39 +267,37 @@ private:
     h_.vpaddd(r, r, consts_.bits(0x7fff));
   }
 
-  /// AVX2: x = `count` packed elements at `at` (count < lanes; pieces of 8/4/2/1 bytes, or one
-  /// element per active lane when the count is known only at run time).
+  /// AVX2: x = `count` packed elements at `at` (count < lanes; see for_each_piece).
   void gather_bytes(Xbyak::Xmm x, Xbyak::RegExp at, ElementType t, std::int64_t count) {
-    const int size = static_cast<int>(size_of(t));
     h_.vpxor(x, x, x);
-    if (count == ir::runtime_count) {
-      Xbyak::Label done;
-      for (int i = 0; i < lanes; ++i) {
-        if (i) guard_lane(i, done);
-        insert(x, h_.ptr[at + i * size], size, i);
-      }
-      h_.L(done);
-      return;
-    }
-    const int bytes = static_cast<int>(count) * size;
-    for (int piece = 8, pos = 0; piece >= 1; piece /= 2)
-      if (bytes - pos >= piece) {
-        if (piece == 8)
-          h_.vmovq(x, h_.qword[at]);
-        else
-          insert(x, h_.ptr[at + pos], piece, pos / piece);
-        pos += piece;
-      }
+    for_each_piece(at, t, count, [&](Xbyak::RegExp where, int bytes, int index) {
+      if (bytes == 8)
+        h_.vmovq(x, h_.qword[where]);
+      else
+        insert(x, h_.ptr[where], bytes, index);
+    });
   }
 
-  /// AVX2: writes the first `count` packed elements of x to `at` (see gather_bytes).
+  /// AVX2: writes the first `count` packed elements of x to `at` (see for_each_piece).
   void scatter_bytes(Xbyak::RegExp at, Xbyak::Xmm x, ElementType t, std::int64_t count) {
+    for_each_piece(at, t, count, [&](Xbyak::RegExp where, int bytes, int index) {
+      if (bytes == 8)
+        h_.vmovq(h_.qword[where], x);
+      else
+        extract(h_.ptr[where], x, bytes, index);
+    });
+  }
+
+  /// Calls f(address, bytes, index in units of `bytes`) for the pieces that cover `count`
+  /// packed elements at `at`: 8/4/2/1-byte pieces when the count is known, or one element per
+  /// active lane (guarded by the stored tail mask) when it is known only at run time.
+  template <class F> void for_each_piece(Xbyak::RegExp at, ElementType t, std::int64_t count, F f) {
     const int size = static_cast<int>(size_of(t));
     if (count == ir::runtime_count) {
       Xbyak::Label done;
       for (int i = 0; i < lanes; ++i) {
         if (i) guard_lane(i, done);
-        extract(h_.ptr[at + i * size], x, size, i);
+        f(at + i * size, size, i);
       }
       h_.L(done);
       return;
@@ -307,10 +305,7 @@ private:
     const int bytes = static_cast<int>(count) * size;
     for (int piece = 8, pos = 0; piece >= 1; piece /= 2)
       if (bytes - pos >= piece) {
-        if (piece == 8)
-          h_.vmovq(h_.qword[at], x);
-        else
-          extract(h_.ptr[at + pos], x, piece, pos / piece);
+        f(at + pos, piece, pos / piece);
         pos += piece;
       }
   }
