@@ -43,6 +43,7 @@
 #include "snippets/ir/graph.hpp"
 #include "snippets/passes/convert_to_linear_ir.hpp"
 #include "snippets/passes/default_pipelines.hpp"
+#include "snippets/passes/lower_brgemm.hpp"
 #include "snippets/runtime/compiled_kernel.hpp"
 #include "snippets/target/x64/kernel_emitter.hpp"
 #include "snippets/target/x64/traits.hpp"
@@ -101,6 +102,11 @@ template <class T> bool has_dynamic_shapes(const ir::Graph<T>& body) {
 template <class T> void check_dynamic_body(const ir::Graph<T>& body) {
   for (ir::NodeId id = 0; id < body.size(); ++id) {
     const auto& op = body.node(id).op;
+    if (ir::is<ir::MatMul>(op))
+      raise("snippets.compile.dynamic_matmul",
+            body.node(id).describe() +
+                ": MatMul kernels take static shapes for now; give the body static shapes "
+                "(compile one kernel per shape, the kernel cache keeps them)");
     if (ir::is<ir::ReduceSum>(op) || ir::is<ir::ReduceMax>(op) || ir::is<ir::Softmax>(op))
       raise("snippets.compile.dynamic_reduce",
             body.node(id).describe() +
@@ -261,7 +267,11 @@ KernelCode emit(ir::LinearIR<T>& lir, bool streaming, const x64::Instrumentation
       raise("snippets.compile.codegen", std::string("code generation failed: ") + err.what());
     }
     const auto fn = buf->template finalize<x64::KernelFn>();
-    return {std::move(buf), fn, text_bytes, std::move(map)};
+    auto weights = std::make_shared<std::vector<std::shared_ptr<const std::vector<float>>>>();
+    for (auto& e : lir) // packed MatMul weights the code points at
+      if (const auto* b = std::get_if<ir::Brgemm>(&e->op); b && b->b_packed)
+        weights->push_back(b->b_packed);
+    return {std::move(buf), fn, text_bytes, std::move(map), std::move(weights)};
   }
 }
 
@@ -305,6 +315,16 @@ KernelSignature describe(const ir::Graph<T>& body, const ir::Graph<T>& canonical
     if (l.runtime_work_amount && lir.domain.size() == 1) sig.chunk_unit = l.increment;
   const std::size_t n_args = lir.num_inputs + lir.num_outputs;
   sig.outer_stride_bytes.resize(n_args);
+  if (passes::has_brgemm(lir)) { // the parallel loop's ports say how far a chunk moves
+    for (const auto& l : lir.loops().loops())
+      if (l.runtime_work_amount) {
+        sig.chunk_unit = l.increment;
+        for (const auto& p : l.ports)
+          if (p.data_index < n_args)
+            sig.outer_stride_bytes[p.data_index] = p.ptr_increment / l.increment * p.element_size;
+      }
+    return sig;
+  }
   std::vector<std::vector<Dim>> shapes(n_args);
   for (auto& e : lir) {
     if (!passes::holds_io(*e)) continue;
@@ -411,7 +431,10 @@ Lowered<T> lower_canonical(const ir::Graph<T>& body, x64::Isa isa, const Compile
       dumper.lir(pass, before + ctx.trace.size(), l);
       clock.restart();
     };
-  Lowering{}.run(lir, ctx);
+  if (passes::has_brgemm(lir))
+    passes::BrgemmLowering{}.run(lir, ctx);
+  else
+    Lowering{}.run(lir, ctx);
   // last, so no later pass can move the expressions the counter regions point at
   if (dbg.counters == debug::Counters::cycles)
     passes::Pipeline<debug::InsertPerfCounters>{}.run(lir, ctx);
@@ -529,7 +552,9 @@ CompiledKernel compile(const ir::Graph<T>& body, const CompileOptions& opt = {})
   };
   KernelCode code = emit(false);
   KernelCode streaming =
-      detail::use_streaming(sig, opt.streaming_threshold_bytes) ? emit(true) : KernelCode{};
+      detail::use_streaming(sig, opt.streaming_threshold_bytes) && !passes::has_brgemm(lir)
+          ? emit(true)
+          : KernelCode{};
   clock.lap("Emit");
   auto info = detail::debug_info(dbg, std::move(name), isa, lowered);
   detail::DynamicVariants::Compile variants;

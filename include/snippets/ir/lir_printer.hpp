@@ -67,6 +67,10 @@ void print_expression(std::ostream& os, const Expression<T>& e, const LirPrintOp
           os << " slot" << tag.slot;
         if constexpr (std::is_same_v<Tag, Scalar>) os << ' ' << tag.value;
         if constexpr (requires { tag.kind; }) os << (tag.kind == ReduceKind::sum ? " sum" : " max");
+        if constexpr (std::is_same_v<Tag, Brgemm>)
+          os << " m" << tag.m << " n" << tag.shape.n << " k" << tag.shape.k << " tile "
+             << tag.shape.m_r << 'x' << tag.shape.n_r << " epilogue " << tag.epilogue
+             << (tag.b_packed ? " packed" : "");
         if constexpr (std::is_same_v<Tag, Buffer>)
           os << " row" << tag.elements << " g" << tag.reg_group;
       },

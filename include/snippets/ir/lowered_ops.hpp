@@ -27,11 +27,14 @@
 //  - Buffer: per-thread scratch memory between two innermost loops of one row (InsertBuffers):
 //    a Store writes it, Loads in later loops read it. `elements` per row; AllocateBuffers gives
 //    it a place in the scratchpad (`offset`, bytes) and a data pointer (`reg_group`).
+//  - Brgemm / BrgemmCopyB: a MatMul (passes/lower_brgemm.hpp). See BrgemmShape.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string_view>
+#include <vector>
 
 #include "snippets/ir/op_tags.hpp"
 
@@ -64,6 +67,34 @@ SNIPPETS_LOWERED_TAG(HorizonReduce, ReduceKind kind = ReduceKind::sum;);
 SNIPPETS_LOWERED_TAG(Buffer, std::int64_t elements = 0; std::int64_t offset = -1;
                      std::size_t reg_group = 0;);
 
+/// The blocking of one Brgemm: a register tile of `m_r` rows by `n_r` vectors, and B repacked
+/// into panels of `n_r` vectors: panel p holds rows 0..k-1 of columns [p*w, p*w + w), w =
+/// n_r * lanes, zero past n (each row of a panel is one contiguous run of w floats).
+/// Strides are in elements: A is read at row * a_row + depth * a_depth (a transposed A swaps
+/// them), and B (before packing) at depth * b_depth + column * b_col.
+struct BrgemmShape {
+  std::int64_t n = 0, k = 0;
+  std::int64_t a_row = 0, a_depth = 1;
+  std::int64_t b_depth = 0, b_col = 1;
+  int m_r = 1, n_r = 1, lanes = 16;
+  std::int64_t panel_width() const { return std::int64_t{n_r} * lanes; }
+  std::int64_t panels() const { return (n + panel_width() - 1) / panel_width(); }
+  std::int64_t packed_elements() const { return panels() * k * panel_width(); }
+  bool operator==(const BrgemmShape&) const = default;
+};
+
+/// Brgemm(A, packed B): the product of `m` rows of A (from where A's pointer is now) with all
+/// of B, and then the `epilogue` expressions that follow it in the LIR (elementwise ops on the
+/// product and Stores of their results), computed on the accumulator registers. `b_packed`:
+/// B's panels, packed at compile time (constant weights); otherwise input 1 is the
+/// BrgemmCopyB that packed them into scratch (data pointer `b_pointer`).
+SNIPPETS_LOWERED_TAG(Brgemm, std::int64_t m = 0; BrgemmShape shape; std::size_t epilogue = 0;
+                     std::size_t b_pointer = 0;
+                     std::shared_ptr<const std::vector<float>> b_packed;);
+/// BrgemmCopyB(B): packs B (from where its pointer is now) into the panels of `shape` in the
+/// scratch memory of data pointer `b_pointer`.
+SNIPPETS_LOWERED_TAG(BrgemmCopyB, BrgemmShape shape; std::size_t b_pointer = 0;);
+
 #undef SNIPPETS_LOWERED_TAG
 
 /// Load/Store count of a dynamic tail: the remaining work, known only at run time.
@@ -71,6 +102,6 @@ inline constexpr std::int64_t runtime_count = -1;
 
 using LoweredOps =
     TypeList<Load, Store, BroadcastLoad, BroadcastMove, LoopBegin, LoopEnd, FusedMulAdd, Spill,
-             Reload, ReduceInit, ReduceAccumulate, HorizonReduce, Buffer>;
+             Reload, ReduceInit, ReduceAccumulate, HorizonReduce, Buffer, Brgemm, BrgemmCopyB>;
 
 } // namespace snippets::ir

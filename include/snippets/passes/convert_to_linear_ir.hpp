@@ -15,7 +15,8 @@
 //    value as an f32, so a Convert to f32 is the identity there and is not lowered, and a
 //    Convert whose only users are Results is left to their Stores, which convert the same way.
 // It runs after the data-flow passes (default_pipelines.hpp: DefaultDataFlow), so constants
-// are Scalars by now; a Constant left over holds different values and cannot be in a kernel.
+// are Scalars by now; a Constant left over holds different values and cannot be in a kernel,
+// unless it is a MatMul's weights.
 #pragma once
 
 #include <algorithm>
@@ -24,6 +25,7 @@
 
 #include "snippets/ir/graph.hpp"
 #include "snippets/ir/linear_ir.hpp"
+#include "snippets/passes/convert_constants_to_scalars.hpp"
 
 namespace snippets::passes {
 
@@ -115,9 +117,12 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T>& body
   // Scalars first: they are loop invariant and live in registers for the whole kernel.
   for (ir::NodeId id : order) {
     const auto& n = body.node(id);
-    if (ir::is<ir::Constant>(n.op))
-      raise("snippets.compile.tensor_constant",
-            "Constant '" + n.name + "' holds different values; pass it as an input instead");
+    if (const auto* c = std::get_if<ir::Constant>(&n.op)) {
+      if (!feeds_matmul(body, n))
+        raise("snippets.compile.tensor_constant",
+              "Constant '" + n.name + "' holds different values; pass it as an input instead");
+      add(n, *c, {}, 0); // MatMul weights, packed at compile time (lower_brgemm.hpp)
+    }
     if (const auto* s = std::get_if<ir::Scalar>(&n.op)) add(n, *s, {}, 0);
   }
   std::map<ir::NodeId, std::size_t> result_index; // kernel outputs follow Graph::results()

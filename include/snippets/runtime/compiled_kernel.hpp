@@ -92,6 +92,7 @@ struct KernelCode {
   x64::KernelFn fn = nullptr;
   std::uint32_t text_bytes = 0;              // instructions; the constant table follows
   std::shared_ptr<const debug::CodeMap> map; // which code each expression produced (debug)
+  std::shared_ptr<const void> constants;     // data the code points at (packed MatMul weights)
 
   /// Instructions and constant table.
   std::span<const std::uint8_t> bytes() const {

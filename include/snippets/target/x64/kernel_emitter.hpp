@@ -16,6 +16,8 @@
 // the masked tail's mask from the remaining count at run time (kept in a stack slot).
 // Buffers (LinearIR::buffer_pointers) are data pointers after the kernel arguments: the runtime
 // passes each thread's scratch memory there.
+// A Brgemm emits its epilogue and Stores (the expressions after it) itself
+// (emitters/brgemm.hpp).
 // A streaming variant writes full vectors with non-temporal stores (for outputs far larger
 // than the caches: no read-for-ownership, about 1.4x the store bandwidth here).
 // Instrumentation (debug builds of a kernel, off unless CompileOptions::debug asks): a code
@@ -39,6 +41,7 @@
 #include "snippets/target/x64/abi.hpp"
 #include "snippets/target/x64/code_buffer.hpp"
 #include "snippets/target/x64/constant_table.hpp"
+#include "snippets/target/x64/emitters/brgemm.hpp"
 #include "snippets/target/x64/emitters/emitter.hpp"
 #include "snippets/target/x64/emitters/reduce.hpp"
 #include "snippets/target/x64/isa.hpp"
@@ -84,8 +87,10 @@ public:
         Xbyak::util::r15, Xbyak::util::rsi, Xbyak::util::rdx, Xbyak::util::rcx, Xbyak::util::r8,
         Xbyak::util::r9,  Xbyak::util::r10, Xbyak::util::r11};
     const std::size_t n_data = lir.num_inputs + lir.num_outputs + lir.buffer_pointers;
-    for (std::size_t i = 0; i < usable_gprs; ++i)
+    for (std::size_t i = 0; i < usable_gprs; ++i) {
       (i < n_data ? data_ : counters_).push_back(pool[i]);
+      pool_.push_back(pool[i]);
+    }
     for (int k = 0; k < lir.reserved_vector_registers; ++k)
       scratch_.push_back(Vmm(total_vmm - 1 - k));
     for (auto& e : lir)
@@ -103,6 +108,10 @@ public:
       h_.mov(data_[i], h_.ptr[rdi + static_cast<int>(i * sizeof(void*))]);
     record("prologue", "kernel entry: save registers, load data pointers");
     for (auto& e : lir_) {
+      if (skip_ > 0) { // emitted by the Brgemm before it
+        --skip_;
+        continue;
+      }
       if (instr_)
         emit_instrumented(*e);
       else
@@ -318,6 +327,10 @@ private:
     }
   }
 
+  BrgemmEmitter<T, Vmm> brgemm() {
+    return BrgemmEmitter<T, Vmm>(h_, consts_, scratch_, data_, pool_);
+  }
+
   void shift_pointers(const ir::LoopInfo& info, bool finalization) {
     using Xbyak::util::rax;
     using Xbyak::util::rdi;
@@ -423,13 +436,22 @@ private:
             emit_loop_end(tag.loop_id);
           } else if constexpr (std::is_same_v<Tag, ir::ReduceAccumulate>) {
             emit_accumulate(e, tag);
+          } else if constexpr (std::is_same_v<Tag, ir::Brgemm>) {
+            std::vector<E*> epilogue;
+            auto it = lir_.find(e);
+            for (std::size_t i = 0; i < tag.epilogue; ++i) epilogue.push_back((++it)->get());
+            brgemm().emit(e, tag, epilogue);
+            skip_ = tag.epilogue;
+          } else if constexpr (std::is_same_v<Tag, ir::BrgemmCopyB>) {
+            brgemm().emit_copy_b(e, tag);
           } else if constexpr (std::is_same_v<Tag, ir::Buffer>) {
             // memory only: its Loads and Stores do the work
           } else if constexpr (std::is_same_v<Tag, ir::ReduceSum> ||
                                std::is_same_v<Tag, ir::ReduceMax> ||
-                               std::is_same_v<Tag, ir::Softmax>) {
+                               std::is_same_v<Tag, ir::Softmax> ||
+                               std::is_same_v<Tag, ir::MatMul>) {
             SNIPPETS_ASSERT(false) << Tag::name << " reached emission undecomposed (run "
-                                   << "DecomposeSoftmax and DecomposeReductions)";
+                                   << "DecomposeSoftmax and DecomposeReductions, or LowerBrgemm)";
           } else if constexpr (T::template fusable<Tag>) {
             static_assert(HasEmitter<Tag>,
                           "snippets::x64: the backend traits call this op fusable but it has no "
@@ -576,7 +598,8 @@ private:
   ConstantTable consts_;
   bool streaming_;
   std::vector<Vmm> scratch_;
-  std::vector<Xbyak::Reg64> data_, counters_;
+  std::vector<Xbyak::Reg64> data_, counters_, pool_;
+  std::size_t skip_ = 0; // expressions left of the Brgemm epilogue just emitted
   std::size_t counters_used_ = 0;
   std::map<std::size_t, Labels> labels_;
   std::map<std::size_t, ir::Reg> loop_begin_reg_;

@@ -29,12 +29,13 @@ struct Traits {
   /// Inputs + outputs of one kernel; the rest of the usable GPRs count loops.
   static constexpr int data_pointer_registers = 10;
   static bool host_supported() { return host_supports(Isa::avx2); }
-  /// Ops with an emitter, and the reductions the default pipelines lower to emitted ops
-  /// (passes/decompose_softmax.hpp, passes/decompose_reductions.hpp).
+  /// Ops with an emitter, the reductions the default pipelines lower to emitted ops
+  /// (passes/decompose_softmax.hpp, passes/decompose_reductions.hpp), and MatMul, which
+  /// becomes a Brgemm (passes/lower_brgemm.hpp).
   template <class Op>
   static constexpr bool fusable =
       HasEmitter<Op> || std::is_same_v<Op, ir::ReduceSum> || std::is_same_v<Op, ir::ReduceMax> ||
-      std::is_same_v<Op, ir::Softmax>;
+      std::is_same_v<Op, ir::Softmax> || std::is_same_v<Op, ir::MatMul>;
   /// Whether the emitter accepts these attributes (optional hook, read by the tokenizer and
   /// compile()). Reductions keep their dimension and reduce one axis (which must be the
   /// innermost: passes::innermost_reduction, checked where the input's rank is known).
