@@ -412,7 +412,8 @@ private:
     std::visit(
         [&](const auto& tag) {
           using Tag = std::decay_t<decltype(tag)>;
-          if constexpr (std::is_same_v<Tag, ir::Parameter> || std::is_same_v<Tag, ir::Result>) {
+          if constexpr (std::is_same_v<Tag, ir::Parameter> || std::is_same_v<Tag, ir::Result> ||
+                        std::is_same_v<Tag, ir::Constant>) { // Constant: packed MatMul weights
           } else if constexpr (std::is_same_v<Tag, ir::Scalar>) {
             h_.vmovups(vmm(e.out_desc(0).reg), consts_.value(static_cast<float>(tag.value)));
           } else if constexpr (std::is_same_v<Tag, ir::Load>) {

@@ -1,0 +1,287 @@
+// JIT tests of MatMul kernels (passes/lower_brgemm.hpp, target/x64/emitters/brgemm.hpp): the
+// product with its epilogue against the reference interpreter in double, on both ISAs and
+// 1-3 threads.
+//
+// Tolerance: the kernel sums K products in f32 in another order than the reference, so an
+// element may be off by (K + 2) * 2^-24 * sum_k |a_mk| |b_kn| (the reference computes that
+// magnitude too, as MatMul(|A|, |B|)), times the epilogue's largest slope (`slope`), plus a
+// few ulp of the epilogue's own rounding.
+#include "jit_test_util.hpp"
+
+using namespace snippets;
+using namespace snippets::jit_test;
+
+namespace {
+
+Tensor uniform(const Shape& s, std::uint64_t seed, double lo = -1, double hi = 1) {
+  Tensor t(f32, s);
+  Rng rng(seed);
+  for (std::size_t i = 0; i < t.size(); ++i) t.set(i, rng.uniform(lo, hi));
+  return t;
+}
+
+Tensor absolute(const Tensor& t) {
+  Tensor out(t.type(), t.shape());
+  for (std::size_t i = 0; i < t.size(); ++i) out.set(i, std::fabs(t.at(i)));
+  return out;
+}
+
+struct Product {
+  Shape a, b;
+  bool ta = false, tb = false;
+};
+
+/// The bound on |got - want| of each output element (see the header).
+Tensor error_bound(const Product& p, const Tensor& a, const Tensor& b, double slope) {
+  Graph g;
+  const auto pa = g.parameter(f32, p.a);
+  const auto pb = g.parameter(f32, p.b);
+  g.result(g.matmul(pa, pb, p.ta, p.tb));
+  const Tensor mag = reference::evaluate(g, {absolute(a), absolute(b)})[0];
+  const Dim k = p.ta ? p.a[p.a.rank() - 2] : p.a[p.a.rank() - 1];
+  Tensor bound(f32, mag.shape());
+  for (std::size_t i = 0; i < mag.size(); ++i)
+    bound.set(i, slope * double(k + 2) * 0x1p-24 * mag.at(i) + 1e-30);
+  return bound;
+}
+
+/// Empty when every element of `got` is within `bound` (broadcast to it) or 8 ulp of `want`.
+std::string compare_bounded(const Tensor& got, const Tensor& want, const Tensor& bound) {
+  std::ostringstream os;
+  std::size_t bad = 0;
+  const std::size_t every = want.size() / bound.size();
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const float g = as_float(got.at(i)), w = as_float(want.at(i));
+    const double err = std::fabs(double(g) - double(w));
+    if (err <= bound.at(i / every) || close_enough(g, w, {8, 0})) continue;
+    if (bad++ < 5)
+      os << "\n  at " << coordinates(want.shape(), i) << ": got " << describe(g) << ", want "
+         << describe(w) << ", bound " << bound.at(i / every);
+  }
+  if (bad == 0) return {};
+  return std::to_string(bad) + " of " + std::to_string(want.size()) + " differ:" + os.str();
+}
+
+/// Compiles `g` for both ISAs and checks every output against the reference with `bound`.
+void check_matmul(const Graph& g, const Tensor& bound, const std::vector<Tensor>& inputs,
+                  std::vector<int> threads = {1, 3}) {
+  const std::vector<Tensor> want = reference::evaluate(g, std::span<const Tensor>(inputs));
+  for_each_isa([&](x64::Isa isa) {
+    const CompiledKernel k = compile(g, {.isa = isa});
+    for (const int n : threads) {
+      INFO("threads = " << n);
+      const auto got = k.run(std::span<const Tensor>(inputs), with_threads(n));
+      for (std::size_t o = 0; o < got.size(); ++o) {
+        INFO("output " << o);
+        REQUIRE(got[o].shape() == want[o].shape());
+        const std::string report = compare_bounded(got[o], want[o], bound);
+        CHECK_MESSAGE(report.empty(), report);
+      }
+    }
+  });
+}
+
+void check_product(const Product& p, std::uint64_t seed, std::vector<int> threads = {1, 3}) {
+  INFO("A " << p.a.to_string() << (p.ta ? "^T" : "") << " x B " << p.b.to_string()
+            << (p.tb ? "^T" : ""));
+  Graph g;
+  const auto a = g.parameter(f32, p.a);
+  const auto b = g.parameter(f32, p.b);
+  g.result(g.matmul(a, b, p.ta, p.tb));
+  const Tensor x = uniform(p.a, seed), y = uniform(p.b, seed + 1);
+  check_matmul(g, error_bound(p, x, y, 1), {x, y}, std::move(threads));
+}
+
+} // namespace
+
+TEST_CASE("matmul: the shapes of the issue, with batch broadcasting") {
+  std::uint64_t seed = 1;
+  for (const Product& p : {Product{{2, 1, 3, 5}, {1, 3, 5, 3}}, Product{{3, 1, 32, 14}, {1, 3, 14, 37}},
+                           Product{{1, 2, 37, 23}, {2, 1, 23, 37}},
+                           Product{{1, 1, 32, 23}, {1, 1, 23, 68}}})
+    check_product(p, seed += 2);
+}
+
+TEST_CASE("matmul: a deep product, K = 700, 1024 and 2500") {
+  std::uint64_t seed = 100;
+  for (const Dim k : {Dim{700}, Dim{1024}, Dim{2500}})
+    check_product({{1, 1, 100, k}, {1, 1, k, 100}}, seed += 2, {2});
+}
+
+TEST_CASE("matmul: attention-sized batch [1,16,384,64] x [1,16,64,384]") {
+  check_product({{1, 16, 384, 64}, {1, 16, 64, 384}}, 7, {2});
+}
+
+TEST_CASE("matmul: odd sizes in every dimension") {
+  std::uint64_t seed = 200;
+  for (const Dim m : {Dim{1}, Dim{7}, Dim{17}, Dim{33}})
+    for (const Dim n : {Dim{1}, Dim{15}, Dim{31}, Dim{65}})
+      for (const Dim k : {Dim{1}, Dim{17}})
+        check_product({{m, k}, {k, n}}, seed += 2, {1, 2});
+}
+
+TEST_CASE("matmul: transposed A, transposed B, and both") {
+  std::uint64_t seed = 300;
+  for (const bool ta : {false, true})
+    for (const bool tb : {false, true}) {
+      const Dim m = 19, k = 21, n = 37;
+      const Shape a = ta ? Shape{2, k, m} : Shape{2, m, k};
+      const Shape b = tb ? Shape{2, n, k} : Shape{2, k, n};
+      check_product({a, b, ta, tb}, seed += 2);
+    }
+}
+
+TEST_CASE("matmul: constant weights are packed at compile time") {
+  for (const bool tb : {false, true}) {
+    INFO("transpose_b = " << tb);
+    const Dim m = 13, k = 40, n = 70;
+    const Product p{{m, k}, tb ? Shape{n, k} : Shape{k, n}, false, tb};
+    const Tensor a = uniform(p.a, 5), w = uniform(p.b, 6);
+    Graph g;
+    const auto x = g.parameter(f32, p.a);
+    std::vector<double> values(w.size());
+    for (std::size_t i = 0; i < w.size(); ++i) values[i] = w.at(i);
+    const auto weights = g.constant(f32, p.b, values, "W");
+    const auto bias = g.parameter(f32, Shape{n}, "bias");
+    g.result(g.relu(g.add(g.matmul(x, weights, false, tb), bias)));
+    check_matmul(g, error_bound(p, a, w, 1), {a, uniform(Shape{n}, 8)});
+    auto lowered = lower(g, x64::best_host_isa());
+    const std::string text = ir::to_string(lowered);
+    CHECK(text.find("packed") != std::string::npos);
+    CHECK(text.find("BrgemmCopyB") == std::string::npos);
+  }
+}
+
+TEST_CASE("matmul: every epilogue op runs on the accumulators") {
+  const Product p{{2, 29, 48}, {2, 48, 35}};
+  const Tensor a = uniform(p.a, 11), b = uniform(p.b, 12);
+  struct Case {
+    const char* name;
+    double slope;
+    std::function<ir::Value(Graph&, ir::Value)> f;
+  };
+  const Case cases[] = {
+      {"relu", 1, [](Graph& g, ir::Value y) { return g.relu(y); }},
+      {"sigmoid", 0.25, [](Graph& g, ir::Value y) { return g.sigmoid(y); }},
+      {"tanh", 1, [](Graph& g, ir::Value y) { return g.tanh(y); }},
+      {"gelu erf", 1.13, [](Graph& g, ir::Value y) { return g.gelu(y); }},
+      {"gelu tanh", 1.13,
+       [](Graph& g, ir::Value y) { return g.gelu(y, ir::GeluApproximation::tanh); }},
+      {"swish", 1.1, [](Graph& g, ir::Value y) { return g.swish(y); }},
+      {"clamp", 1, [](Graph& g, ir::Value y) { return g.clamp(y, -0.5, 0.75); }},
+      // exp's slope is exp(y) itself; |y| stays below 7.5 here
+      {"exp", std::exp(7.5), [](Graph& g, ir::Value y) { return g.exp(y); }},
+      {"scale", 0.125,
+       [](Graph& g, ir::Value y) {
+         return g.multiply(y, g.constant(f32, Shape{1}, {0.125}));
+       }},
+      {"scale, bias, gelu", 1.13 * 3,
+       [](Graph& g, ir::Value y) {
+         const auto s = g.multiply(y, g.constant(f32, Shape{1}, {3.0}));
+         return g.gelu(g.add(s, g.constant(f32, Shape{1}, {0.5})));
+       }},
+  };
+  for (const Case& c : cases) {
+    INFO("epilogue: " << std::string(c.name));
+    Graph g;
+    const auto pa = g.parameter(f32, p.a);
+    const auto y = g.matmul(pa, g.parameter(f32, p.b));
+    g.result(c.f(g, y));
+    check_matmul(g, error_bound(p, a, b, c.slope), {a, b}, {1, 2});
+  }
+}
+
+TEST_CASE("matmul: epilogue inputs broadcast along rows, columns and batches") {
+  const Product p{{3, 21, 16}, {3, 16, 45}};
+  std::uint64_t seed = 400;
+  for (const Shape& bias : {Shape{45}, Shape{21, 1}, Shape{21, 45}, Shape{3, 1, 45},
+                            Shape{3, 21, 45}, Shape{1}, Shape{3, 1, 1}}) {
+    INFO("bias " << bias.to_string());
+    Graph g;
+    const auto pa = g.parameter(f32, p.a);
+    const auto y = g.matmul(pa, g.parameter(f32, p.b));
+    g.result(g.add(y, g.parameter(f32, bias)));
+    const Tensor a = uniform(p.a, ++seed), b = uniform(p.b, ++seed);
+    check_matmul(g, error_bound(p, a, b, 1), {a, b, uniform(bias, ++seed)});
+  }
+}
+
+TEST_CASE("matmul: two outputs, the product and its activation (MLP layer)") {
+  const Product p{{8, 128}, {128, 256}};
+  Graph g;
+  const auto pa = g.parameter(f32, p.a);
+  const auto pb = g.parameter(f32, p.b);
+  const auto y = g.add(g.matmul(pa, pb), g.parameter(f32, Shape{256}));
+  g.result(y);
+  g.result(g.relu(y));
+  const Tensor a = uniform(p.a, 1), b = uniform(p.b, 2);
+  check_matmul(g, error_bound(p, a, b, 1), {a, b, uniform(Shape{256}, 3)});
+}
+
+TEST_CASE("matmul: tails never touch memory past the tensors") {
+  const Dim m = 9, k = 13, n = 19;
+  Graph g;
+  const auto pa = g.parameter(f32, Shape{m, k});
+  const auto pb = g.parameter(f32, Shape{k, n});
+  g.result(g.relu(g.add(g.matmul(pa, pb), g.parameter(f32, Shape{n}))));
+  const std::vector<Tensor> in{uniform(Shape{m, k}, 1), uniform(Shape{k, n}, 2),
+                               uniform(Shape{n}, 3)};
+  const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
+  const Tensor bound = error_bound({{m, k}, {k, n}}, in[0], in[1], 1);
+  for_each_isa([&](x64::Isa isa) {
+    const CompiledKernel kernel = compile(g, {.isa = isa});
+    for (const Guard where : {Guard::after, Guard::before}) {
+      std::vector<std::unique_ptr<GuardedBuffer>> bufs;
+      const void* ins[3];
+      for (std::size_t i = 0; i < 3; ++i) {
+        bufs.push_back(std::make_unique<GuardedBuffer>(in[i].byte_size(), where));
+        std::memcpy(bufs.back()->data(), in[i].data(), in[i].byte_size());
+        ins[i] = bufs.back()->data();
+      }
+      GuardedBuffer out(want.byte_size(), where);
+      void* outs[] = {out.data()};
+      kernel.run_unchecked(ins, outs, with_threads(2));
+      Tensor got(f32, want.shape());
+      std::memcpy(got.data(), out.data(), want.byte_size());
+      const std::string report = compare_bounded(got, want, bound);
+      CHECK_MESSAGE(report.empty(), report);
+    }
+  });
+}
+
+TEST_CASE("matmul: bodies outside the Brgemm form are rejected with a clear error") {
+  SUBCASE("two products") {
+    Graph g;
+    const auto a = g.parameter(f32, Shape{4, 4});
+    g.result(g.matmul(g.matmul(a, g.parameter(f32, Shape{4, 4})), g.parameter(f32, Shape{4, 4})));
+    CHECK(error_id([&] { compile(g); }) == "snippets.compile.unsupported_matmul");
+  }
+  SUBCASE("A computed in the kernel") {
+    Graph g;
+    g.result(g.matmul(g.relu(g.parameter(f32, Shape{4, 4})), g.parameter(f32, Shape{4, 4})));
+    CHECK(error_id([&] { compile(g); }) == "snippets.compile.unsupported_matmul");
+  }
+  SUBCASE("an epilogue that broadcasts the product further") {
+    Graph g;
+    const auto y = g.matmul(g.parameter(f32, Shape{4, 4}), g.parameter(f32, Shape{4, 4}));
+    g.result(g.add(y, g.parameter(f32, Shape{2, 4, 4})));
+    CHECK(error_id([&] { compile(g); }) == "snippets.compile.unsupported_matmul");
+  }
+  SUBCASE("a reduction after the product") {
+    Graph g;
+    const auto y = g.matmul(g.parameter(f32, Shape{4, 4}), g.parameter(f32, Shape{4, 4}));
+    g.result(g.reduce_sum(y, {-1}, true));
+    CHECK(error_id([&] { compile(g); }) == "snippets.compile.unsupported_matmul");
+  }
+  SUBCASE("bf16 operands") {
+    Graph g;
+    g.result(g.matmul(g.parameter(ElementType::bf16, Shape{4, 4}),
+                      g.parameter(ElementType::bf16, Shape{4, 4})));
+    CHECK(error_id([&] { compile(g); }) == "snippets.compile.unsupported_matmul");
+  }
+  SUBCASE("dynamic shapes") {
+    Graph g;
+    g.result(g.matmul(g.parameter(f32, Shape{dynamic, 4}), g.parameter(f32, Shape{4, 4})));
+    CHECK(error_id([&] { compile(g); }) == "snippets.compile.dynamic_matmul");
+  }
+}
