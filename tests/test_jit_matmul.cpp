@@ -96,9 +96,9 @@ void check_product(const Product& p, std::uint64_t seed, std::vector<int> thread
 
 TEST_CASE("matmul: the shapes of the issue, with batch broadcasting") {
   std::uint64_t seed = 1;
-  for (const Product& p : {Product{{2, 1, 3, 5}, {1, 3, 5, 3}}, Product{{3, 1, 32, 14}, {1, 3, 14, 37}},
-                           Product{{1, 2, 37, 23}, {2, 1, 23, 37}},
-                           Product{{1, 1, 32, 23}, {1, 1, 23, 68}}})
+  for (const Product& p :
+       {Product{{2, 1, 3, 5}, {1, 3, 5, 3}}, Product{{3, 1, 32, 14}, {1, 3, 14, 37}},
+        Product{{1, 2, 37, 23}, {2, 1, 23, 37}}, Product{{1, 1, 32, 23}, {1, 1, 23, 68}}})
     check_product(p, seed += 2);
 }
 
@@ -116,8 +116,7 @@ TEST_CASE("matmul: odd sizes in every dimension") {
   std::uint64_t seed = 200;
   for (const Dim m : {Dim{1}, Dim{7}, Dim{17}, Dim{33}})
     for (const Dim n : {Dim{1}, Dim{15}, Dim{31}, Dim{65}})
-      for (const Dim k : {Dim{1}, Dim{17}})
-        check_product({{m, k}, {k, n}}, seed += 2, {1, 2});
+      for (const Dim k : {Dim{1}, Dim{17}}) check_product({{m, k}, {k, n}}, seed += 2, {1, 2});
 }
 
 TEST_CASE("matmul: transposed A, transposed B, and both") {
@@ -172,9 +171,7 @@ TEST_CASE("matmul: every epilogue op runs on the accumulators") {
       // exp's slope is exp(y) itself; |y| stays below 7.5 here
       {"exp", std::exp(7.5), [](Graph& g, ir::Value y) { return g.exp(y); }},
       {"scale", 0.125,
-       [](Graph& g, ir::Value y) {
-         return g.multiply(y, g.constant(f32, Shape{1}, {0.125}));
-       }},
+       [](Graph& g, ir::Value y) { return g.multiply(y, g.constant(f32, Shape{1}, {0.125})); }},
       {"scale, bias, gelu", 1.13 * 3,
        [](Graph& g, ir::Value y) {
          const auto s = g.multiply(y, g.constant(f32, Shape{1}, {3.0}));
@@ -283,5 +280,36 @@ TEST_CASE("matmul: bodies outside the Brgemm form are rejected with a clear erro
     Graph g;
     g.result(g.matmul(g.parameter(f32, Shape{dynamic, 4}), g.parameter(f32, Shape{4, 4})));
     CHECK(error_id([&] { compile(g); }) == "snippets.compile.dynamic_matmul");
+  }
+}
+
+TEST_CASE("matmul: an MLP becomes one Subgraph per layer, and the Program matches the reference") {
+  for (const int layers : {1, 3}) {
+    INFO("layers = " << layers);
+    const Dim batch = 4, width = 64;
+    Graph g;
+    ir::Value x = g.parameter(f32, Shape{batch, width}, "x");
+    std::vector<Tensor> in{uniform(Shape{batch, width}, 1)};
+    for (int l = 0; l < layers; ++l) {
+      const auto w = g.parameter(f32, Shape{width, width}, "w" + std::to_string(l));
+      const auto b = g.parameter(f32, Shape{width}, "b" + std::to_string(l));
+      x = g.relu(g.add(g.matmul(x, w), b));
+      in.push_back(uniform(Shape{width, width}, 10 + l, -0.2, 0.2));
+      in.push_back(uniform(Shape{width}, 20 + l));
+    }
+    g.result(x, "y");
+    const Graph t = passes::tokenize(g);
+    int subgraphs = 0;
+    for (ir::NodeId id = 0; id < t.size(); ++id)
+      if (const auto* sg = std::get_if<ir::Subgraph<x64::Traits>>(&t.node(id).op)) {
+        ++subgraphs;
+        CHECK(sg->absorbed.size() == 3); // MatMul, Add, Relu
+      }
+    CHECK(subgraphs == layers);
+    const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
+    const Tensor got = Program<>(g).run(in, with_threads(2))[0];
+    // each layer sums 64 products of magnitude <= 0.2 |x|: 1e-5 relative is far above f32 noise
+    const std::string report = compare(got, want, {64, 1e-5});
+    CHECK_MESSAGE(report.empty(), report);
   }
 }

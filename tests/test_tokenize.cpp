@@ -252,7 +252,7 @@ TEST_CASE("tokenize: unsupported types and ops, and fuse = false") {
   Graph g;
   const Value i = g.parameter(ElementType::i32, {8}, "i");
   const Value x = g.parameter(f32, {8}, "x");
-  const Value s = g.make(ir::MatMul{}, {x, x})[0]; // no kernel computes MatMul (yet)
+  const Value s = g.make(ir::MatMul{}, {x, x})[0]; // rank 1: no kernel computes it
   g.result(g.add(i, i), "int_sum");                // i32 arithmetic: not f32 compute, stays outside
   g.result(g.relu(g.abs(s)), "y");
   const Graph t = passes::tokenize(g);

@@ -20,6 +20,10 @@
 //    (backend_io_type_supported<T>); ops compute on f32, f16, bf16, i8, u8 or boolean values
 //    (AlignElementTypes computes the narrow ones in f32 and keeps their rounding), and i32
 //    values only go through a Convert (not to i32 or bf16: a kernel reads i32 as f32);
+//  - a MatMul (static, f32, operands of rank >= 2) starts its own Subgraph: its operands come
+//    from outside (inputs; a constant B stays a Constant and is packed at compile time), and
+//    what joins it are elementwise ops of the product's shape (its epilogue,
+//    passes/lower_brgemm.hpp), within LowerBrgemm::max_operands tensors;
 //  - nodes marked SkippedByPlugin, Opaque nodes and existing Subgraphs are never taken;
 //  - a Transpose is taken only as the first op on a Subgraph input (a model input or another
 //    Subgraph's output, read by nothing else in the Subgraph), or as the last op before a
@@ -43,6 +47,7 @@
 #include "snippets/passes/data_flow.hpp"
 #include "snippets/passes/decompose_softmax.hpp"
 #include "snippets/passes/fuse_transpose_into_result.hpp"
+#include "snippets/passes/lower_brgemm.hpp"
 
 namespace snippets::passes {
 
@@ -84,6 +89,11 @@ template <class T> bool backend_can_fuse(const ir::Graph<T>& g, const ir::Node<T
     if (!type_ok(g.type(o).type)) return false;
   for (const auto& t : n.outputs)
     if (!type_ok(t.type)) return false;
+  if (ir::is<ir::MatMul>(n.op)) { // a Brgemm: f32 operands of rank >= 2
+    for (const ir::Output& o : n.inputs)
+      if (g.type(o).type != ElementType::f32 || g.type(o).shape.rank() < 2) return false;
+    return T::template fusable<ir::MatMul>;
+  }
   if (ir::is<ir::Transpose>(n.op)) // folded into a load; allowed() keeps it on an input
     return !is_scalar_constant(g.node(n.inputs[0].node));
   if (ir::is<ir::Power>(n.op) && !T::template fusable<ir::Power>) {
@@ -215,7 +225,36 @@ private:
     for (const ir::Output& o : b.inputs)
       if (!backend_io_type_supported<T>(g_.type(o).type)) return false;
     if (!transposes_on_inputs(members)) return false;
+    if (!matmul_form(members, b)) return false;
     return acyclic_with(members);
+  }
+
+  /// At most one MatMul, with its operands from outside, and only elementwise ops of its
+  /// output's shape beside it (LowerBrgemm's form).
+  bool matmul_form(const std::vector<ir::NodeId>& members, const Boundary& b) const {
+    const ir::Node<T>* mm = nullptr;
+    for (ir::NodeId m : members)
+      if (ir::is<ir::MatMul>(g_.node(m).op)) {
+        if (mm) return false;
+        mm = &g_.node(m);
+      }
+    if (!mm) return true;
+    std::set<ir::NodeId> in(members.begin(), members.end());
+    for (const ir::Output& o : mm->inputs)
+      if (in.count(o.node)) return false;
+    for (ir::NodeId m : members) {
+      const ir::Node<T>& n = g_.node(m);
+      if (&n == mm) continue;
+      const ir::OpCategory c = ir::op_category<T>(n.op);
+      const bool elementwise = c == ir::OpCategory::unary || c == ir::OpCategory::binary ||
+                               ir::is<ir::Select>(n.op) || ir::is<ir::PRelu>(n.op);
+      if (!elementwise || n.outputs[0].shape != mm->outputs[0].shape ||
+          n.outputs[0].type != ElementType::f32)
+        return false;
+    }
+    for (const ir::Output& o : b.inputs)
+      if (g_.type(o).type != ElementType::f32) return false;
+    return b.inputs.size() + b.outputs.size() <= LowerBrgemm::max_operands;
   }
 
   /// Whether every Transpose among `members` reads a Subgraph input that no other member
