@@ -291,8 +291,9 @@ TEST_CASE("matmul: an MLP becomes one Subgraph per layer, and the Program matche
     ir::Value x = g.parameter(f32, Shape{batch, width}, "x");
     std::vector<Tensor> in{uniform(Shape{batch, width}, 1)};
     for (int l = 0; l < layers; ++l) {
-      const auto w = g.parameter(f32, Shape{width, width}, "w" + std::to_string(l));
-      const auto b = g.parameter(f32, Shape{width}, "b" + std::to_string(l));
+      const std::string layer = std::to_string(l); // (GCC 12 warns on "w" + to_string(l))
+      const auto w = g.parameter(f32, Shape{width, width}, std::string("w").append(layer));
+      const auto b = g.parameter(f32, Shape{width}, std::string("b").append(layer));
       x = g.relu(g.add(g.matmul(x, w), b));
       in.push_back(uniform(Shape{width, width}, 10 + l, -0.2, 0.2));
       in.push_back(uniform(Shape{width}, 20 + l));

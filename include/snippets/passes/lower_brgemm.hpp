@@ -286,11 +286,7 @@ private:
     raise("snippets.compile.unsupported_matmul",
           std::string(e.op_name()) + " '" + e.name + "' " + why);
   }
-  static std::string dims_text(const std::vector<Dim>& d) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
-    return s + "]";
-  }
+  static std::string dims_text(const std::vector<Dim>& d) { return Shape(d).to_string(); }
   static Dim batch_extent(const std::vector<Dim>& out) {
     Dim n = 1;
     for (std::size_t d = 0; d + 2 < out.size(); ++d) n *= out[d];

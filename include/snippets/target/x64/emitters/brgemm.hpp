@@ -181,8 +181,12 @@ private:
 
   /// The micro-kernel for rows x n_v vectors, then its epilogue.
   void emit_tile(const ir::BrgemmShape& s, int rows, int n_v, std::int64_t width) {
+    // named registers: GCC 12 -O3 reports false array-bounds on Xbyak temporaries
     for (int r = 0; r < rows; ++r)
-      for (int j = 0; j < n_v; ++j) h_.vxorps(acc(r, j, n_v), acc(r, j, n_v), acc(r, j, n_v));
+      for (int j = 0; j < n_v; ++j) {
+        const Vmm v = acc(r, j, n_v);
+        h_.vxorps(v, v, v);
+      }
     const Xbyak::Reg64 a = t_[1], bk = t_[3], depth = t_[4];
     h_.mov(a, t_[0]);
     h_.mov(bk, b_panel());
@@ -191,10 +195,16 @@ private:
     const Vmm bcast(first_b + n_v);
     Xbyak::Label loop;
     h_.L(loop);
-    for (int j = 0; j < n_v; ++j) h_.vmovups(Vmm(first_b + j), h_.ptr[bk + j * lanes * 4]);
+    for (int j = 0; j < n_v; ++j) {
+      const Vmm bj(first_b + j);
+      h_.vmovups(bj, h_.ptr[bk + j * lanes * 4]);
+    }
     for (int r = 0; r < rows; ++r) {
       h_.vbroadcastss(bcast, h_.ptr[a + static_cast<int>(r * s.a_row * 4)]);
-      for (int j = 0; j < n_v; ++j) h_.vfmadd231ps(acc(r, j, n_v), Vmm(first_b + j), bcast);
+      for (int j = 0; j < n_v; ++j) {
+        const Vmm v = acc(r, j, n_v), bj(first_b + j);
+        h_.vfmadd231ps(v, bj, bcast);
+      }
     }
     h_.add(a, static_cast<int>(s.a_depth * 4));
     h_.add(bk, static_cast<int>(s.panel_width() * 4));
@@ -203,7 +213,8 @@ private:
     for (int r = 0; r < rows; ++r)
       for (int j = 0; j < n_v; ++j) {
         const std::int64_t count = std::min<std::int64_t>(lanes, width - j * lanes);
-        emit_epilogue(acc(r, j, n_v), r, j, count, rows * n_v);
+        const Vmm v = acc(r, j, n_v);
+        emit_epilogue(v, r, j, count, rows * n_v);
       }
   }
 
