@@ -12,9 +12,11 @@
 // Helpers: insert_node (create and connect), replace_with_node, replace_with_expr, erase.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <iterator>
 #include <list>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -342,5 +344,38 @@ private:
   ExprList exprs_;
   LoopManager loops_;
 };
+
+/// Copies `exprs` (in order) before `pos`, each with its descriptors and data index: an input
+/// produced by an expression copied earlier reads that copy, loop `from` becomes loop `to`,
+/// and `edit(source, op)` adjusts each copy's op first. Returns the copies, in order
+/// (unrolled and remainder bodies, tail blocks).
+template <class T, class Edit>
+std::vector<Expression<T>*>
+copy_expressions(LinearIR<T>& lir, std::span<Expression<T>* const> exprs,
+                 typename LinearIR<T>::iterator pos, std::size_t from, std::size_t to, Edit edit) {
+  std::map<const PortConnector<T>*, PortConnector<T>*> remap;
+  std::vector<Expression<T>*> copies;
+  for (Expression<T>* src : exprs) {
+    LirOp<T> op = src->op;
+    edit(*src, op);
+    std::vector<PortConnector<T>*> in;
+    for (std::size_t i = 0; i < src->num_inputs(); ++i) {
+      auto* c = &src->input_connector(i);
+      const auto it = remap.find(c);
+      in.push_back(it == remap.end() ? c : it->second);
+    }
+    auto ids = src->loop_ids;
+    std::replace(ids.begin(), ids.end(), from, to);
+    auto& copy = lir.insert_node(pos, std::move(op), in, src->num_outputs(), ids, src->name);
+    copy.data_index = src->data_index;
+    for (std::size_t i = 0; i < src->num_inputs(); ++i) copy.in_desc(i) = src->in_desc(i);
+    for (std::size_t i = 0; i < src->num_outputs(); ++i) {
+      copy.out_desc(i) = src->out_desc(i);
+      remap[&src->output(i)] = &copy.output(i);
+    }
+    copies.push_back(&copy);
+  }
+  return copies;
+}
 
 } // namespace snippets::ir

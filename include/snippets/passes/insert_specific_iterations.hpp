@@ -45,7 +45,7 @@ struct InsertSpecificIterations {
         continue;
       }
       if (w < lanes && !info.runtime_work_amount) { // the whole loop is one short iteration
-        for (auto* e : body) set_count(*e, lanes, w);
+        for (auto* e : body) set_count(e->op, lanes, w);
         scale_increments(info, w);
         info.increment = info.work_amount = w;
         continue;
@@ -135,11 +135,10 @@ private:
     return std::pair(b, e);
   }
 
-  template <class T>
-  static void set_count(ir::Expression<T>& e, std::int64_t full, std::int64_t count) {
-    if (auto* l = std::get_if<ir::Load>(&e.op); l && l->count == full) l->count = count;
-    if (auto* s = std::get_if<ir::Store>(&e.op); s && s->count == full) s->count = count;
-    if (auto* a = std::get_if<ir::ReduceAccumulate>(&e.op); a && a->count == full) a->count = count;
+  template <class Op> static void set_count(Op& op, std::int64_t full, std::int64_t count) {
+    if (auto* l = std::get_if<ir::Load>(&op); l && l->count == full) l->count = count;
+    if (auto* s = std::get_if<ir::Store>(&op); s && s->count == full) s->count = count;
+    if (auto* a = std::get_if<ir::ReduceAccumulate>(&op); a && a->count == full) a->count = count;
   }
 
   /// Per-iteration pointer increments for a new number of elements per iteration.
@@ -156,39 +155,27 @@ private:
                         std::int64_t offset, std::int64_t lanes, std::int64_t count,
                         std::map<const void*, const void*>* expr_map) {
     const std::size_t dim = lir.loops().at(from).dim;
-    std::map<const ir::PortConnector<T>*, ir::PortConnector<T>*> remap;
-    for (ir::Expression<T>* src : body) {
-      auto op = src->op;
-      std::int64_t shift = 0;
-      if (is_memory_access(*src)) {
-        const bool store = std::holds_alternative<ir::Store>(op);
-        shift = offset * stride_along(store ? src->out_desc(0) : src->in_desc(0), dim);
-      }
-      std::visit(
-          [&](auto& tag) {
-            using Tag = std::decay_t<decltype(tag)>;
-            if constexpr (requires { tag.offset; }) tag.offset += shift;
-            if constexpr (std::is_same_v<Tag, ir::LoopBegin> || std::is_same_v<Tag, ir::LoopEnd>)
-              if (tag.loop_id == from) tag.loop_id = to;
-          },
-          op);
-      std::vector<ir::PortConnector<T>*> in;
-      for (std::size_t i = 0; i < src->num_inputs(); ++i) {
-        auto* c = &src->input_connector(i);
-        in.push_back(remap.count(c) ? remap[c] : c);
-      }
-      auto ids = src->loop_ids;
-      std::replace(ids.begin(), ids.end(), from, to);
-      auto& copy = lir.insert_node(pos, std::move(op), in, src->num_outputs(), ids, src->name);
-      copy.data_index = src->data_index;
-      set_count(copy, lanes, count);
-      for (std::size_t i = 0; i < src->num_inputs(); ++i) copy.in_desc(i) = src->in_desc(i);
-      for (std::size_t i = 0; i < src->num_outputs(); ++i) {
-        copy.out_desc(i) = src->out_desc(i);
-        remap[&src->output(i)] = &copy.output(i);
-      }
-      if (expr_map) (*expr_map)[src] = &copy;
-    }
+    const auto copies = ir::copy_expressions(
+        lir, std::span<ir::Expression<T>* const>(body), pos, from, to,
+        [&](const ir::Expression<T>& src, ir::LirOp<T>& op) {
+          std::int64_t shift = 0;
+          if (is_memory_access(src)) {
+            const bool store = std::holds_alternative<ir::Store>(op);
+            shift = offset * stride_along(store ? src.out_desc(0) : src.in_desc(0), dim);
+          }
+          std::visit(
+              [&](auto& tag) {
+                using Tag = std::decay_t<decltype(tag)>;
+                if constexpr (requires { tag.offset; }) tag.offset += shift;
+                if constexpr (std::is_same_v<Tag, ir::LoopBegin> ||
+                              std::is_same_v<Tag, ir::LoopEnd>)
+                  if (tag.loop_id == from) tag.loop_id = to;
+              },
+              op);
+          set_count(op, lanes, count);
+        });
+    if (expr_map)
+      for (std::size_t i = 0; i < body.size(); ++i) (*expr_map)[body[i]] = copies[i];
   }
 };
 

@@ -115,8 +115,9 @@ struct LowerBrgemm {
     const std::vector<Dim> out = mm->out_desc(0).shape;
     const std::size_t R = out.size();
     if (lir.domain != out)
-      fail(*mm, "is broadcast further by its epilogue (outputs " + dims_text(lir.domain) +
-                    ", product " + dims_text(out) + "); outputs must have the product's shape");
+      fail(*mm, "is broadcast further by its epilogue (outputs " + Shape(lir.domain).to_string() +
+                    ", product " + Shape(out).to_string() +
+                    "); outputs must have the product's shape");
     const std::vector<Dim>& as = a.out_desc(0).shape;
     const std::vector<Dim>& bs = b.out_desc(0).shape;
     const Dim M = out[R - 2], N = out[R - 1];
@@ -149,24 +150,24 @@ struct LowerBrgemm {
       if (is_reduction(e) || std::holds_alternative<ir::Constant>(e.op) ||
           e.out_desc(0).shape != out)
         fail(e, "follows the MatMul but is not an elementwise op on the product's shape " +
-                    dims_text(out) + "; run it in another subgraph");
+                    Shape(out).to_string() + "; run it in another subgraph");
       epilogue.push_back(&e);
     }
+    for (std::size_t i = 0; i < lir.num_inputs; ++i)
+      if (lir.arg_types.at(i) != ElementType::f32)
+        fail(*mm, "is in a kernel with a non-f32 input; MatMul kernels read f32 for now");
     std::set<E*> extras; // other inputs of the epilogue
     for (E* e : epilogue)
       for (std::size_t i = 0; i < e->num_inputs(); ++i) {
         E& src = e->input_expr(i);
         if (!std::holds_alternative<ir::Parameter>(src.op)) continue;
-        if (!src.out_desc(0).layout.empty() || lir.arg_types.at(src.data_index) != ElementType::f32)
-          fail(*e, "reads '" + src.name + "', which is not a planar f32 input");
+        if (!src.out_desc(0).layout.empty())
+          fail(*e, "reads '" + src.name + "' through a layout; pass epilogue inputs planar");
         extras.insert(&src);
       }
     for (E* r : results)
       if (lir.arg_types.at(r->data_index) != ElementType::f32 || !r->in_desc(0).layout.empty())
         fail(*r, "is not a planar f32 output; MatMul kernels write f32 (convert outside)");
-    for (std::size_t i = 0; i < lir.num_inputs; ++i)
-      if (lir.arg_types.at(i) != ElementType::f32)
-        fail(*mm, "is in a kernel with a non-f32 input; MatMul kernels read f32 for now");
 
     // the Stores that write the outputs, right after the epilogue
     auto group_end = lir.find(*results.front());
@@ -179,13 +180,12 @@ struct LowerBrgemm {
       epilogue.push_back(&st);
     }
 
-    choose_tile(shape, M, *mm, epilogue, ctx.config);
-    const std::int64_t m_blk = block_rows(shape, M, R == 2 || batch_extent(out) == 1);
-
     // the domain: batch dims of extent > 1, then M and N; loops walk them
     std::vector<std::size_t> batch;
     for (std::size_t d = 0; d + 2 < R; ++d)
       if (out[d] > 1) batch.push_back(d);
+    choose_tile(shape, M, *mm, epilogue, ctx.config);
+    const std::int64_t m_blk = block_rows(shape, M, batch.empty());
     lir.domain.clear();
     for (std::size_t d : batch) lir.domain.push_back(out[d]);
     lir.domain.push_back(M);
@@ -203,9 +203,6 @@ struct LowerBrgemm {
       args.push_back({x->data_index, s[R - 2] == 1 ? 0 : s[R - 1], s});
     }
     for (E* r : results) args.push_back({r->data_index, N, out});
-    auto batch_stride = [&](const std::vector<Dim>& s, std::size_t d) {
-      return stride_along(s, d);
-    };
 
     // B: packed at compile time, or by a BrgemmCopyB into scratch
     ir::Brgemm tag;
@@ -247,7 +244,7 @@ struct LowerBrgemm {
                                 at, b.name + "/packed");
       b_source = &copy.output(0);
       for (std::size_t i = 0; i < b_depth; ++i)
-        add_port(lir, ids[i], copy, b.data_index, batch_stride(bs, batch[i]), out[batch[i]]);
+        add_port(lir, ids[i], copy, b.data_index, stride_along(bs, batch[i]), out[batch[i]]);
     }
     const std::int64_t rest = M % m_blk;
     ir::LoopInfo m_loop;
@@ -272,7 +269,7 @@ struct LowerBrgemm {
 
     for (std::size_t i = 0; i < batch.size(); ++i)
       for (const Arg& g : args)
-        add_port(lir, ids[i], brgemm, g.index, batch_stride(g.shape, batch[i]), out[batch[i]]);
+        add_port(lir, ids[i], brgemm, g.index, stride_along(g.shape, batch[i]), out[batch[i]]);
     for (const Arg& g : args) {
       ir::LoopPort p{&brgemm, g.index, g.row * m_blk, rest ? 0 : -g.row * M, 4, false};
       lir.loops().at(m_id).ports.push_back(p);
@@ -285,12 +282,6 @@ private:
   [[noreturn]] static void fail(const auto& e, const std::string& why) {
     raise("snippets.compile.unsupported_matmul",
           std::string(e.op_name()) + " '" + e.name + "' " + why);
-  }
-  static std::string dims_text(const std::vector<Dim>& d) { return Shape(d).to_string(); }
-  static Dim batch_extent(const std::vector<Dim>& out) {
-    Dim n = 1;
-    for (std::size_t d = 0; d + 2 < out.size(); ++d) n *= out[d];
-    return n;
   }
 
   /// The largest register tile whose accumulators, B vectors and epilogue fit the registers.
@@ -366,27 +357,13 @@ private:
     t.tail_of = main.runtime_work_amount ? static_cast<std::int64_t>(m_id) : -1;
     const std::int64_t done = main.work_amount - rest;
     const std::size_t t_id = lir.loops().add(t);
-    std::vector<std::size_t> ids = group.front()->loop_ids;
-    ids.back() = t_id;
-    const auto pos = std::next(lir.find(*group.back()));
-    std::map<const ir::PortConnector<T>*, ir::PortConnector<T>*> remap;
-    ir::Expression<T>* first = nullptr;
-    for (ir::Expression<T>* src : group) {
-      auto op = src->op;
-      if (auto* b = std::get_if<ir::Brgemm>(&op)) b->m = rest;
-      std::vector<ir::PortConnector<T>*> in;
-      for (std::size_t i = 0; i < src->num_inputs(); ++i) {
-        auto* c = &src->input_connector(i);
-        in.push_back(remap.count(c) ? remap[c] : c);
-      }
-      auto& copy = lir.insert_node(pos, std::move(op), in, src->num_outputs(), ids, src->name);
-      copy.data_index = src->data_index;
-      for (std::size_t i = 0; i < src->num_outputs(); ++i) {
-        copy.out_desc(i) = src->out_desc(i);
-        remap[&src->output(i)] = &copy.output(i);
-      }
-      if (!first) first = &copy;
-    }
+    const auto copies = ir::copy_expressions(lir, std::span<ir::Expression<T>* const>(group),
+                                             std::next(lir.find(*group.back())), m_id, t_id,
+                                             [&](const ir::Expression<T>&, ir::LirOp<T>& op) {
+                                               if (auto* b = std::get_if<ir::Brgemm>(&op))
+                                                 b->m = rest;
+                                             });
+    const ir::Expression<T>* first = copies.front();
     for (const auto& g : args)
       if (g.row) lir.loops().at(t_id).ports.push_back({first, g.index, 0, -g.row * done, 4, false});
   }

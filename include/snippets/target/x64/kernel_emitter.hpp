@@ -197,14 +197,7 @@ private:
 
   /// k1 (AVX-512) or the AVX2 mask register enables the first `count` lanes.
   Vmm set_tail_mask(std::int64_t count) {
-    if constexpr (avx512) {
-      h_.mov(Xbyak::util::eax, static_cast<std::uint32_t>((1u << count) - 1));
-      h_.kmovw(Xbyak::Opmask(1), Xbyak::util::eax);
-      return Vmm(0);
-    } else {
-      h_.vmovups(scratch_.at(0), consts_.tail_mask(static_cast<int>(count)));
-      return scratch_.at(0);
-    }
+    return x64::set_tail_mask(h_, consts_, avx512 ? Vmm(0) : scratch_.at(0), count);
   }
 
   /// A dynamic tail's mask (lanes below the counter's value), computed at the tail's start and
@@ -252,12 +245,8 @@ private:
       h_.vmovups(dst, data_ptr(e, offset));
     else if (count == 1)
       h_.vmovss(Xbyak::Xmm(dst.getIdx()), data_ptr(e, offset));
-    else if constexpr (avx512) {
-      tail_mask(count);
-      h_.vmovups(dst | Xbyak::Opmask(1) | Xbyak::util::T_z, data_ptr(e, offset));
-    } else {
-      h_.vmaskmovps(dst, tail_mask(count), data_ptr(e, offset));
-    }
+    else
+      masked_load(h_, dst, data_ptr(e, offset), tail_mask(count));
   }
 
   /// `count` elements `stride` apart; lanes past `count` are zero. Scratch: the lane offsets
@@ -265,26 +254,10 @@ private:
   void emit_gather(const E& e, std::int64_t count, std::int64_t offset, std::int64_t stride) {
     SNIPPETS_ASSERT(count != ir::runtime_count && stride * lanes_ < (std::int64_t{1} << 31))
         << "gather of " << count << " elements, stride " << stride;
-    const Vmm dst = vmm(e.out_desc(0).reg);
     const Vmm index = scratch_.at(avx512 ? 0 : 1);
-    h_.vmovups(index, consts_.lane_offsets(static_cast<std::int32_t>(stride)));
-    if (count != lanes_) h_.vxorps(dst, dst, dst); // lanes the mask skips keep dst
-    const Xbyak::Address src =
-        h_.ptr[data_.at(e.data_index) + index * 4 + static_cast<int>(offset * sizeof(float))];
-    if constexpr (avx512) {
-      if (count == lanes_)
-        h_.kxnorw(Xbyak::Opmask(1), Xbyak::Opmask(1), Xbyak::Opmask(1));
-      else
-        set_tail_mask(count);
-      h_.vgatherdps(dst | Xbyak::Opmask(1), src);
-    } else {
-      const Vmm mask = scratch_.at(0);
-      if (count == lanes_)
-        h_.vpcmpeqd(mask, mask, mask);
-      else
-        h_.vmovups(mask, consts_.tail_mask(static_cast<int>(count)));
-      h_.vgatherdps(dst, src, mask);
-    }
+    gather(h_, consts_, vmm(e.out_desc(0).reg),
+           data_.at(e.data_index) + static_cast<int>(offset * sizeof(float)), stride, count, index,
+           scratch_.at(0));
   }
 
   void emit_store(const E& e, std::int64_t count, std::int64_t offset, ElementType type) {
@@ -299,12 +272,8 @@ private:
       h_.vmovups(data_ptr(e, offset), src);
     else if (count == 1)
       h_.vmovss(data_ptr(e, offset), Xbyak::Xmm(src.getIdx()));
-    else if constexpr (avx512) {
-      tail_mask(count);
-      h_.vmovups(data_ptr(e, offset) | Xbyak::Opmask(1), src);
-    } else {
-      h_.vmaskmovps(data_ptr(e, offset), tail_mask(count), src);
-    }
+    else
+      masked_store(h_, data_ptr(e, offset), src, tail_mask(count));
   }
 
   /// ReduceAccumulate: acc (+ or max)= x over the first `count` lanes.

@@ -1,5 +1,6 @@
 // snippets/target/x64/memory_access.hpp: loads and stores of kernel arguments whose element
-// type is not f32 (the kernel emitter keeps its own f32 code).
+// type is not f32, and the partial-vector f32 pieces the kernel and Brgemm emitters share
+// (tail masks, masked loads and stores, gathers).
 //
 // Registers always hold f32. Loads convert exactly: bf16 is shifted into the top half of a
 // dword, f16 goes through VCVTPH2PS (F16C), i8/u8 are sign/zero-extended and i32 is converted
@@ -29,6 +30,61 @@
 #include "snippets/target/x64/constant_table.hpp"
 
 namespace snippets::x64 {
+
+/// Enables the first `count` lanes: k1 on AVX-512 (through eax), `avx2_mask` loaded from the
+/// constant table on AVX2. Returns the AVX2 mask register (unused on AVX-512).
+template <class Vmm>
+Vmm set_tail_mask(Xbyak::CodeGenerator& h, ConstantTable& consts, Vmm avx2_mask,
+                  std::int64_t count) {
+  if constexpr (std::is_same_v<Vmm, Xbyak::Zmm>) {
+    h.mov(h.eax, static_cast<std::uint32_t>((1u << count) - 1));
+    h.kmovw(Xbyak::Opmask(1), h.eax);
+  } else {
+    h.vmovups(avx2_mask, consts.tail_mask(static_cast<int>(count)));
+  }
+  return avx2_mask;
+}
+
+/// f32 lanes under `mask` (k1 on AVX-512, the mask register on AVX2): a load zeroes the others,
+/// a store leaves their memory untouched.
+template <class Vmm>
+void masked_load(Xbyak::CodeGenerator& h, Vmm dst, Xbyak::Address at, Vmm mask) {
+  if constexpr (std::is_same_v<Vmm, Xbyak::Zmm>)
+    h.vmovups(dst | Xbyak::Opmask(1) | Xbyak::util::T_z, at);
+  else
+    h.vmaskmovps(dst, mask, at);
+}
+template <class Vmm>
+void masked_store(Xbyak::CodeGenerator& h, Xbyak::Address at, Vmm src, Vmm mask) {
+  if constexpr (std::is_same_v<Vmm, Xbyak::Zmm>)
+    h.vmovups(at | Xbyak::Opmask(1), src);
+  else
+    h.vmaskmovps(at, mask, src);
+}
+
+/// dst = `count` f32 elements `stride` apart from `at` (the other lanes 0), with VGATHERDPS.
+/// `index` receives the lane offsets; `mask` is the AVX2 gather mask (it also holds the tail
+/// mask there), AVX-512 uses k1.
+template <class Vmm>
+void gather(Xbyak::CodeGenerator& h, ConstantTable& consts, Vmm dst, Xbyak::RegExp at,
+            std::int64_t stride, std::int64_t count, Vmm index, Vmm mask) {
+  constexpr int lanes = std::is_same_v<Vmm, Xbyak::Zmm> ? 16 : 8;
+  h.vmovups(index, consts.lane_offsets(static_cast<std::int32_t>(stride)));
+  if (count != lanes) h.vxorps(dst, dst, dst); // lanes the mask skips keep dst
+  if constexpr (std::is_same_v<Vmm, Xbyak::Zmm>) {
+    if (count == lanes)
+      h.kxnorw(Xbyak::Opmask(1), Xbyak::Opmask(1), Xbyak::Opmask(1));
+    else
+      set_tail_mask(h, consts, mask, count);
+    h.vgatherdps(dst | Xbyak::Opmask(1), h.ptr[at + index * 4]);
+  } else {
+    if (count == lanes)
+      h.vpcmpeqd(mask, mask, mask);
+    else
+      set_tail_mask(h, consts, mask, count);
+    h.vgatherdps(dst, h.ptr[at + index * 4], mask);
+  }
+}
 
 /// Vector scratch registers a converting store uses.
 inline constexpr int converting_store_scratch = 2;

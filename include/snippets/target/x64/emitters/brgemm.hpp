@@ -8,7 +8,7 @@
 // on vector temporaries above the tile, as EpiloguePlan assigns them; inputs and scalars are
 // read for each accumulator) and the Stores write the results. Columns past N in the last
 // panel are masked (k1 on AVX-512; VMASKMOVPS with a mask in the first scratch register on
-// AVX2), so no byte past a tensor is touched.
+// AVX2; memory_access.hpp), so no byte past a tensor is touched.
 // General-purpose registers: the emitter pushes the five it works with and every output and
 // input pointer it moves, and pops them at the end; its two loop counters live on the stack.
 // BrgemmCopyB: copies B into panel order, rows of each panel contiguous, zero past N; a
@@ -21,6 +21,7 @@
 #include "snippets/ir/linear_ir.hpp"
 #include "snippets/passes/lower_brgemm.hpp"
 #include "snippets/target/x64/emitters/emitter.hpp"
+#include "snippets/target/x64/memory_access.hpp"
 
 namespace snippets::x64 {
 
@@ -100,8 +101,9 @@ public:
           h_.vxorps(v, v, v);
         else if (s.b_col == 1)
           load(v, h_.ptr[row + static_cast<int>(j * lanes * 4)], valid);
-        else
-          gather(v, row + static_cast<int>(j * lanes * s.b_col * 4), s.b_col, valid);
+        else // copy-B runs alone: the top registers are free
+          gather(h_, consts_, v, row + static_cast<int>(j * lanes * s.b_col * 4), s.b_col, valid,
+                 Vmm(avx512 ? 31 : 15), Vmm(avx512 ? 30 : 14));
         h_.vmovups(h_.ptr[to + static_cast<int>(j * lanes * 4)], v);
       }
       h_.add(to, static_cast<int>(w * 4));
@@ -276,51 +278,18 @@ private:
       load(dst, at, count);
   }
 
-  void set_mask(std::int64_t count) {
-    if constexpr (avx512) {
-      h_.mov(h_.eax, static_cast<std::uint32_t>((1u << count) - 1));
-      h_.kmovw(Xbyak::Opmask(1), h_.eax);
-    }
+  /// k1 (AVX-512) or the AVX2 mask, in the first scratch register, for `count` lanes.
+  Vmm tail_mask(std::int64_t count) {
+    return set_tail_mask(h_, consts_, avx512 ? Vmm(0) : scratch_[0], count);
   }
-  /// `count` elements (the rest zero) from memory; k1 holds the mask when count < lanes.
+  /// `count` elements (the rest zero) from memory.
   void load(Vmm dst, const Xbyak::Address& at, std::int64_t count) {
     if (count == lanes) return h_.vmovups(dst, at);
-    if constexpr (avx512) {
-      set_mask(count);
-      h_.vmovups(dst | Xbyak::Opmask(1) | Xbyak::util::T_z, at);
-    } else {
-      h_.vmovups(scratch_[0], consts_.tail_mask(static_cast<int>(count)));
-      h_.vmaskmovps(dst, scratch_[0], at);
-    }
+    masked_load(h_, dst, at, tail_mask(count));
   }
   void store(const Xbyak::Address& at, Vmm src, std::int64_t count) {
     if (count == lanes) return h_.vmovups(at, src);
-    if constexpr (avx512) {
-      set_mask(count);
-      h_.vmovups(at | Xbyak::Opmask(1), src);
-    } else {
-      h_.vmovups(scratch_[0], consts_.tail_mask(static_cast<int>(count)));
-      h_.vmaskmovps(at, scratch_[0], src);
-    }
-  }
-  /// `count` elements `stride` apart from `at` (the rest zero).
-  void gather(Vmm dst, const Xbyak::RegExp& at, std::int64_t stride, std::int64_t count) {
-    const Vmm index(lanes == 16 ? 31 : 15), mask(lanes == 16 ? 30 : 14);
-    h_.vmovups(index, consts_.lane_offsets(static_cast<std::int32_t>(stride)));
-    h_.vxorps(dst, dst, dst);
-    if constexpr (avx512) {
-      if (count == lanes)
-        h_.kxnorw(Xbyak::Opmask(1), Xbyak::Opmask(1), Xbyak::Opmask(1));
-      else
-        set_mask(count);
-      h_.vgatherdps(dst | Xbyak::Opmask(1), h_.ptr[at + index * 4]);
-    } else {
-      if (count == lanes)
-        h_.vpcmpeqd(mask, mask, mask);
-      else
-        h_.vmovups(mask, consts_.tail_mask(static_cast<int>(count)));
-      h_.vgatherdps(dst, h_.ptr[at + index * 4], mask);
-    }
+    masked_store(h_, at, src, tail_mask(count));
   }
 
   Xbyak::CodeGenerator& h_;
