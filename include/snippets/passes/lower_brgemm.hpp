@@ -41,6 +41,14 @@ template <class T> bool has_brgemm(const ir::LinearIR<T>& lir) {
   return false;
 }
 
+/// Elements between rows and between columns of the product in a tensor of this (domain-
+/// aligned, planar) shape: 0 along a broadcast dimension. Epilogue inputs and outputs.
+struct ProductStrides {
+  std::int64_t row, col;
+  explicit ProductStrides(const std::vector<Dim>& s)
+      : row(s[s.size() - 2] == 1 ? 0 : s.back()), col(s.back() == 1 ? 0 : 1) {}
+};
+
 /// Vector temporaries of a Brgemm epilogue: the output of each op, and a register for each
 /// input read from memory (an input tensor, a scalar) while its op runs. `temp` maps an op to
 /// its output's temporary and `(op, input)` to the loaded input's; `peak` is how many are live
@@ -200,7 +208,7 @@ struct LowerBrgemm {
     std::vector<Arg> args{{a.data_index, shape.a_row, as}};
     for (E* x : extras) {
       const auto& s = x->out_desc(0).shape;
-      args.push_back({x->data_index, s[R - 2] == 1 ? 0 : s[R - 1], s});
+      args.push_back({x->data_index, ProductStrides(s).row, s});
     }
     for (E* r : results) args.push_back({r->data_index, N, out});
 

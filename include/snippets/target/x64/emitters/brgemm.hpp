@@ -45,14 +45,11 @@ public:
     std::vector<Xbyak::Reg64> operands{a_};
     if (!b.b_packed) operands.push_back(data_[b.b_pointer]);
     for (const E* x : epilogue) {
-      if (std::holds_alternative<ir::Store>(x->op)) add_moved(data_[x->data_index], s.n, 1);
+      if (std::holds_alternative<ir::Store>(x->op))
+        add_moved(data_[x->data_index], passes::ProductStrides(x->out_desc(0).shape));
       for (std::size_t i = 0; i < x->num_inputs(); ++i)
-        if (const E& in = x->input_expr(i); std::holds_alternative<ir::Parameter>(in.op)) {
-          const auto& shape = x->in_desc(i).shape;
-          const std::size_t r = shape.size();
-          add_moved(data_[in.data_index], shape[r - 2] == 1 ? 0 : shape[r - 1],
-                    shape[r - 1] == 1 ? 0 : 1);
-        }
+        if (const E& in = x->input_expr(i); std::holds_alternative<ir::Parameter>(in.op))
+          add_moved(data_[in.data_index], passes::ProductStrides(x->in_desc(i).shape));
     }
     for (const auto& m : moved_) operands.push_back(m.reg);
     take_temps(operands);
@@ -129,10 +126,10 @@ private:
     Xbyak::Reg64 reg;
     std::int64_t row, col; // elements per row and per column of the product
   };
-  void add_moved(Xbyak::Reg64 r, std::int64_t row, std::int64_t col) {
+  void add_moved(Xbyak::Reg64 r, passes::ProductStrides st) {
     for (const auto& m : moved_)
       if (m.reg.getIdx() == r.getIdx()) return;
-    moved_.push_back({r, row, col});
+    moved_.push_back({r, st.row, st.col});
   }
 
   // temporaries: 0 A row tile, 1 A depth, 2 B panel, 3 B depth, 4 depth counter; stack: panel
@@ -266,13 +263,10 @@ private:
       h_.vmovups(dst, consts_.value(static_cast<float>(sc->value)));
       return;
     }
-    const auto& shape = x.in_desc(i).shape;
-    const std::size_t rank = shape.size();
-    const std::int64_t row = shape[rank - 2] == 1 ? 0 : shape[rank - 1];
-    const std::int64_t col = shape[rank - 1] == 1 ? 0 : 1;
+    const passes::ProductStrides st(x.in_desc(i).shape);
     const Xbyak::Address at =
-        h_.ptr[data_[src.data_index] + static_cast<int>((r * row + j * lanes * col) * 4)];
-    if (col == 0)
+        h_.ptr[data_[src.data_index] + static_cast<int>((r * st.row + j * lanes * st.col) * 4)];
+    if (st.col == 0)
       h_.vbroadcastss(dst, at);
     else
       load(dst, at, count);
