@@ -179,8 +179,11 @@ private:
   Vmm acc(int r, int j, int n_v) const { return Vmm(r * n_v + j); }
 
   /// The micro-kernel for rows x n_v vectors, then its epilogue.
+  // GCC 12 at -O3 sees Xbyak's register operands through its Address cast (opVex) and reports
+  // false -Warray-bounds errors here, depending on the inlining of the including file.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Warray-bounds"
   void emit_tile(const ir::BrgemmShape& s, int rows, int n_v, std::int64_t width) {
-    // named registers: GCC 12 -O3 reports false array-bounds on Xbyak temporaries
     for (int r = 0; r < rows; ++r)
       for (int j = 0; j < n_v; ++j) {
         const Vmm v = acc(r, j, n_v);
@@ -216,6 +219,7 @@ private:
         emit_epilogue(v, r, j, count, rows * n_v);
       }
   }
+#pragma GCC diagnostic pop
 
   /// The epilogue on one accumulator: row r of the tile, vector j of the panel.
   void emit_epilogue(Vmm accumulator, int r, int j, std::int64_t count, int first_temp) {
