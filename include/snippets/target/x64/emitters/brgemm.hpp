@@ -176,37 +176,26 @@ private:
       if (m.row && tiles) h_.sub(m.reg, static_cast<int>(tiles * s.m_r * m.row * 4));
   }
 
-  Vmm acc(int r, int j, int n_v) const { return Vmm(r * n_v + j); }
-
   /// The micro-kernel for rows x n_v vectors, then its epilogue.
-  // GCC 12 at -O3 sees Xbyak's register operands through its Address cast (opVex) and reports
-  // false -Warray-bounds errors here, depending on the inlining of the including file.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Warray-bounds"
   void emit_tile(const ir::BrgemmShape& s, int rows, int n_v, std::int64_t width) {
-    for (int r = 0; r < rows; ++r)
-      for (int j = 0; j < n_v; ++j) {
-        const Vmm v = acc(r, j, n_v);
-        h_.vxorps(v, v, v);
-      }
+    // Registers as array elements, as the kernel emitter passes them: GCC 12 at -O3 follows
+    // Xbyak's Operand -> Address cast and reports false -Warray-bounds on a lone register.
+    SNIPPETS_ASSERT(n_v <= 4 && rows * n_v <= 32) << "tile " << rows << " x " << n_v;
+    Vmm accs[32], b[5]; // b: the panel's vectors, then the broadcast of A
+    for (int i = 0; i < rows * n_v; ++i) accs[i] = Vmm(i);
+    for (int j = 0; j <= n_v; ++j) b[j] = Vmm(rows * n_v + j);
+    const Vmm& bcast = b[n_v];
+    for (int i = 0; i < rows * n_v; ++i) h_.vxorps(accs[i], accs[i], accs[i]);
     const Xbyak::Reg64 a = t_[1], bk = t_[3], depth = t_[4];
     h_.mov(a, t_[0]);
     h_.mov(bk, b_panel());
     h_.mov(depth, static_cast<std::uint32_t>(s.k));
-    const int first_b = rows * n_v;
-    const Vmm bcast(first_b + n_v);
     Xbyak::Label loop;
     h_.L(loop);
-    for (int j = 0; j < n_v; ++j) {
-      const Vmm bj(first_b + j);
-      h_.vmovups(bj, h_.ptr[bk + j * lanes * 4]);
-    }
+    for (int j = 0; j < n_v; ++j) h_.vmovups(b[j], h_.ptr[bk + j * lanes * 4]);
     for (int r = 0; r < rows; ++r) {
       h_.vbroadcastss(bcast, h_.ptr[a + static_cast<int>(r * s.a_row * 4)]);
-      for (int j = 0; j < n_v; ++j) {
-        const Vmm v = acc(r, j, n_v), bj(first_b + j);
-        h_.vfmadd231ps(v, bj, bcast);
-      }
+      for (int j = 0; j < n_v; ++j) h_.vfmadd231ps(accs[r * n_v + j], b[j], bcast);
     }
     h_.add(a, static_cast<int>(s.a_depth * 4));
     h_.add(bk, static_cast<int>(s.panel_width() * 4));
@@ -215,11 +204,9 @@ private:
     for (int r = 0; r < rows; ++r)
       for (int j = 0; j < n_v; ++j) {
         const std::int64_t count = std::min<std::int64_t>(lanes, width - j * lanes);
-        const Vmm v = acc(r, j, n_v);
-        emit_epilogue(v, r, j, count, rows * n_v);
+        emit_epilogue(accs[r * n_v + j], r, j, count, rows * n_v);
       }
   }
-#pragma GCC diagnostic pop
 
   /// The epilogue on one accumulator: row r of the tile, vector j of the panel.
   void emit_epilogue(Vmm accumulator, int r, int j, std::int64_t count, int first_temp) {
