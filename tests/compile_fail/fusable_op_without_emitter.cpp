@@ -2,16 +2,15 @@
 // expected-error: the backend traits call this op fusable but it has no emitter
 #include "snippets/compile.hpp"
 
-struct ClaimsMatMul : snippets::x64::Traits {
+struct ClaimsBroadcast : snippets::x64::Traits {
   template <class Op>
   static constexpr bool fusable =
-      snippets::x64::Traits::fusable<Op> || std::is_same_v<Op, snippets::ir::MatMul>;
+      snippets::x64::Traits::fusable<Op> || std::is_same_v<Op, snippets::ir::Broadcast>;
 };
 
 int main() {
-  snippets::ir::Graph<ClaimsMatMul> g;
-  const auto a = g.parameter(snippets::ElementType::f32, {8, 8});
-  const auto b = g.parameter(snippets::ElementType::f32, {8, 8});
-  g.result(g.make(snippets::ir::MatMul{}, {a, b})[0]);
+  snippets::ir::Graph<ClaimsBroadcast> g;
+  const auto a = g.parameter(snippets::ElementType::f32, {1, 8});
+  g.result(g.make(snippets::ir::Broadcast{snippets::Shape{8, 8}}, {a})[0]);
   (void)snippets::compile(g);
 }
