@@ -6,25 +6,12 @@
 // element may be off by (K + 2) * 2^-24 * sum_k |a_mk| |b_kn| (the reference computes that
 // magnitude too, as MatMul(|A|, |B|)), times the epilogue's largest slope (`slope`), plus a
 // few ulp of the epilogue's own rounding.
-#include "jit_test_util.hpp"
+#include "matmul_test_util.hpp"
 
 using namespace snippets;
 using namespace snippets::jit_test;
 
 namespace {
-
-Tensor uniform(const Shape& s, std::uint64_t seed, double lo = -1, double hi = 1) {
-  Tensor t(f32, s);
-  Rng rng(seed);
-  for (std::size_t i = 0; i < t.size(); ++i) t.set(i, rng.uniform(lo, hi));
-  return t;
-}
-
-Tensor absolute(const Tensor& t) {
-  Tensor out(t.type(), t.shape());
-  for (std::size_t i = 0; i < t.size(); ++i) out.set(i, std::fabs(t.at(i)));
-  return out;
-}
 
 struct Product {
   Shape a, b;
@@ -43,23 +30,6 @@ Tensor error_bound(const Product& p, const Tensor& a, const Tensor& b, double sl
   for (std::size_t i = 0; i < mag.size(); ++i)
     bound.set(i, slope * double(k + 2) * 0x1p-24 * mag.at(i) + 1e-30);
   return bound;
-}
-
-/// Empty when every element of `got` is within `bound` (broadcast to it) or 8 ulp of `want`.
-std::string compare_bounded(const Tensor& got, const Tensor& want, const Tensor& bound) {
-  std::ostringstream os;
-  std::size_t bad = 0;
-  const std::size_t every = want.size() / bound.size();
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    const float g = as_float(got.at(i)), w = as_float(want.at(i));
-    const double err = std::fabs(double(g) - double(w));
-    if (err <= bound.at(i / every) || close_enough(g, w, {8, 0})) continue;
-    if (bad++ < 5)
-      os << "\n  at " << coordinates(want.shape(), i) << ": got " << describe(g) << ", want "
-         << describe(w) << ", bound " << bound.at(i / every);
-  }
-  if (bad == 0) return {};
-  return std::to_string(bad) + " of " + std::to_string(want.size()) + " differ:" + os.str();
 }
 
 /// Compiles `g` for both ISAs and checks every output against the reference with `bound`.

@@ -71,6 +71,8 @@ void print_expression(std::ostream& os, const Expression<T>& e, const LirPrintOp
           os << " m" << tag.m << " n" << tag.shape.n << " k" << tag.shape.k << " tile "
              << tag.shape.m_r << 'x' << tag.shape.n_r << " epilogue " << tag.epilogue
              << (tag.b_packed ? " packed" : "");
+        if constexpr (std::is_same_v<Tag, SoftmaxRows>)
+          os << " rows" << tag.rows << " n" << tag.n << " stride " << tag.row_stride;
         if constexpr (std::is_same_v<Tag, Buffer>)
           os << " row" << tag.elements << " g" << tag.reg_group;
       },

@@ -28,6 +28,8 @@
 //    a Store writes it, Loads in later loops read it. `elements` per row; AllocateBuffers gives
 //    it a place in the scratchpad (`offset`, bytes) and a data pointer (`reg_group`).
 //  - Brgemm / BrgemmCopyB: a MatMul (passes/lower_brgemm.hpp). See BrgemmShape.
+//  - SoftmaxRows: a Softmax over whole rows in memory, in place, between the two Brgemms of an
+//    attention kernel (or after the one of a MatMul -> Softmax kernel).
 #pragma once
 
 #include <cstddef>
@@ -83,25 +85,33 @@ struct BrgemmShape {
   bool operator==(const BrgemmShape&) const = default;
 };
 
-/// Brgemm(A, packed B): the product of `m` rows of A (from where A's pointer is now) with all
-/// of B, and then the `epilogue` expressions that follow it in the LIR (elementwise ops on the
-/// product and Stores of their results), computed on the accumulator registers. `b_packed`:
-/// B's panels, packed at compile time (constant weights); otherwise input 1 is the
-/// BrgemmCopyB that packed them into scratch (data pointer `b_pointer`).
+/// Brgemm(A, packed B): the product of `m` rows of A (from where A's pointer is now, plus
+/// `a_offset` elements) with all of B, and then the `epilogue` expressions that follow it in
+/// the LIR (elementwise ops on the product and Stores of their results), computed on the
+/// accumulator registers. `b_packed`: B's panels, packed at compile time (constant weights);
+/// otherwise input 1 is the BrgemmCopyB that packed them into scratch (data pointer
+/// `b_pointer`, `b_offset` elements on).
 SNIPPETS_LOWERED_TAG(Brgemm, std::int64_t m = 0; BrgemmShape shape; std::size_t epilogue = 0;
-                     std::size_t b_pointer = 0;
+                     std::size_t b_pointer = 0; std::int64_t b_offset = 0;
+                     std::int64_t a_offset = 0;
                      std::shared_ptr<const std::vector<float>> b_packed;);
 /// BrgemmCopyB(B): packs B (from where its pointer is now) into the panels of `shape` in the
-/// scratch memory of data pointer `b_pointer`.
-SNIPPETS_LOWERED_TAG(BrgemmCopyB, BrgemmShape shape; std::size_t b_pointer = 0;);
+/// scratch memory of data pointer `b_pointer`, `b_offset` elements on.
+SNIPPETS_LOWERED_TAG(BrgemmCopyB, BrgemmShape shape; std::size_t b_pointer = 0;
+                     std::int64_t b_offset = 0;);
+/// SoftmaxRows(x): x is in memory (the data pointer of this expression, `offset` elements on):
+/// `rows` rows of `n` f32 elements, `row_stride` apart. Each row becomes its softmax, in place:
+/// exp(x - max) / sum, max and sum over the row (NaN propagates as in the reference).
+SNIPPETS_LOWERED_TAG(SoftmaxRows, std::int64_t rows = 0; std::int64_t n = 0;
+                     std::int64_t row_stride = 0; std::int64_t offset = 0;);
 
 #undef SNIPPETS_LOWERED_TAG
 
 /// Load/Store count of a dynamic tail: the remaining work, known only at run time.
 inline constexpr std::int64_t runtime_count = -1;
 
-using LoweredOps =
-    TypeList<Load, Store, BroadcastLoad, BroadcastMove, LoopBegin, LoopEnd, FusedMulAdd, Spill,
-             Reload, ReduceInit, ReduceAccumulate, HorizonReduce, Buffer, Brgemm, BrgemmCopyB>;
+using LoweredOps = TypeList<Load, Store, BroadcastLoad, BroadcastMove, LoopBegin, LoopEnd,
+                            FusedMulAdd, Spill, Reload, ReduceInit, ReduceAccumulate, HorizonReduce,
+                            Buffer, Brgemm, BrgemmCopyB, SoftmaxRows>;
 
 } // namespace snippets::ir

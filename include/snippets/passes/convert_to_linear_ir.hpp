@@ -2,7 +2,8 @@
 //
 // Contract:
 //  - @pre the body has at least one Result; every Result has the shape of the scheduling
-//    domain (the NUMPY broadcast of all outputs and reduction inputs), or, in a body with
+//    domain (the NUMPY broadcast of all outputs and reduction inputs; of the outputs only
+//    in a body with a MatMul, whose Softmax works on its rows), or, in a body with
 //    reductions, that shape with an innermost 1 (a per-row value). Shapes may have dynamic
 //    dimensions: then the LIR is marked `dynamic` and its domain holds `dynamic` where the extent
 //    is unknown;
@@ -57,8 +58,11 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T>& body
   Shape domain;
   for (ir::NodeId r : body.results())
     domain = broadcast(domain, body.type(body.node(r).inputs[0]).shape);
-  bool rows = false; // the kernel walks rows: per-row outputs are stored once per row
+  bool rows = false;   // the kernel walks rows: per-row outputs are stored once per row
+  bool matmul = false; // a Softmax around MatMuls works on their rows (LowerBrgemm)
   for (ir::NodeId id = 0; id < body.size(); ++id)
+    matmul = matmul || ir::is<ir::MatMul>(body.node(id).op);
+  for (ir::NodeId id = 0; id < body.size() && !matmul; ++id)
     if (ir::is<ir::ReduceSum>(body.node(id).op) || ir::is<ir::ReduceMax>(body.node(id).op)) {
       domain = broadcast(domain, body.type(body.node(id).inputs[0]).shape);
       rows = true;

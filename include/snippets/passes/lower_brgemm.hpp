@@ -1,21 +1,29 @@
 // snippets/passes/lower_brgemm.hpp: LowerBrgemm, the control flow of a MatMul kernel.
 //
-// A body with a MatMul is one product and its epilogue: elementwise ops on the product (and on
-// other inputs and scalars) whose values have the product's shape, stored to the outputs.
+// A body with a MatMul is one product and its epilogue (elementwise ops on the product, on
+// other inputs and on scalars, with the product's shape), optionally followed by a Softmax of
+// that value over its rows, and then optionally by a second MatMul that reads the Softmax as
+// its A, with an epilogue of its own (attention: MatMul -> scale/mask -> Softmax -> MatMul).
 // LowerBrgemm turns the converted LIR into
 //
-//   [BrgemmCopyB]                      B packed into panels (scratch), per batch it changes in
 //   Loop batch dims (extent > 1)       ordinary LIR loops with pointer increments
+//     [BrgemmCopyB ...]                B packed into panels (scratch), in the batch loops along
+//                                      which it changes
 //     Loop M in blocks of m_blk rows   (the outermost loop is the parallel one)
 //       Brgemm                         m_blk rows x all of N, K deep, on register tiles
 //       epilogue ops, Stores           emitted by the Brgemm on its accumulators
-//     [tail block: M % m_blk rows]     a copy of the Brgemm group in a run-once loop
+//       [SoftmaxRows]                  the block's rows of the scores, in place (scratch, or
+//                                      the output when the Softmax is the kernel's result)
+//       [Brgemm, epilogue, Stores]     the second product, A = those rows
+//     [tail block: M % m_blk rows]     a copy of the group in a run-once loop
 //
-// Blocking: the register tile is m_r rows by n_r vectors (x64: 6 x 4 zmm, 6 x 2 ymm), fewer
-// rows when the epilogue needs registers; B is read from panels of n_r vectors (one contiguous
-// row of the panel per depth step, reused by every row tile of the block); m_blk rows of A
-// (about 128 KiB) are reused by every panel. Constant weights are packed here, once, at compile
-// time (Brgemm::b_packed); a B input is packed by BrgemmCopyB in the kernel.
+// Blocking (brgemm_blocking.hpp): the register tile is m_r rows by n_r vectors (x64: 6 x 4
+// zmm, 6 x 2 ymm), fewer rows when the epilogue needs registers; B is read from panels of n_r
+// vectors (one contiguous row of the panel per depth step, reused by every row tile of the
+// block); m_blk rows of A and of the scores (about 128 KiB) are reused by every panel.
+// Transposes and layouts folded into the inputs and outputs are strides. Constant weights are
+// packed here, once, at compile time (Brgemm::b_packed); a B input is packed by BrgemmCopyB in
+// the kernel. Per-thread scratch holds the packed Bs and the scores block.
 // The emitter (target/x64/emitters/brgemm.hpp) runs the epilogue on each accumulator register
 // before it is stored: no second pass over memory.
 // @throws [snippets.compile.unsupported_matmul] for bodies outside this form, naming the op.
@@ -26,6 +34,7 @@
 #include <set>
 
 #include "snippets/passes/assign_registers.hpp"
+#include "snippets/passes/brgemm_blocking.hpp"
 #include "snippets/passes/init_live_ranges.hpp"
 #include "snippets/passes/insert_loops.hpp"
 #include "snippets/passes/lir_queries.hpp"
@@ -41,57 +50,6 @@ template <class T> bool has_brgemm(const ir::LinearIR<T>& lir) {
   return false;
 }
 
-/// Elements between rows and between columns of the product in a tensor of this (domain-
-/// aligned, planar) shape: 0 along a broadcast dimension. Epilogue inputs and outputs.
-struct ProductStrides {
-  std::int64_t row, col;
-  explicit ProductStrides(const std::vector<Dim>& s)
-      : row(s[s.size() - 2] == 1 ? 0 : s.back()), col(s.back() == 1 ? 0 : 1) {}
-};
-
-/// Vector temporaries of a Brgemm epilogue: the output of each op, and a register for each
-/// input read from memory (an input tensor, a scalar) while its op runs. `temp` maps an op to
-/// its output's temporary and `(op, input)` to the loaded input's; `peak` is how many are live
-/// at once. The emitter follows this plan; LowerBrgemm sizes the register tile with it.
-template <class T> struct EpiloguePlan {
-  std::map<const ir::Expression<T>*, int> temp;
-  std::map<std::pair<const ir::Expression<T>*, std::size_t>, int> loaded;
-  int peak = 0;
-
-  EpiloguePlan(const ir::Expression<T>& brgemm, std::span<ir::Expression<T>* const> ops) {
-    std::map<const ir::Expression<T>*, std::size_t> last_use;
-    for (std::size_t i = 0; i < ops.size(); ++i)
-      for (std::size_t j = 0; j < ops[i]->num_inputs(); ++j) last_use[&ops[i]->input_expr(j)] = i;
-    std::set<int> free;
-    int next = 0;
-    auto take = [&] {
-      int t = next;
-      if (free.empty())
-        ++next;
-      else
-        t = *free.begin(), free.erase(free.begin());
-      peak = std::max(peak, next - static_cast<int>(free.size()));
-      return t;
-    };
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      const ir::Expression<T>* op = ops[i];
-      std::vector<int> released;
-      for (std::size_t j = 0; j < op->num_inputs(); ++j) {
-        const auto* src = &op->input_expr(j);
-        if (src == &brgemm || temp.count(src)) {
-          if (temp.count(src) && last_use[src] == i) released.push_back(temp[src]);
-          continue;
-        }
-        const int t = take(); // read from memory for this op only
-        loaded[{op, j}] = t;
-        released.push_back(t);
-      }
-      if (!std::holds_alternative<ir::Store>(op->op)) temp[op] = take();
-      for (int t : released) free.insert(t);
-    }
-  }
-};
-
 struct LowerBrgemm {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "LowerBrgemm";
@@ -99,143 +57,286 @@ struct LowerBrgemm {
   static constexpr std::size_t max_operands = 8;
 
   template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
+    Form<T> f = analyse(lir);
+    build(lir, ctx, f);
+    return Preserved::none;
+  }
+
+private:
+  /// One product: its MatMul (then its Brgemm), B, blocking and epilogue (ops, then Stores).
+  template <class T> struct Stage {
+    ir::Expression<T>* mm = nullptr;
+    ir::Expression<T>* b = nullptr;
+    ir::BrgemmShape shape;
+    std::vector<ir::Expression<T>*> epilogue;
+    std::int64_t b_offset = -1; // elements into the scratch of its BrgemmCopyB (-1: constant)
+  };
+  /// The decomposed Softmax (DecomposeSoftmax) of the first product's epilogue value `x`.
+  template <class T> struct Softmax {
+    ir::Expression<T>* x = nullptr;
+    std::vector<ir::Expression<T>*> ops; // max, sub, exp, sum, rcp, mul (its value)
+  };
+  template <class T> struct Form {
+    std::vector<Stage<T>> stages; // one, or two around the Softmax (attention)
+    Softmax<T> softmax;           // ops empty: none
+    std::vector<ir::Expression<T>*> results;
+  };
+
+  [[noreturn]] static void fail(const auto& e, const std::string& why) {
+    raise("snippets.compile.unsupported_matmul",
+          std::string(e.op_name()) + " '" + e.name + "' " + why);
+  }
+
+  /// The products, the Softmax between them and the epilogues, in LIR order; checks the form.
+  template <class T> static Form<T> analyse(ir::LinearIR<T>& lir) {
     using E = ir::Expression<T>;
-    E* mm = nullptr;
+    Form<T> f;
     for (auto& e : lir)
       if (std::holds_alternative<ir::MatMul>(e->op)) {
-        if (mm) fail(*e, "is a second MatMul; a kernel computes one product (split the subgraph)");
-        mm = e.get();
+        if (f.stages.size() == 2)
+          fail(*e, "is a third MatMul; a kernel computes one product, or two with a Softmax "
+                   "between them (attention): split the subgraph");
+        f.stages.push_back({e.get(), &e->input_expr(1), {}, {}, -1});
       }
-    SNIPPETS_ASSERT(mm) << "LowerBrgemm on a LIR without a MatMul";
-    const auto& attrs = std::get<ir::MatMul>(mm->op);
-    E& a = mm->input_expr(0);
-    E& b = mm->input_expr(1);
-    if (!std::holds_alternative<ir::Parameter>(a.op))
-      fail(*mm, "reads A from '" + a.name + "'; A must be a subgraph input");
-    const bool b_constant = std::holds_alternative<ir::Constant>(b.op);
-    if (!b_constant && !std::holds_alternative<ir::Parameter>(b.op))
-      fail(*mm, "reads B from '" + b.name + "'; B must be a subgraph input or a constant");
-    for (E* in : {&a, &b})
-      if (!in->out_desc(0).layout.empty())
-        fail(*mm, "reads '" + in->name + "' through a layout; pass MatMul inputs planar");
-
-    // shapes: every port is right-aligned to rank R = the product's rank
-    const std::vector<Dim> out = mm->out_desc(0).shape;
-    const std::size_t R = out.size();
-    if (lir.domain != out)
-      fail(*mm, "is broadcast further by its epilogue (outputs " + Shape(lir.domain).to_string() +
-                    ", product " + Shape(out).to_string() +
-                    "); outputs must have the product's shape");
-    const std::vector<Dim>& as = a.out_desc(0).shape;
-    const std::vector<Dim>& bs = b.out_desc(0).shape;
-    const Dim M = out[R - 2], N = out[R - 1];
-    const Dim K = attrs.transpose_a ? as[R - 2] : as[R - 1];
-    ir::BrgemmShape shape;
-    shape.n = N;
-    shape.k = K;
-    shape.a_row = attrs.transpose_a ? 1 : K;
-    shape.a_depth = attrs.transpose_a ? M : 1;
-    shape.b_depth = attrs.transpose_b ? 1 : N;
-    shape.b_col = attrs.transpose_b ? K : 1;
-    shape.lanes = ctx.config.lanes;
+    SNIPPETS_ASSERT(!f.stages.empty()) << "LowerBrgemm on a LIR without a MatMul";
+    E* mm1 = f.stages[0].mm;
+    E* mm2 = f.stages.size() == 2 ? f.stages[1].mm : nullptr;
+    if (!std::holds_alternative<ir::Parameter>(mm1->input_expr(0).op))
+      fail(*mm1, "reads A from '" + mm1->input_expr(0).name + "'; A must be a subgraph input");
+    for (const Stage<T>& s : f.stages)
+      if (!std::holds_alternative<ir::Parameter>(s.b->op) &&
+          !std::holds_alternative<ir::Constant>(s.b->op))
+        fail(*s.mm, "reads B from '" + s.b->name + "'; B must be a subgraph input or a constant");
 
     // ops on other inputs only, which the topological order put first, join the epilogue
     std::vector<E*> early;
     for (auto& e : lir) {
-      if (e.get() == mm) break;
+      if (e.get() == mm1) break;
       if (is_loop_body(*e) && !std::holds_alternative<ir::Constant>(e->op))
         early.push_back(e.get());
     }
-    move_after(lir, *mm, early);
-    // the epilogue: everything after the product but the Results
-    std::vector<E*> epilogue, results;
-    for (auto it = std::next(lir.find(*mm)); it != lir.end(); ++it) {
+    move_after(lir, *mm1, early);
+
+    std::set<const E*> values{mm1}; // of the stage being read, for the check of each input
+    std::set<const E*> in_softmax;
+    for (auto it = std::next(lir.find(*mm1)); it != lir.end(); ++it) {
       E& e = **it;
       if (std::holds_alternative<ir::Result>(e.op)) {
-        results.push_back(&e);
+        f.results.push_back(&e);
         continue;
       }
+      if (in_softmax.count(&e)) continue;
+      if (&e == mm2) {
+        if (f.softmax.ops.empty() || &e.input_expr(0) != f.softmax.ops.back())
+          fail(e, "reads A from '" + e.input_expr(0).name +
+                      "'; a second MatMul must read the Softmax of the first product");
+        if (std::get<ir::MatMul>(e.op).transpose_a)
+          fail(e, "transposes the Softmax it reads; only its B may be transposed");
+        values = {mm2};
+        continue;
+      }
+      if (std::holds_alternative<ir::ReduceMax>(e.op) && f.softmax.ops.empty() &&
+          values.count(&e.input_expr(0))) {
+        f.softmax = match_softmax(e);
+        in_softmax.insert(f.softmax.ops.begin(), f.softmax.ops.end());
+        values = {f.softmax.ops.back()};
+        continue;
+      }
+      Stage<T>& st = f.stages[mm2 && values.count(mm2) ? 1 : 0];
+      const auto& shape = st.mm->out_desc(0).shape;
+      if (!f.softmax.ops.empty() && &st == &f.stages[0])
+        fail(e, "follows the Softmax; only a second MatMul may read it (run the op in "
+                "another subgraph)");
       if (is_reduction(e) || std::holds_alternative<ir::Constant>(e.op) ||
-          e.out_desc(0).shape != out)
+          e.out_desc(0).shape != shape)
         fail(e, "follows the MatMul but is not an elementwise op on the product's shape " +
-                    Shape(out).to_string() + "; run it in another subgraph");
-      epilogue.push_back(&e);
+                    Shape(shape).to_string() + "; run it in another subgraph");
+      for (std::size_t i = 0; i < e.num_inputs(); ++i) {
+        const E& src = e.input_expr(i);
+        if (values.count(&src) || std::holds_alternative<ir::Scalar>(src.op)) continue;
+        if (!std::holds_alternative<ir::Parameter>(src.op))
+          fail(e, "reads '" + src.name + "', a value of another part of the kernel");
+        if (!src.out_desc(0).layout.empty())
+          fail(e, "reads '" + src.name + "' through a layout; pass epilogue inputs planar");
+      }
+      st.epilogue.push_back(&e);
+      values.insert(&e);
     }
+    for (E* r : f.results)
+      if (!values.count(&r->input_expr(0)))
+        fail(*r, "writes '" + r->input_expr(0).name +
+                     "', which this MatMul kernel does not keep (it writes values of the last "
+                     "product, or the Softmax): split the subgraph");
+    if (mm2 && mm2->out_desc(0).shape.size() > 2)
+      for (std::size_t d = 0; d + 2 < mm2->out_desc(0).shape.size(); ++d)
+        if (mm1->out_desc(0).shape[d] != mm2->out_desc(0).shape[d])
+          fail(*mm2, "broadcasts the batch of the Softmax it reads; give V the batch of Q");
     for (std::size_t i = 0; i < lir.num_inputs; ++i)
       if (lir.arg_types.at(i) != ElementType::f32)
-        fail(*mm, "is in a kernel with a non-f32 input; MatMul kernels read f32 for now");
-    std::set<E*> extras; // other inputs of the epilogue
-    for (E* e : epilogue)
-      for (std::size_t i = 0; i < e->num_inputs(); ++i) {
-        E& src = e->input_expr(i);
-        if (!std::holds_alternative<ir::Parameter>(src.op)) continue;
-        if (!src.out_desc(0).layout.empty())
-          fail(*e, "reads '" + src.name + "' through a layout; pass epilogue inputs planar");
-        extras.insert(&src);
-      }
-    for (E* r : results)
-      if (lir.arg_types.at(r->data_index) != ElementType::f32 || !r->in_desc(0).layout.empty())
-        fail(*r, "is not a planar f32 output; MatMul kernels write f32 (convert outside)");
+        fail(*mm1, "is in a kernel with a non-f32 input; MatMul kernels read f32 for now");
+    for (E* r : f.results)
+      if (lir.arg_types.at(r->data_index) != ElementType::f32 ||
+          ProductStrides(r->in_desc(0)).col > 1)
+        fail(*r, "is not an f32 output with its last axis contiguous; MatMul kernels write "
+                 "f32 rows (convert or transpose outside)");
+    return f;
+  }
 
-    // the Stores that write the outputs, right after the epilogue
-    auto group_end = lir.find(*results.front());
-    for (E* r : results) {
-      ir::PortConnector<T>* v = &r->input_connector(0);
-      E& st = lir.insert_node(group_end, ir::Store{0, 0, ElementType::f32}, {v}, 1, {}, r->name);
-      st.data_index = r->data_index;
-      st.out_desc(0).shape = out;
-      r->input(0).set(&st.output(0));
-      epilogue.push_back(&st);
-    }
+  /// ReduceMax(x) -> Subtract(x, max) -> Exp -> ReduceSum -> Divide(1, sum) -> Multiply.
+  template <class T> static Softmax<T> match_softmax(ir::Expression<T>& max) {
+    using E = ir::Expression<T>;
+    auto only_user = [&](E& e) -> E& {
+      if (e.output(0).num_consumers() != 1)
+        fail(max, "starts a row reduction that is not a Softmax of the product; a MatMul "
+                  "kernel fuses a Softmax only");
+      return (*e.output(0).consumers().begin()).owner();
+    };
+    auto expect = [&](bool ok) {
+      if (!ok) fail(max, "starts a row reduction that is not a Softmax of the product");
+    };
+    Softmax<T> s;
+    s.x = &max.input_expr(0);
+    E& sub = only_user(max);
+    expect(std::holds_alternative<ir::Subtract>(sub.op) && &sub.input_expr(0) == s.x);
+    E& exp = only_user(sub);
+    expect(std::holds_alternative<ir::Exp>(exp.op) && exp.output(0).num_consumers() == 2);
+    E* sum = nullptr;
+    for (const auto& u : exp.output(0).consumers())
+      if (std::holds_alternative<ir::ReduceSum>(u.owner().op)) sum = &u.owner();
+    expect(sum != nullptr);
+    E& rcp = only_user(*sum);
+    const auto* one = std::get_if<ir::Scalar>(&rcp.input_expr(0).op);
+    expect(std::holds_alternative<ir::Divide>(rcp.op) && one && one->value == 1.0);
+    E& mul = only_user(rcp);
+    expect(std::holds_alternative<ir::Multiply>(mul.op) &&
+           (&mul.input_expr(0) == &exp || &mul.input_expr(1) == &exp));
+    expect(s.x->output(0).num_consumers() == 2); // the max and the subtraction
+    s.ops = {&max, &sub, &exp, sum, &rcp, &mul};
+    return s;
+  }
 
-    // the domain: batch dims of extent > 1, then M and N; loops walk them
-    std::vector<std::size_t> batch;
+  template <class T> static void build(ir::LinearIR<T>& lir, PassContext<T>& ctx, Form<T>& f) {
+    using E = ir::Expression<T>;
+    Stage<T>& s1 = f.stages.front();
+    Stage<T>& last = f.stages.back();
+    E& a = s1.mm->input_expr(0);
+    const std::vector<Dim> out = last.mm->out_desc(0).shape, out1 = s1.mm->out_desc(0).shape;
+    const std::size_t R = out.size();
+    if (lir.domain != out)
+      fail(*last.mm, "is broadcast further by its epilogue (outputs " +
+                         Shape(lir.domain).to_string() + ", product " + Shape(out).to_string() +
+                         "); outputs must have the product's shape");
+    const Dim M = out[R - 2];
+    const int lanes = ctx.config.lanes;
+    s1.shape =
+        brgemm_shape(std::get<ir::MatMul>(s1.mm->op), a.out_desc(0), s1.b->out_desc(0), lanes);
+    if (f.stages.size() == 2) // A: the Softmax, rows of the scores in scratch
+      last.shape = brgemm_shape(std::get<ir::MatMul>(last.mm->op), {out1, {}, {}},
+                                last.b->out_desc(0), lanes);
+
+    // the Stores of the outputs, after the last epilogue
+    const std::size_t n_args = lir.num_inputs + lir.num_outputs;
+    auto add_store = [&](ir::PortConnector<T>* v, std::size_t index, ir::PortDescriptor desc,
+                         std::int64_t offset, const std::string& name) -> E& {
+      E& st = lir.insert_node(lir.find(*f.results.front()), ir::Store{0, offset, ElementType::f32},
+                              {v}, 1, {}, name);
+      st.data_index = index;
+      st.out_desc(0) = std::move(desc);
+      return st;
+    };
+    std::int64_t scratch = 0; // elements of scratch per thread
+    auto take_scratch = [&](std::int64_t elements) {
+      const std::int64_t at = scratch;
+      scratch += (elements + 15) / 16 * 16;
+      return at;
+    };
+    std::vector<std::size_t> batch; // domain: batch dims of extent > 1, then M and N
     for (std::size_t d = 0; d + 2 < R; ++d)
       if (out[d] > 1) batch.push_back(d);
-    choose_tile(shape, M, *mm, epilogue, ctx.config);
-    const std::int64_t m_blk = block_rows(shape, M, batch.empty());
-    lir.domain.clear();
-    for (std::size_t d : batch) lir.domain.push_back(out[d]);
-    lir.domain.push_back(M);
-    lir.domain.push_back(N);
+
+    for (Stage<T>& s : f.stages) { // the tile fixes the panels, so the packed size
+      choose_tile(s.shape, M, *s.mm, std::span<E* const>(s.epilogue), ctx.config);
+      if (std::holds_alternative<ir::Constant>(s.b->op)) {
+        for (std::size_t d = 0; d + 2 < R; ++d)
+          if (stride_along(s.b->out_desc(0), d) != 0)
+            fail(*s.mm, "has a constant B with batch dims; give it rank 2");
+      } else {
+        s.b_offset = take_scratch(s.shape.packed_elements());
+      }
+    }
+    const std::int64_t N1 = out1[R - 1];
+    const std::int64_t row_bytes =
+        4 * std::max(s1.shape.k, f.softmax.ops.empty() ? std::int64_t{1} : N1);
+    const std::int64_t m_blk = block_rows(s1.shape.m_r, M, row_bytes, batch.empty());
+    E* softmax_rows = nullptr;
+    if (!f.softmax.ops.empty()) { // Store the scores; SoftmaxRows; its users read it there
+      const bool attention = f.stages.size() == 2;
+      E& value = *f.softmax.ops.back();
+      if (!attention && f.results.size() != 1)
+        fail(value, "is written to more than one output; write it once");
+      E* r = attention ? nullptr : f.results.front();
+      const std::size_t index = attention ? n_args : r->data_index;
+      const std::int64_t at = attention ? take_scratch(m_blk * N1) : 0;
+      ir::PortDescriptor desc = attention ? ir::PortDescriptor{out1, {}, {}} : r->in_desc(0);
+      desc.reg = {};
+      E& st = add_store(&f.softmax.x->output(0), index, desc, at, value.name + "/scores");
+      E& rows = lir.insert_node(lir.find(*f.results.front()),
+                                ir::SoftmaxRows{m_blk, N1, ProductStrides(desc).row, at},
+                                {&st.output(0)}, 1, {}, value.name);
+      rows.data_index = index;
+      rows.out_desc(0).shape = out1;
+      value.output(0).replace_all_uses_with(&rows.output(0));
+      E& one = f.softmax.ops[4]->input_expr(0);
+      for (auto it = f.softmax.ops.rbegin(); it != f.softmax.ops.rend(); ++it) lir.erase(**it);
+      if (one.output(0).consumers().empty()) lir.erase(one);
+      s1.epilogue.push_back(&st);
+      softmax_rows = &rows;
+    }
+    for (E* r : f.results) {
+      if (&r->input_expr(0) == softmax_rows) continue; // the Softmax is computed in place
+      ir::PortDescriptor desc = r->in_desc(0);
+      desc.reg = {};
+      E& st = add_store(&r->input_connector(0), r->data_index, desc, 0, r->name);
+      r->input(0).set(&st.output(0));
+      last.epilogue.push_back(&st);
+    }
+    if (scratch) {
+      lir.buffer_pointers = 1;
+      lir.scratch_bytes = scratch * 4;
+      ctx.config.gp_registers -= 1; // the scratch's data pointer
+    }
+
+    std::size_t operands = 1 + f.results.size();
+    std::set<E*> extras; // other inputs of the epilogues
+    for (Stage<T>& s : f.stages) {
+      operands += s.b_offset >= 0;
+      for (E* e : s.epilogue)
+        for (std::size_t i = 0; i < e->num_inputs(); ++i)
+          if (std::holds_alternative<ir::Parameter>(e->input_expr(i).op))
+            extras.insert(&e->input_expr(i));
+    }
+    operands += extras.size();
+    if (operands > max_operands)
+      fail(*s1.mm, "and its epilogue read and write " + std::to_string(operands) +
+                       " tensors; a MatMul kernel takes at most " + std::to_string(max_operands) +
+                       " (A, B, the epilogue's inputs and the outputs): split the subgraph");
 
     // pointer strides (elements) of each argument: rows of the product, and each batch dim
     struct Arg {
       std::size_t index;
       std::int64_t row;
-      std::vector<Dim> shape;
+      ir::PortDescriptor desc;
     };
-    std::vector<Arg> args{{a.data_index, shape.a_row, as}};
-    for (E* x : extras) {
-      const auto& s = x->out_desc(0).shape;
-      args.push_back({x->data_index, ProductStrides(s).row, s});
-    }
-    for (E* r : results) args.push_back({r->data_index, N, out});
+    std::vector<Arg> args{{a.data_index, s1.shape.a_row, a.out_desc(0)}};
+    for (E* x : extras)
+      args.push_back({x->data_index, ProductStrides(x->out_desc(0)).row, x->out_desc(0)});
+    for (E* r : f.results)
+      args.push_back({r->data_index, ProductStrides(r->in_desc(0)).row, r->in_desc(0)});
 
-    // B: packed at compile time, or by a BrgemmCopyB into scratch
-    ir::Brgemm tag;
-    tag.shape = shape;
-    tag.epilogue = epilogue.size();
-    const std::size_t n_args = lir.num_inputs + lir.num_outputs;
-    tag.b_pointer = n_args;
-    ir::PortConnector<T>* b_source = &b.output(0);
-    std::size_t b_depth = 0; // batch loops the packing sits in
-    if (b_constant) {
-      for (std::size_t d = 0; d + 2 < R; ++d)
-        if (bs[d] != 1) fail(*mm, "has a constant B with batch dims; give it rank 2");
-      tag.b_packed = pack(std::get<ir::Constant>(b.op).values, shape);
-    } else {
-      for (std::size_t i = 0; i < batch.size(); ++i)
-        if (bs[batch[i]] != 1) b_depth = i + 1;
-      lir.buffer_pointers = 1;
-      lir.scratch_bytes = shape.packed_elements() * 4;
-      ctx.config.gp_registers -= 1; // the packed B's data pointer
-    }
-    const std::size_t operands = 1 + (b_constant ? 0 : 1) + extras.size() + results.size();
-    if (operands > max_operands)
-      fail(*mm, "and its epilogue read and write " + std::to_string(operands) +
-                    " tensors; a MatMul kernel takes at most " + std::to_string(max_operands) +
-                    " (A, B, the epilogue's inputs and the outputs): split the subgraph");
+    lir.domain.clear();
+    for (std::size_t d : batch) lir.domain.push_back(out[d]);
+    lir.domain.push_back(M);
+    lir.domain.push_back(out[R - 1]);
 
     // loops: batch dims outermost (the first is the parallel one), then blocks of M rows
     std::vector<std::size_t> ids;
@@ -246,14 +347,6 @@ struct LowerBrgemm {
       info.runtime_work_amount = i == 0;
       ids.push_back(lir.loops().add(info));
     }
-    if (!b_constant) {
-      std::vector<std::size_t> at(ids.begin(), ids.begin() + std::ptrdiff_t(b_depth));
-      E& copy = lir.insert_node(lir.find(*mm), ir::BrgemmCopyB{shape, n_args}, {&b.output(0)}, 1,
-                                at, b.name + "/packed");
-      b_source = &copy.output(0);
-      for (std::size_t i = 0; i < b_depth; ++i)
-        add_port(lir, ids[i], copy, b.data_index, stride_along(bs, batch[i]), out[batch[i]]);
-    }
     const std::int64_t rest = M % m_blk;
     ir::LoopInfo m_loop;
     m_loop.dim = batch.size();
@@ -262,76 +355,69 @@ struct LowerBrgemm {
     m_loop.runtime_work_amount = batch.empty();
     const std::size_t m_id = lir.loops().add(m_loop);
 
-    tag.m = m_blk;
-    E& brgemm = lir.insert_node(lir.find(*mm), tag, {&a.output(0), b_source}, 1, {}, mm->name);
-    brgemm.out_desc(0).shape = out;
-    mm->output(0).replace_all_uses_with(&brgemm.output(0));
-    lir.erase(*mm);
-    // the group: Brgemm, epilogue and Stores, contiguous, in the batch loops and the M loop
-    move_after(lir, brgemm, epilogue);
-    std::vector<E*> group{&brgemm};
-    group.insert(group.end(), epilogue.begin(), epilogue.end());
+    // B: packed at compile time, or by a BrgemmCopyB into scratch in the batch loops along
+    // which it changes (the shallower copy first, so every loop stays contiguous)
+    std::vector<std::pair<std::size_t, Stage<T>*>> copies;
+    for (Stage<T>& s : f.stages) {
+      if (s.b_offset < 0) continue;
+      std::size_t depth = 0;
+      for (std::size_t i = 0; i < batch.size(); ++i)
+        if (stride_along(s.b->out_desc(0), batch[i]) != 0) depth = i + 1;
+      copies.push_back({depth, &s});
+    }
+    std::stable_sort(copies.begin(), copies.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    std::map<const Stage<T>*, ir::PortConnector<T>*> b_source;
+    for (const auto& [depth, s] : copies) {
+      std::vector<std::size_t> at(ids.begin(), ids.begin() + std::ptrdiff_t(depth));
+      E& copy = lir.insert_node(lir.find(*s1.mm), ir::BrgemmCopyB{s->shape, n_args, s->b_offset},
+                                {&s->b->output(0)}, 1, at, s->b->name + "/packed");
+      b_source[s] = &copy.output(0);
+      for (std::size_t i = 0; i < depth; ++i)
+        add_port(lir, ids[i], copy, s->b->data_index, stride_along(s->b->out_desc(0), batch[i]),
+                 out[batch[i]]);
+    }
+
+    // the group: each Brgemm with its epilogue and Stores (and the SoftmaxRows between),
+    // contiguous, in the batch loops and the M loop
+    std::vector<E*> group;
+    for (Stage<T>& s : f.stages) {
+      ir::Brgemm tag;
+      tag.m = m_blk;
+      tag.shape = s.shape;
+      tag.epilogue = s.epilogue.size();
+      tag.b_pointer = n_args;
+      tag.b_offset = std::max<std::int64_t>(s.b_offset, 0);
+      if (&s != &s1) tag.a_offset = std::get<ir::SoftmaxRows>(softmax_rows->op).offset;
+      ir::PortConnector<T>* b = &s.b->output(0);
+      if (s.b_offset < 0)
+        tag.b_packed = pack_b(std::get<ir::Constant>(s.b->op).values, s.shape);
+      else
+        b = b_source.at(&s);
+      E& brgemm =
+          lir.insert_node(lir.find(*s.mm), tag, {&s.mm->input_connector(0), b}, 1, {}, s.mm->name);
+      brgemm.out_desc(0).shape = s.mm->out_desc(0).shape;
+      s.mm->output(0).replace_all_uses_with(&brgemm.output(0));
+      lir.erase(*s.mm);
+      s.mm = &brgemm;
+      group.push_back(&brgemm);
+      group.insert(group.end(), s.epilogue.begin(), s.epilogue.end());
+      if (&s == &s1 && softmax_rows) group.push_back(softmax_rows);
+    }
+    move_after(lir, *group.front(), std::vector<E*>(group.begin() + 1, group.end()));
     std::vector<std::size_t> inner = ids;
     inner.push_back(m_id);
     for (E* e : group) e->loop_ids = inner;
 
+    E& first = *group.front();
     for (std::size_t i = 0; i < batch.size(); ++i)
       for (const Arg& g : args)
-        add_port(lir, ids[i], brgemm, g.index, stride_along(g.shape, batch[i]), out[batch[i]]);
+        add_port(lir, ids[i], first, g.index, stride_along(g.desc, batch[i]), out[batch[i]]);
     for (const Arg& g : args) {
-      ir::LoopPort p{&brgemm, g.index, g.row * m_blk, rest ? 0 : -g.row * M, 4, false};
+      ir::LoopPort p{&first, g.index, g.row * m_blk, rest ? 0 : -g.row * M, 4, false};
       lir.loops().at(m_id).ports.push_back(p);
     }
     if (rest) add_tail(lir, group, m_id, rest, args);
-    return Preserved::none;
-  }
-
-private:
-  [[noreturn]] static void fail(const auto& e, const std::string& why) {
-    raise("snippets.compile.unsupported_matmul",
-          std::string(e.op_name()) + " '" + e.name + "' " + why);
-  }
-
-  /// The largest register tile whose accumulators, B vectors and epilogue fit the registers.
-  template <class T>
-  static void choose_tile(ir::BrgemmShape& s, Dim M, const ir::Expression<T>& mm,
-                          const std::vector<ir::Expression<T>*>& epilogue,
-                          const LoweringConfig& cfg) {
-    const int vectors = static_cast<int>((s.n + s.lanes - 1) / s.lanes);
-    s.n_r = std::min(s.lanes == 16 ? 4 : 2, vectors);
-    const int temps = EpiloguePlan<T>(mm, epilogue).peak;
-    const int for_epilogue = cfg.vector_registers - cfg.reserved_vector_registers - temps;
-    for (s.m_r = static_cast<int>(std::min<Dim>(6, M)); s.m_r > 1; --s.m_r)
-      if (s.m_r * s.n_r + s.n_r + 1 <= cfg.vector_registers && s.m_r * s.n_r <= for_epilogue) break;
-    if (s.m_r * s.n_r > for_epilogue)
-      raise("snippets.compile.register_pressure",
-            "the epilogue of MatMul '" + mm.name + "' needs " + std::to_string(temps) +
-                " vector registers beside its accumulators; split the epilogue into another "
-                "subgraph");
-  }
-
-  /// Rows per Brgemm: about 128 KiB of A, whole row tiles, and (when the rows are the parallel
-  /// loop) at least four blocks to share out.
-  static std::int64_t block_rows(const ir::BrgemmShape& s, Dim M, bool parallel_rows) {
-    std::int64_t rows = std::max<std::int64_t>(1, (std::int64_t{128} << 10) / (s.k * 4));
-    if (parallel_rows) rows = std::min<std::int64_t>(rows, (M + 3) / 4);
-    rows = std::max<std::int64_t>(s.m_r, rows / s.m_r * s.m_r);
-    return std::min<std::int64_t>(rows, M);
-  }
-
-  /// B (planar values of a [K, N] or transposed [N, K] constant) in the panels of `s`.
-  static std::shared_ptr<const std::vector<float>> pack(const std::vector<double>& values,
-                                                        const ir::BrgemmShape& s) {
-    auto out = std::make_shared<std::vector<float>>(std::size_t(s.packed_elements()), 0.0f);
-    const std::int64_t w = s.panel_width();
-    for (std::int64_t p = 0; p < s.panels(); ++p)
-      for (std::int64_t k = 0; k < s.k; ++k)
-        for (std::int64_t c = 0; c < w && p * w + c < s.n; ++c) {
-          const std::int64_t at = k * s.b_depth + (p * w + c) * s.b_col;
-          (*out)[std::size_t((p * s.k + k) * w + c)] =
-              static_cast<float>(values.size() == 1 ? values[0] : values[std::size_t(at)]);
-        }
-    return out;
   }
 
   /// Moves `exprs` to right after `at`, in their order.
@@ -370,6 +456,8 @@ private:
                                              [&](const ir::Expression<T>&, ir::LirOp<T>& op) {
                                                if (auto* b = std::get_if<ir::Brgemm>(&op))
                                                  b->m = rest;
+                                               if (auto* s = std::get_if<ir::SoftmaxRows>(&op))
+                                                 s->rows = rest;
                                              });
     const ir::Expression<T>* first = copies.front();
     for (const auto& g : args)

@@ -44,6 +44,7 @@
 #include "snippets/target/x64/emitters/brgemm.hpp"
 #include "snippets/target/x64/emitters/emitter.hpp"
 #include "snippets/target/x64/emitters/reduce.hpp"
+#include "snippets/target/x64/emitters/softmax_rows.hpp"
 #include "snippets/target/x64/isa.hpp"
 #include "snippets/target/x64/memory_access.hpp"
 
@@ -414,6 +415,8 @@ private:
             skip_ = tag.epilogue;
           } else if constexpr (std::is_same_v<Tag, ir::BrgemmCopyB>) {
             brgemm().emit_copy_b(e, tag);
+          } else if constexpr (std::is_same_v<Tag, ir::SoftmaxRows>) {
+            SoftmaxRowsEmitter<Vmm>(h_, consts_, scratch_, pool_).emit(data_.at(e.data_index), tag);
           } else if constexpr (std::is_same_v<Tag, ir::Buffer>) {
             // memory only: its Loads and Stores do the work
           } else if constexpr (std::is_same_v<Tag, ir::ReduceSum> ||

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "snippets/ir/linear_ir.hpp"
-#include "snippets/passes/lower_brgemm.hpp"
+#include "snippets/passes/brgemm_blocking.hpp"
 #include "snippets/target/x64/emitters/emitter.hpp"
 #include "snippets/target/x64/memory_access.hpp"
 
@@ -46,22 +46,22 @@ public:
     if (!b.b_packed) operands.push_back(data_[b.b_pointer]);
     for (const E* x : epilogue) {
       if (std::holds_alternative<ir::Store>(x->op))
-        add_moved(data_[x->data_index], passes::ProductStrides(x->out_desc(0).shape));
+        add_moved(data_[x->data_index], passes::ProductStrides(x->out_desc(0)));
       for (std::size_t i = 0; i < x->num_inputs(); ++i)
         if (const E& in = x->input_expr(i); std::holds_alternative<ir::Parameter>(in.op))
-          add_moved(data_[in.data_index], passes::ProductStrides(x->in_desc(i).shape));
+          add_moved(data_[in.data_index], passes::ProductStrides(x->in_desc(i)));
     }
     for (const auto& m : moved_) operands.push_back(m.reg);
     take_temps(operands);
     plan_ = std::make_unique<passes::EpiloguePlan<T>>(e, epilogue);
     brgemm_ = &e;
     epilogue_ = epilogue;
-    n_ = s.n;
+    a_offset_ = static_cast<int>(b.a_offset * 4);
 
     if (b.b_packed)
       h_.mov(b_panel(), reinterpret_cast<std::uint64_t>(b.b_packed->data()));
     else
-      h_.mov(b_panel(), data_[b.b_pointer]);
+      h_.lea(b_panel(), h_.ptr[data_[b.b_pointer] + static_cast<int>(b.b_offset * 4)]);
     const std::int64_t w = s.panel_width(), full = s.n / w, tail = s.n % w;
     if (full) {
       h_.mov(h_.qword[h_.rsp], static_cast<std::uint32_t>(full));
@@ -84,7 +84,7 @@ public:
     take_temps({src, dst});
     const Xbyak::Reg64 from = t_[0], row = t_[1], to = t_[2], depth = t_[3];
     h_.mov(from, src);
-    h_.mov(to, dst);
+    h_.lea(to, h_.ptr[dst + static_cast<int>(c.b_offset * 4)]);
     const std::int64_t w = s.panel_width(), full = s.n / w, tail = s.n % w;
     auto panel = [&](std::int64_t width) {
       h_.mov(row, from);
@@ -158,7 +158,7 @@ private:
   /// One panel of `width` columns (n_v vectors) for all rows of the block.
   void emit_panel(const ir::Brgemm& b, int n_v, std::int64_t width) {
     const ir::BrgemmShape& s = b.shape;
-    h_.mov(t_[0], a_);
+    h_.lea(t_[0], h_.ptr[a_ + a_offset_]);
     const std::int64_t tiles = b.m / s.m_r, rest = b.m % s.m_r;
     if (tiles) {
       h_.mov(h_.qword[h_.rsp + 8], static_cast<std::uint32_t>(tiles));
@@ -216,9 +216,10 @@ private:
         const E* src = &x->input_expr(i);
         return src == brgemm_ ? accumulator : temp(plan_->temp.at(src));
       };
-      if (std::holds_alternative<ir::Store>(x->op)) {
+      if (const auto* st = std::get_if<ir::Store>(&x->op)) {
+        const std::int64_t row = passes::ProductStrides(x->out_desc(0)).row;
         const Xbyak::Address at =
-            h_.ptr[data_[x->data_index] + static_cast<int>((r * n_ + j * lanes) * 4)];
+            h_.ptr[data_[x->data_index] + static_cast<int>((st->offset + r * row + j * lanes) * 4)];
         store(at, value(0), count);
         continue;
       }
@@ -254,7 +255,7 @@ private:
       h_.vmovups(dst, consts_.value(static_cast<float>(sc->value)));
       return;
     }
-    const passes::ProductStrides st(x.in_desc(i).shape);
+    const passes::ProductStrides st(x.in_desc(i));
     const Xbyak::Address at =
         h_.ptr[data_[src.data_index] + static_cast<int>((r * st.row + j * lanes * st.col) * 4)];
     if (st.col == 0)
@@ -287,7 +288,7 @@ private:
   std::unique_ptr<passes::EpiloguePlan<T>> plan_;
   const E* brgemm_ = nullptr;
   std::span<E* const> epilogue_;
-  std::int64_t n_ = 0; // columns of the product (elements per output row)
+  int a_offset_ = 0; // bytes from A's data pointer
 };
 
 } // namespace snippets::x64

@@ -1,0 +1,138 @@
+// snippets/passes/brgemm_blocking.hpp: how a Brgemm is blocked, shared by LowerBrgemm (which
+// chooses it) and the x64 Brgemm emitter (which follows it).
+//
+//  - brgemm_shape(): the element strides of A and B (transposes and folded layouts included)
+//    and the extents N and K of one product;
+//  - ProductStrides: where an epilogue tensor's elements are, per row and per column;
+//  - EpiloguePlan: the vector temporaries an epilogue needs beside the accumulators;
+//  - choose_tile() / block_rows(): the register tile and the rows per Brgemm;
+//  - pack_b(): constant weights in the panel layout, at compile time.
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
+#include <span>
+#include <vector>
+
+#include "snippets/ir/linear_ir.hpp"
+#include "snippets/passes/lir_queries.hpp"
+#include "snippets/passes/pass.hpp"
+
+namespace snippets::passes {
+
+/// Elements between rows and between columns of the product in a tensor seen through this
+/// port (its domain-aligned shape and memory order): 0 along a broadcast dimension.
+struct ProductStrides {
+  std::int64_t row, col;
+  explicit ProductStrides(const ir::PortDescriptor& d)
+      : row(stride_along(d, d.shape.size() - 2)), col(stride_along(d, d.shape.size() - 1)) {}
+};
+
+/// The extents and strides of `mm` reading A and B through these ports (shapes right-aligned
+/// to the product's rank). `lanes`: elements per vector register.
+inline ir::BrgemmShape brgemm_shape(const ir::MatMul& mm, const ir::PortDescriptor& a,
+                                    const ir::PortDescriptor& b, int lanes) {
+  const std::size_t R = a.shape.size();
+  const std::size_t a_row = mm.transpose_a ? R - 1 : R - 2, a_depth = R + R - 3 - a_row;
+  const std::size_t b_depth = mm.transpose_b ? R - 1 : R - 2, b_col = R + R - 3 - b_depth;
+  ir::BrgemmShape s;
+  s.n = b.shape[b_col];
+  s.k = a.shape[a_depth];
+  s.a_row = stride_along(a, a_row);
+  s.a_depth = stride_along(a, a_depth);
+  s.b_depth = stride_along(b, b_depth);
+  s.b_col = stride_along(b, b_col);
+  s.lanes = lanes;
+  return s;
+}
+
+/// Vector temporaries of a Brgemm epilogue: the output of each op, and a register for each
+/// input read from memory (an input tensor, a scalar) while its op runs. `temp` maps an op to
+/// its output's temporary and `(op, input)` to the loaded input's; `peak` is how many are live
+/// at once. The emitter follows this plan; LowerBrgemm sizes the register tile with it.
+template <class T> struct EpiloguePlan {
+  std::map<const ir::Expression<T>*, int> temp;
+  std::map<std::pair<const ir::Expression<T>*, std::size_t>, int> loaded;
+  int peak = 0;
+
+  EpiloguePlan(const ir::Expression<T>& brgemm, std::span<ir::Expression<T>* const> ops) {
+    std::map<const ir::Expression<T>*, std::size_t> last_use;
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      for (std::size_t j = 0; j < ops[i]->num_inputs(); ++j) last_use[&ops[i]->input_expr(j)] = i;
+    std::set<int> free;
+    int next = 0;
+    auto take = [&] {
+      int t = next;
+      if (free.empty())
+        ++next;
+      else
+        t = *free.begin(), free.erase(free.begin());
+      peak = std::max(peak, next - static_cast<int>(free.size()));
+      return t;
+    };
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const ir::Expression<T>* op = ops[i];
+      std::vector<int> released;
+      for (std::size_t j = 0; j < op->num_inputs(); ++j) {
+        const auto* src = &op->input_expr(j);
+        if (src == &brgemm || temp.count(src)) {
+          if (temp.count(src) && last_use[src] == i) released.push_back(temp[src]);
+          continue;
+        }
+        const int t = take(); // read from memory for this op only
+        loaded[{op, j}] = t;
+        released.push_back(t);
+      }
+      if (!std::holds_alternative<ir::Store>(op->op)) temp[op] = take();
+      for (int t : released) free.insert(t);
+    }
+  }
+};
+
+/// The largest register tile whose accumulators, B vectors and epilogue fit the registers
+/// (x64: up to 6 rows by 4 zmm or 2 ymm). `M`: rows of the product.
+/// @throws [snippets.compile.register_pressure] when not even one row fits beside the epilogue.
+template <class T>
+void choose_tile(ir::BrgemmShape& s, Dim M, const ir::Expression<T>& mm,
+                 std::span<ir::Expression<T>* const> epilogue, const LoweringConfig& cfg) {
+  const int vectors = static_cast<int>((s.n + s.lanes - 1) / s.lanes);
+  s.n_r = std::min(s.lanes == 16 ? 4 : 2, vectors);
+  const int temps = EpiloguePlan<T>(mm, epilogue).peak;
+  const int for_epilogue = cfg.vector_registers - cfg.reserved_vector_registers - temps;
+  for (s.m_r = static_cast<int>(std::min<Dim>(6, M)); s.m_r > 1; --s.m_r)
+    if (s.m_r * s.n_r + s.n_r + 1 <= cfg.vector_registers && s.m_r * s.n_r <= for_epilogue) break;
+  if (s.m_r * s.n_r > for_epilogue)
+    raise("snippets.compile.register_pressure",
+          "the epilogue of MatMul '" + mm.name + "' needs " + std::to_string(temps) +
+              " vector registers beside its accumulators; split the epilogue into another "
+              "subgraph");
+}
+
+/// Rows per Brgemm: about 128 KiB of `row_bytes` rows (of A, and of the scores between the
+/// products of an attention kernel), whole tiles of `m_r`, and (when the rows are the parallel
+/// loop) at least four blocks to share out.
+inline std::int64_t block_rows(int m_r, Dim M, std::int64_t row_bytes, bool parallel_rows) {
+  std::int64_t rows = std::max<std::int64_t>(1, (std::int64_t{128} << 10) / row_bytes);
+  if (parallel_rows) rows = std::min<std::int64_t>(rows, (M + 3) / 4);
+  rows = std::max<std::int64_t>(m_r, rows / m_r * m_r);
+  return std::min<std::int64_t>(rows, M);
+}
+
+/// B (planar values of a [K, N] or transposed [N, K] constant) in the panels of `s`.
+inline std::shared_ptr<const std::vector<float>> pack_b(const std::vector<double>& values,
+                                                        const ir::BrgemmShape& s) {
+  auto out = std::make_shared<std::vector<float>>(std::size_t(s.packed_elements()), 0.0f);
+  const std::int64_t w = s.panel_width();
+  for (std::int64_t p = 0; p < s.panels(); ++p)
+    for (std::int64_t k = 0; k < s.k; ++k)
+      for (std::int64_t c = 0; c < w && p * w + c < s.n; ++c) {
+        const std::int64_t at = k * s.b_depth + (p * w + c) * s.b_col;
+        (*out)[std::size_t((p * s.k + k) * w + c)] =
+            static_cast<float>(values.size() == 1 ? values[0] : values[std::size_t(at)]);
+      }
+  return out;
+}
+
+} // namespace snippets::passes

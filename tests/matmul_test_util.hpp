@@ -1,0 +1,39 @@
+// Helpers of the MatMul and attention JIT tests (test_jit_matmul.cpp, test_jit_mha.cpp):
+// uniform random tensors, |t|, and a comparison against a per-element error bound.
+#pragma once
+
+#include "jit_test_util.hpp"
+
+namespace snippets::jit_test {
+
+inline Tensor uniform(const Shape& s, std::uint64_t seed, double lo = -1, double hi = 1) {
+  Tensor t(f32, s);
+  Rng rng(seed);
+  for (std::size_t i = 0; i < t.size(); ++i) t.set(i, rng.uniform(lo, hi));
+  return t;
+}
+
+inline Tensor absolute(const Tensor& t) {
+  Tensor out(t.type(), t.shape());
+  for (std::size_t i = 0; i < t.size(); ++i) out.set(i, std::fabs(t.at(i)));
+  return out;
+}
+
+/// Empty when every element of `got` is within `bound` (broadcast to it) or 8 ulp of `want`.
+inline std::string compare_bounded(const Tensor& got, const Tensor& want, const Tensor& bound) {
+  std::ostringstream os;
+  std::size_t bad = 0;
+  const std::size_t every = want.size() / bound.size();
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const float g = as_float(got.at(i)), w = as_float(want.at(i));
+    const double err = std::fabs(double(g) - double(w));
+    if (err <= bound.at(i / every) || close_enough(g, w, {8, 0})) continue;
+    if (bad++ < 5)
+      os << "\n  at " << coordinates(want.shape(), i) << ": got " << describe(g) << ", want "
+         << describe(w) << ", bound " << bound.at(i / every);
+  }
+  if (bad == 0) return {};
+  return std::to_string(bad) + " of " + std::to_string(want.size()) + " differ:" + os.str();
+}
+
+} // namespace snippets::jit_test
