@@ -21,9 +21,12 @@
 //    (AlignElementTypes computes the narrow ones in f32 and keeps their rounding), and i32
 //    values only go through a Convert (not to i32 or bf16: a kernel reads i32 as f32);
 //  - a MatMul (static, f32, operands of rank >= 2) starts its own Subgraph: its operands come
-//    from outside (inputs; a constant B stays a Constant and is packed at compile time), and
-//    what joins it are elementwise ops of the product's shape (its epilogue,
-//    passes/lower_brgemm.hpp), within LowerBrgemm::max_operands tensors;
+//    from outside (inputs, or Transposes of inputs; a constant B stays a Constant and is packed
+//    at compile time), and what joins it are elementwise ops of the product's shape (its
+//    epilogue, passes/lower_brgemm.hpp), within LowerBrgemm::max_operands tensors, and a
+//    Softmax of that value; a second MatMul that reads the Softmax joins too (attention:
+//    [Transpose] -> MatMul -> [scale, mask] -> Softmax -> MatMul -> [Transpose]), and seals
+//    the Subgraph: only a Transpose of its output joins after it;
 //  - nodes marked SkippedByPlugin, Opaque nodes and existing Subgraphs are never taken;
 //  - a Transpose is taken only as the first op on a Subgraph input (a model input or another
 //    Subgraph's output, read by nothing else in the Subgraph), or as the last op before a
@@ -229,29 +232,60 @@ private:
     return acyclic_with(members);
   }
 
-  /// At most one MatMul, with its operands from outside, and only elementwise ops of its
-  /// output's shape beside it (LowerBrgemm's form).
+  /// LowerBrgemm's form: at most two MatMuls. The first reads its operands from outside (or
+  /// through Transposes of inputs); beside it, elementwise ops of its product's shape (its
+  /// epilogue) and at most one Softmax of that value. A second MatMul reads the Softmax as A
+  /// (attention) and B from outside; then the Subgraph is sealed: nothing else joins but a
+  /// Transpose of its output.
   bool matmul_form(const std::vector<ir::NodeId>& members, const Boundary& b) const {
-    const ir::Node<T>* mm = nullptr;
-    for (ir::NodeId m : members)
-      if (ir::is<ir::MatMul>(g_.node(m).op)) {
-        if (mm) return false;
-        mm = &g_.node(m);
-      }
-    if (!mm) return true;
     std::set<ir::NodeId> in(members.begin(), members.end());
-    for (const ir::Output& o : mm->inputs)
-      if (in.count(o.node)) return false;
+    std::vector<ir::NodeId> mms, softmax;
     for (ir::NodeId m : members) {
+      if (ir::is<ir::MatMul>(g_.node(m).op)) mms.push_back(m);
+      if (ir::is<ir::Softmax>(g_.node(m).op)) softmax.push_back(m);
+    }
+    if (mms.empty()) return true;
+    auto by_position = [&](ir::NodeId x, ir::NodeId y) { return position_[x] < position_[y]; };
+    std::sort(mms.begin(), mms.end(), by_position);
+    if (mms.size() > 2 || softmax.size() > 1 || (mms.size() == 2 && softmax.empty())) return false;
+    auto from_outside = [&](const ir::Output& o) {
+      if (!in.count(o.node)) return true;
+      const ir::Node<T>& n = g_.node(o.node);
+      return ir::is<ir::Transpose>(n.op) && !in.count(n.inputs[0].node);
+    };
+    const ir::Node<T>& mm1 = g_.node(mms[0]);
+    if (!from_outside(mm1.inputs[0]) || !from_outside(mm1.inputs[1])) return false;
+    if (!softmax.empty() && !in.count(g_.node(softmax[0]).inputs[0].node)) return false;
+    if (mms.size() == 2) { // the Softmax feeds the second MatMul's A and nothing else
+      const ir::Node<T>& mm2 = g_.node(mms[1]);
+      if (mm2.inputs[0].node != softmax[0] || !from_outside(mm2.inputs[1])) return false;
+      if (g_.users(ir::Output{softmax[0], 0}).size() != 1) return false;
+    }
+    // what depends on the Softmax: the second MatMul and a Transpose of its output, no more
+    std::set<ir::NodeId> after(softmax.begin(), softmax.end());
+    std::vector<ir::NodeId> sorted = members;
+    std::sort(sorted.begin(), sorted.end(), by_position);
+    for (ir::NodeId m : sorted) {
       const ir::Node<T>& n = g_.node(m);
-      if (&n == mm) continue;
+      const bool late = std::any_of(n.inputs.begin(), n.inputs.end(),
+                                    [&](const ir::Output& o) { return after.count(o.node); });
+      if (late) after.insert(m);
+      if (ir::is<ir::MatMul>(n.op) || ir::is<ir::Transpose>(n.op)) continue;
+      if (ir::is<ir::Softmax>(n.op)) {
+        if (n.outputs[0].shape != mm1.outputs[0].shape) return false;
+        continue;
+      }
       const ir::OpCategory c = ir::op_category<T>(n.op);
       const bool elementwise = c == ir::OpCategory::unary || c == ir::OpCategory::binary ||
                                ir::is<ir::Select>(n.op) || ir::is<ir::PRelu>(n.op);
-      if (!elementwise || n.outputs[0].shape != mm->outputs[0].shape ||
+      if (late || !elementwise || n.outputs[0].shape != mm1.outputs[0].shape ||
           n.outputs[0].type != ElementType::f32)
         return false;
     }
+    for (ir::NodeId m : members) // input Transposes feed the MatMuls only (folded into B or A)
+      if (ir::is<ir::Transpose>(g_.node(m).op) && !after.count(m))
+        for (const ir::Use& u : g_.users(ir::Output{m, 0}))
+          if (in.count(u.node) && !ir::is<ir::MatMul>(g_.node(u.node).op)) return false;
     for (const ir::Output& o : b.inputs)
       if (g_.type(o).type != ElementType::f32) return false;
     return b.inputs.size() + b.outputs.size() <= LowerBrgemm::max_operands;
