@@ -1,0 +1,155 @@
+// bench/bench_mha.cpp: one attention block as one snippets kernel against the same block
+// unfused in oneDNN (matmul, softmax, matmul), in one run.
+//
+// Workload (f32, one and two threads): Q, K, V [1,128,12,64] (batch, sequence, heads, head
+// size), mask [1,12,128,128]:
+//   out = transpose(softmax(transpose(Q) transpose(K)^T * 0.125 + mask) transpose(V))
+// snippets: the graph compiled to one kernel (the tokenizer makes it one Subgraph, test_jit_mha)
+//   whose transposes are strides, with the scores of a block of rows in per-thread scratch.
+// oneDNN: three primitives, the strongest unfused form it offers: a matmul reading Q and K
+//   through strided memory descriptors (no transposes in memory) with the scale as an output
+//   scale and the mask as a binary-add post-op, writing the scores [12,128,128]; an in-place
+//   softmax over the last axis; a matmul of the probabilities with V, writing the output
+//   through strides.
+// Both results are compared before timing. The table gives time, GFLOP/s (2 products of
+// 2*12*128*128*64 flops) and oneDNN time over snippets time (above 1: snippets is faster).
+// Usage: ./build/bench/bench_mha [--benchmark_repetitions=N]
+#include <omp.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench_util.hpp"
+
+namespace {
+
+using namespace snippets;
+using namespace snippets::bench;
+
+constexpr Dim B = 1, S = 128, H = 12, D = 64;
+constexpr float scale = 0.125f;
+
+struct Case {
+  Buffer q{std::size_t(B * S * H * D), -1.0f, 1.0f}, k{std::size_t(B * S * H * D), -1.0f, 1.0f},
+      v{std::size_t(B * S * H * D), -1.0f, 1.0f}, mask{std::size_t(B * H * S * S), -1.0f, 1.0f};
+  Buffer out{std::size_t(B * S * H * D)}, ref{std::size_t(B * S * H * D)};
+  Buffer scores{std::size_t(B * H * S * S)};
+  std::optional<CompiledKernel> jit;
+  dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{eng};
+  struct Primitives {
+    dnnl::matmul qk, pv;
+    dnnl::softmax_forward softmax;
+    std::unordered_map<int, dnnl::memory> qk_args, pv_args, softmax_args;
+  };
+  std::vector<Primitives> dnnl_by_threads; // 1 and 2 threads
+};
+
+G attention_graph() {
+  G g;
+  const auto q = g.transpose(g.parameter(f32, {B, S, H, D}, "q"), {0, 2, 1, 3});
+  const auto k = g.transpose(g.parameter(f32, {B, S, H, D}, "k"), {0, 2, 3, 1});
+  const auto v = g.transpose(g.parameter(f32, {B, S, H, D}, "v"), {0, 2, 1, 3});
+  auto s = g.multiply(g.matmul(q, k), g.constant(f32, {1}, {scale}, "scale"));
+  s = g.add(s, g.parameter(f32, {B, H, S, S}, "mask"));
+  g.result(g.transpose(g.matmul(g.softmax(s, -1), v), {0, 2, 1, 3}), "out");
+  return g;
+}
+
+Case::Primitives onednn(Case& c, int threads) {
+  using dt = dnnl::memory::data_type;
+  using md = dnnl::memory::desc;
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(threads);
+  // [heads, rows, cols] views of the [1, S, H, D] tensors: element (h, s, d) at s*H*D + h*D + d
+  const md q_md({H, S, D}, dt::f32, {D, H * D, 1});
+  const md kt_md({H, D, S}, dt::f32, {D, 1, H * D});
+  const md v_md({H, S, D}, dt::f32, {D, H * D, 1});
+  const md scores_md({H, S, S}, dt::f32, {S * S, S, 1});
+  dnnl::primitive_attr qk_attr;
+  qk_attr.set_output_scales(0, {scale});
+  dnnl::post_ops po;
+  po.append_binary(dnnl::algorithm::binary_add, scores_md);
+  qk_attr.set_post_ops(po);
+  const dnnl::matmul::primitive_desc qk_pd(dnnl::matmul::desc(q_md, kt_md, scores_md), qk_attr,
+                                           c.eng);
+  const dnnl::softmax_forward::primitive_desc sm_pd(
+      dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, scores_md, 2), c.eng);
+  const dnnl::matmul::primitive_desc pv_pd(dnnl::matmul::desc(scores_md, v_md, q_md), c.eng);
+  const dnnl::memory scores(scores_md, c.eng, c.scores.p);
+  Case::Primitives p{dnnl::matmul(qk_pd),
+                     dnnl::matmul(pv_pd),
+                     dnnl::softmax_forward(sm_pd),
+                     {{DNNL_ARG_SRC, dnnl::memory(q_md, c.eng, c.q.p)},
+                      {DNNL_ARG_WEIGHTS, dnnl::memory(kt_md, c.eng, c.k.p)},
+                      {DNNL_ARG_DST, scores},
+                      {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
+                       dnnl::memory(scores_md, c.eng, c.mask.p)}},
+                     {{DNNL_ARG_SRC, scores},
+                      {DNNL_ARG_WEIGHTS, dnnl::memory(v_md, c.eng, c.v.p)},
+                      {DNNL_ARG_DST, dnnl::memory(q_md, c.eng, c.ref.p)}},
+                     {{DNNL_ARG_SRC, scores}, {DNNL_ARG_DST, scores}}};
+  omp_set_num_threads(saved);
+  return p;
+}
+
+void run_onednn(Case& c, int threads) {
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(threads);
+  auto& p = c.dnnl_by_threads[std::size_t(threads - 1)];
+  p.qk.execute(c.stream, p.qk_args);
+  p.softmax.execute(c.stream, p.softmax_args);
+  p.pv.execute(c.stream, p.pv_args);
+  c.stream.wait();
+  omp_set_num_threads(saved);
+}
+
+void run_jit(Case& c, int threads) {
+  const void* in[] = {c.q.p, c.k.p, c.v.p, c.mask.p};
+  void* out[] = {c.out.p};
+  c.jit->run_unchecked(in, out, {.threads = threads});
+}
+
+void register_all() {
+  auto c = std::make_shared<Case>();
+  c->jit.emplace(compile(attention_graph()));
+  for (int t : {1, 2}) c->dnnl_by_threads.push_back(onednn(*c, t));
+  // no peer is fast because it is wrong: the two agree before anything is timed
+  run_jit(*c, 2);
+  run_onednn(*c, 2);
+  double worst = 0;
+  for (std::size_t i = 0; i < c->out.n; ++i)
+    worst = std::max(worst, double(std::fabs(c->out.p[i] - c->ref.p[i])));
+  std::printf("snippets vs oneDNN: max |difference| %.3g\n", worst);
+  if (!(worst < 1e-4)) {
+    std::fprintf(stderr, "bench_mha: snippets and oneDNN disagree (%.3g); not timing\n", worst);
+    std::exit(1);
+  }
+  for (int t : {1, 2}) {
+    const std::string base = "mha_1x128x12x64/" + std::to_string(t) + "t/";
+    register_benchmark(base + "jit", [c, t] { run_jit(*c, t); });
+    register_benchmark(base + "onednn_unfused", [c, t] { run_onednn(*c, t); });
+  }
+}
+
+void print_table(const MedianReporter& rep) {
+  std::printf("\n| workload | threads | snippets us | oneDNN unfused us | snippets GFLOP/s | "
+              "oneDNN GFLOP/s | oneDNN / snippets |\n|---|---|---|---|---|---|---|\n");
+  const double flops = 2 * 2.0 * double(B * H) * double(S) * double(S) * double(D);
+  for (int t : {1, 2}) {
+    const std::string base = "mha_1x128x12x64/" + std::to_string(t) + "t/";
+    const double jit = rep.seconds(base + "jit"), dnnl = rep.seconds(base + "onednn_unfused");
+    if (jit <= 0 || dnnl <= 0) continue;
+    std::printf("| MHA [1,128,12,64] | %d | %.1f | %.1f | %.1f | %.1f | %.2fx |\n", t, jit * 1e6,
+                dnnl * 1e6, flops / jit * 1e-9, flops / dnnl * 1e-9, dnnl / jit);
+  }
+}
+
+} // namespace
+
+int main(int argc, char** argv) { return run_benchmarks(argc, argv, register_all, print_table); }
