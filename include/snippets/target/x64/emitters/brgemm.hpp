@@ -87,6 +87,7 @@ public:
     h_.lea(to, h_.ptr[dst + static_cast<int>(c.b_offset * 4)]);
     const std::int64_t w = s.panel_width(), full = s.n / w, tail = s.n % w;
     auto panel = [&](std::int64_t width) {
+      if (s.b_depth == 1 && s.b_col != 1) return transposed_panel(s, width);
       h_.mov(row, from);
       h_.mov(depth, static_cast<std::uint32_t>(s.k));
       Xbyak::Label next;
@@ -122,6 +123,84 @@ public:
   }
 
 private:
+  /// One panel of a B whose columns are contiguous along the depth (a transposed B, such as
+  /// K in attention): blocks of `lanes` columns x `lanes` depths are loaded as rows, transposed
+  /// in registers and stored as panel rows. Registers: t_[0] B at the panel, t_[1] the
+  /// block's rows, t_[2] the panel, t_[3] the block's destination, t_[4] the depth counter.
+  void transposed_panel(const ir::BrgemmShape& s, std::int64_t width) {
+    const Xbyak::Reg64 from = t_[0], row = t_[1], to = t_[2], dst = t_[3], depth = t_[4];
+    const std::int64_t w = s.panel_width(), blocks = s.k / lanes, rest = s.k % lanes;
+    for (int g = 0; g < s.n_r; ++g) {
+      const std::int64_t valid = std::clamp<std::int64_t>(width - g * lanes, 0, lanes);
+      const int column = static_cast<int>(g * lanes * 4);
+      h_.lea(row, h_.ptr[from + static_cast<int>(g * lanes * s.b_col * 4)]);
+      h_.lea(dst, h_.ptr[to + column]);
+      if (blocks) {
+        h_.mov(depth, static_cast<std::uint32_t>(blocks));
+        Xbyak::Label next;
+        h_.L(next);
+        transpose_block(s, valid, lanes, w);
+        h_.add(row, lanes * 4);
+        h_.add(dst, static_cast<int>(lanes * w * 4));
+        h_.dec(depth);
+        h_.jnz(next, Xbyak::CodeGenerator::T_NEAR);
+      }
+      if (rest) transpose_block(s, valid, rest, w);
+    }
+    h_.add(to, static_cast<int>(s.k * w * 4));
+    h_.add(from, static_cast<int>(w * s.b_col * 4));
+  }
+
+  /// `columns` columns (the rest zero) x `depths` depths of B at t_[1], transposed into
+  /// `depths` panel rows at t_[3] (`w` floats apart). AVX-512: a 16 x 16 transpose in v0..31
+  /// (unpack ps, unpack pd, two 128-bit shuffles); AVX2: 8 x 8 in v0..15 (unpack ps, unpack
+  /// pd, 128-bit permute).
+  void transpose_block(const ir::BrgemmShape& s, std::int64_t columns, std::int64_t depths,
+                       std::int64_t w) {
+    Vmm r[lanes], t[lanes];
+    for (int i = 0; i < lanes; ++i) r[i] = Vmm(i), t[i] = Vmm(lanes + i);
+    if (depths < lanes) set_tail_mask(h_, consts_, t[0], depths);
+    for (int i = 0; i < lanes; ++i) {
+      const Xbyak::Address at = h_.ptr[t_[1] + static_cast<int>(i * s.b_col * 4)];
+      if (i >= columns)
+        h_.vxorps(r[i], r[i], r[i]);
+      else if (depths == lanes)
+        h_.vmovups(r[i], at);
+      else
+        masked_load(h_, r[i], at, t[0]);
+    }
+    for (int i = 0; i < lanes / 2; ++i) {
+      h_.vunpcklps(t[2 * i], r[2 * i], r[2 * i + 1]);
+      h_.vunpckhps(t[2 * i + 1], r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < lanes / 4; ++i) {
+      h_.vunpcklpd(r[4 * i], t[4 * i], t[4 * i + 2]);
+      h_.vunpckhpd(r[4 * i + 1], t[4 * i], t[4 * i + 2]);
+      h_.vunpcklpd(r[4 * i + 2], t[4 * i + 1], t[4 * i + 3]);
+      h_.vunpckhpd(r[4 * i + 3], t[4 * i + 1], t[4 * i + 3]);
+    }
+    const Vmm* out = t;
+    if constexpr (avx512) {
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 4; ++j) {
+          h_.vshuff32x4(t[8 * i + j], r[8 * i + j], r[8 * i + j + 4], 0x88);
+          h_.vshuff32x4(t[8 * i + j + 4], r[8 * i + j], r[8 * i + j + 4], 0xdd);
+        }
+      for (int j = 0; j < 8; ++j) {
+        h_.vshuff32x4(r[j], t[j], t[j + 8], 0x88);
+        h_.vshuff32x4(r[j + 8], t[j], t[j + 8], 0xdd);
+      }
+      out = r;
+    } else {
+      for (int j = 0; j < 4; ++j) {
+        h_.vperm2f128(t[j], r[j], r[j + 4], 0x20);
+        h_.vperm2f128(t[j + 4], r[j], r[j + 4], 0x31);
+      }
+    }
+    for (int j = 0; j < static_cast<int>(depths); ++j)
+      h_.vmovups(h_.ptr[t_[3] + static_cast<int>(j * w * 4)], out[j]);
+  }
+
   struct Moved {
     Xbyak::Reg64 reg;
     std::int64_t row, col; // elements per row and per column of the product
