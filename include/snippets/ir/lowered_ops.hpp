@@ -90,10 +90,12 @@ struct BrgemmShape {
 /// the LIR (elementwise ops on the product and Stores of their results), computed on the
 /// accumulator registers. `b_packed`: B's panels, packed at compile time (constant weights);
 /// otherwise input 1 is the BrgemmCopyB that packed them into scratch (data pointer
-/// `b_pointer`, `b_offset` elements on).
+/// `b_pointer`, `b_offset` elements on). `row_scales` >= 0: row r of the product is first
+/// multiplied by the element at `row_scales` + r from A's data pointer (a SoftmaxRows left
+/// its rows unnormalised).
 SNIPPETS_LOWERED_TAG(Brgemm, std::int64_t m = 0; BrgemmShape shape; std::size_t epilogue = 0;
                      std::size_t b_pointer = 0; std::int64_t b_offset = 0;
-                     std::int64_t a_offset = 0;
+                     std::int64_t a_offset = 0; std::int64_t row_scales = -1;
                      std::shared_ptr<const std::vector<float>> b_packed;);
 /// BrgemmCopyB(B): packs B (from where its pointer is now) into the panels of `shape` in the
 /// scratch memory of data pointer `b_pointer`, `b_offset` elements on.
@@ -101,9 +103,12 @@ SNIPPETS_LOWERED_TAG(BrgemmCopyB, BrgemmShape shape; std::size_t b_pointer = 0;
                      std::int64_t b_offset = 0;);
 /// SoftmaxRows(x): x is in memory (the data pointer of this expression, `offset` elements on):
 /// `rows` rows of `n` f32 elements, `row_stride` apart. Each row becomes its softmax, in place:
-/// exp(x - max) / sum, max and sum over the row (NaN propagates as in the reference).
+/// exp(x - max) / sum, max and sum over the row (NaN propagates as in the reference). With
+/// `scales` >= 0 the rows keep exp(x - max) and 1 / sum of row r is stored at element
+/// `scales` + r instead: the Brgemm that reads them (Brgemm::row_scales) divides its product.
 SNIPPETS_LOWERED_TAG(SoftmaxRows, std::int64_t rows = 0; std::int64_t n = 0;
-                     std::int64_t row_stride = 0; std::int64_t offset = 0;);
+                     std::int64_t row_stride = 0; std::int64_t offset = 0;
+                     std::int64_t scales = -1;);
 
 #undef SNIPPETS_LOWERED_TAG
 

@@ -14,7 +14,8 @@
 //       epilogue ops, Stores           emitted by the Brgemm on its accumulators
 //       [SoftmaxRows]                  the block's rows of the scores, in place (scratch, or
 //                                      the output when the Softmax is the kernel's result)
-//       [Brgemm, epilogue, Stores]     the second product, A = those rows
+//       [Brgemm, epilogue, Stores]     the second product, A = those rows (exp(x - max);
+//                                      it divides each row by its sum on the accumulators)
 //     [tail block: M % m_blk rows]     a copy of the group in a run-once loop
 //
 // Blocking (brgemm_blocking.hpp): the register tile is m_r rows by n_r vectors (x64: 6 x 4
@@ -280,9 +281,11 @@ private:
       ir::PortDescriptor desc = attention ? ir::PortDescriptor{out1, {}, {}} : r->in_desc(0);
       desc.reg = {};
       E& st = add_store(&f.softmax.x->output(0), index, desc, at, value.name + "/scores");
-      E& rows = lir.insert_node(lir.find(*f.results.front()),
-                                ir::SoftmaxRows{m_blk, N1, ProductStrides(desc).row, at},
-                                {&st.output(0)}, 1, {}, value.name);
+      // attention: the second Brgemm divides by the sums (one pass over the rows less)
+      const ir::SoftmaxRows tag{m_blk, N1, ProductStrides(desc).row, at,
+                                attention ? take_scratch(m_blk) : -1};
+      E& rows =
+          lir.insert_node(lir.find(*f.results.front()), tag, {&st.output(0)}, 1, {}, value.name);
       rows.data_index = index;
       rows.out_desc(0).shape = out1;
       value.output(0).replace_all_uses_with(&rows.output(0));
@@ -388,7 +391,11 @@ private:
       tag.epilogue = s.epilogue.size();
       tag.b_pointer = n_args;
       tag.b_offset = std::max<std::int64_t>(s.b_offset, 0);
-      if (&s != &s1) tag.a_offset = std::get<ir::SoftmaxRows>(softmax_rows->op).offset;
+      if (&s != &s1) {
+        const auto& rows = std::get<ir::SoftmaxRows>(softmax_rows->op);
+        tag.a_offset = rows.offset;
+        tag.row_scales = rows.scales;
+      }
       ir::PortConnector<T>* b = &s.b->output(0);
       if (s.b_offset < 0)
         tag.b_packed = pack_b(std::get<ir::Constant>(s.b->op).values, s.shape);

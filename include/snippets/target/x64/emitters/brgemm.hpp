@@ -51,12 +51,14 @@ public:
         if (const E& in = x->input_expr(i); std::holds_alternative<ir::Parameter>(in.op))
           add_moved(data_[in.data_index], passes::ProductStrides(x->in_desc(i)));
     }
+    if (b.row_scales >= 0) moved_.push_back({a_, 1, 0}); // the scale of each row, next to A
     for (const auto& m : moved_) operands.push_back(m.reg);
     take_temps(operands);
     plan_ = std::make_unique<passes::EpiloguePlan<T>>(e, epilogue);
     brgemm_ = &e;
     epilogue_ = epilogue;
     a_offset_ = static_cast<int>(b.a_offset * 4);
+    row_scales_ = b.row_scales;
 
     if (b.b_packed)
       h_.mov(b_panel(), reinterpret_cast<std::uint64_t>(b.b_packed->data()));
@@ -290,6 +292,10 @@ private:
   /// The epilogue on one accumulator: row r of the tile, vector j of the panel.
   void emit_epilogue(Vmm accumulator, int r, int j, std::int64_t count, int first_temp) {
     auto temp = [&](int t) { return Vmm(first_temp + t); };
+    if (row_scales_ >= 0) {
+      h_.vbroadcastss(scratch_[0], h_.ptr[a_ + static_cast<int>((row_scales_ + r) * 4)]);
+      h_.vmulps(accumulator, accumulator, scratch_[0]);
+    }
     for (const E* x : epilogue_) {
       auto value = [&](std::size_t i) {
         const E* src = &x->input_expr(i);
@@ -367,7 +373,8 @@ private:
   std::unique_ptr<passes::EpiloguePlan<T>> plan_;
   const E* brgemm_ = nullptr;
   std::span<E* const> epilogue_;
-  int a_offset_ = 0; // bytes from A's data pointer
+  int a_offset_ = 0;             // bytes from A's data pointer
+  std::int64_t row_scales_ = -1; // Brgemm::row_scales
 };
 
 } // namespace snippets::x64

@@ -1,14 +1,17 @@
 // snippets/target/x64/emitters/softmax_rows.hpp: the code of SoftmaxRows (ir/lowered_ops.hpp),
 // the Softmax between the two Brgemms of an attention kernel.
 //
-// Per row, three sweeps over the row in memory (L1/L2: a block of the scores), four vectors
-// per step with one accumulator each, the last partial vector masked:
-//   1. max  = the row's maximum (NaN-propagating, as ReduceMax);
+// Per row, up to three sweeps over the row in memory (L1/L2: a block of the scores), four
+// vectors per step with one accumulator each, the last partial vector masked:
+//   1. max  = the row's maximum;
 //   2. e    = exp(x - max), stored back, and sum += e;
-//   3. x    = e * (1 / sum).
-// The same decomposition as DecomposeSoftmax, with the Exp, horizontal-reduce and max-fold
-// emitters the elementwise kernels use. It runs between two Brgemms, so every vector register
-// below the emitters' scratch is free; it saves the three general-purpose registers it takes.
+//   3. x    = e * (1 / sum), or, with SoftmaxRows::scales, 1 / sum stored for the Brgemm that
+//      reads the rows (it scales its accumulators: one sweep less).
+// The same decomposition as DecomposeSoftmax. NaN: a NaN in the row reaches the sum through
+// exp(NaN - max) whatever max is, so the row is NaN as in the reference without a
+// NaN-propagating max; x - max is <= 0 or NaN, so exp needs no overflow clamp.
+// It runs between two Brgemms, so every vector register below the emitters' scratch is free;
+// it saves the four general-purpose registers it takes.
 #pragma once
 
 #include <algorithm>
@@ -40,12 +43,14 @@ public:
   /// The rows of `s` at `base` (plus its offset), in place.
   void emit(Xbyak::Reg64 base, const ir::SoftmaxRows& s) {
     for (const auto& r : pool_)
-      if (r.getIdx() != base.getIdx() && t_.size() < 3) t_.push_back(r);
-    SNIPPETS_ASSERT(t_.size() == 3) << "SoftmaxRows needs three general-purpose registers";
+      if (r.getIdx() != base.getIdx() && t_.size() < 4) t_.push_back(r);
+    SNIPPETS_ASSERT(t_.size() == 4) << "SoftmaxRows needs four general-purpose registers";
     for (const auto& r : t_) h_.push(r);
-    const Xbyak::Reg64 row = t_[0], rows = t_[2];
+    const Xbyak::Reg64 row = t_[0], rows = t_[2], scales = t_[3];
     n_ = s.n;
+    scales_ = s.scales >= 0;
     h_.lea(row, h_.ptr[base + static_cast<int>(s.offset * 4)]);
+    if (scales_) h_.lea(scales, h_.ptr[base + static_cast<int>(s.scales * 4)]);
     h_.mov(rows, static_cast<std::uint32_t>(s.rows));
     Xbyak::Label next;
     h_.L(next);
@@ -53,6 +58,7 @@ public:
     emit_row();
     h_.pop(rows);
     h_.add(row, static_cast<int>(s.row_stride * 4));
+    if (scales_) h_.add(scales, 4);
     h_.dec(rows);
     h_.jnz(next, Xbyak::CodeGenerator::T_NEAR);
     for (auto it = t_.rbegin(); it != t_.rend(); ++it) h_.pop(*it);
@@ -72,9 +78,14 @@ private:
     // 1. max
     for (int k = 0; k < unroll; ++k) h_.vmovups(acc(k), consts_.value(neg_inf));
     sweep([&](int k, const Xbyak::Address& at, std::int64_t count) {
+      if (count == lanes) return h_.vmaxps(acc(k), acc(k), at);
       load(val(k), at, count);
-      if (count < lanes && !avx512) h_.vblendvps(val(k), acc(k), val(k), mask()); // others: acc
-      detail::fold(c, ir::ReduceKind::max, acc(k), val(k), avx512 && count < lanes);
+      if constexpr (avx512) {
+        h_.vmaxps(acc(k) | Xbyak::Opmask(1), acc(k), val(k));
+      } else {
+        h_.vblendvps(val(k), acc(k), val(k), mask()); // the lanes past the row: acc
+        h_.vmaxps(acc(k), acc(k), val(k));
+      }
     });
     horizon(c, ir::ReduceKind::max);
     // 2. exp(x - max), stored; its sum
@@ -82,16 +93,18 @@ private:
     sweep([&](int k, const Xbyak::Address& at, std::int64_t count) {
       load(val(k), at, count);
       h_.vsubps(val(k), val(k), bcast());
-      const Vmm in[1] = {val(k)};
-      Emitter<ir::Exp>::emit(c, ir::Exp{}, val(k), std::span<const Vmm>(in, 1));
-      store(at, val(k), count); // sets the mask again: Exp may use its registers
+      math::exp_reduce(c, scratch_[0], scratch_[1], val(k), math::exp_lo); // no overflow
+      math::exp_poly(c, val(k), scratch_[0]);
+      math::scale(c, val(k), val(k), scratch_[1], scratch_[0]);
+      store(at, val(k), count); // sets the mask again: exp uses its registers
       if (count < lanes && !avx512) h_.vandps(val(k), val(k), mask());
       detail::fold(c, ir::ReduceKind::sum, acc(k), val(k), avx512 && count < lanes);
     });
     horizon(c, ir::ReduceKind::sum);
-    // 3. scale by 1 / sum
+    // 3. 1 / sum: stored for the next Brgemm, or applied here
     h_.vmovups(val(0), consts_.value(1.0f));
     h_.vdivps(bcast(), val(0), bcast());
+    if (scales_) return h_.vmovss(h_.ptr[t_[3]], Xbyak::Xmm(bcast().getIdx()));
     sweep([&](int k, const Xbyak::Address& at, std::int64_t count) {
       load(val(k), at, count);
       h_.vmulps(val(k), val(k), bcast());
@@ -147,6 +160,7 @@ private:
   std::vector<Xbyak::Reg64> t_;
   Vmm v_[2 * unroll + 2];
   std::int64_t n_ = 0;
+  bool scales_ = false;
 };
 
 } // namespace snippets::x64
