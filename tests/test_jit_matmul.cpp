@@ -253,34 +253,63 @@ TEST_CASE("matmul: bodies outside the Brgemm form are rejected with a clear erro
   }
 }
 
-TEST_CASE("matmul: an MLP becomes one Subgraph per layer, and the Program matches the reference") {
-  for (const int layers : {1, 3}) {
-    INFO("layers = " << layers);
-    const Dim batch = 4, width = 64;
-    Graph g;
-    ir::Value x = g.parameter(f32, Shape{batch, width}, "x");
-    std::vector<Tensor> in{uniform(Shape{batch, width}, 1)};
-    for (int l = 0; l < layers; ++l) {
-      const std::string layer = std::to_string(l); // (GCC 12 warns on "w" + to_string(l))
-      const auto w = g.parameter(f32, Shape{width, width}, std::string("w").append(layer));
-      const auto b = g.parameter(f32, Shape{width}, std::string("b").append(layer));
-      x = g.relu(g.add(g.matmul(x, w), b));
-      in.push_back(uniform(Shape{width, width}, 10 + l, -0.2, 0.2));
-      in.push_back(uniform(Shape{width}, 20 + l));
+TEST_CASE("matmul: the tokenizer keeps constant weights inside the Subgraph (packed once)") {
+  const Dim batch = 8, width = 48;
+  const Tensor w = uniform(Shape{width, width}, 3, -0.3, 0.3);
+  std::vector<double> values(w.size());
+  for (std::size_t i = 0; i < w.size(); ++i) values[i] = w.at(i);
+  Graph g;
+  const auto x = g.parameter(f32, Shape{batch, width}, "x");
+  const auto weights = g.constant(f32, Shape{width, width}, values, "W");
+  const auto y = g.relu(g.add(g.matmul(x, weights), g.parameter(f32, Shape{width}, "b")));
+  g.result(y, "y");
+  const Graph t = passes::tokenize(g);
+  int subgraphs = 0;
+  for (ir::NodeId id = 0; id < t.size(); ++id) {
+    CHECK_FALSE(std::holds_alternative<ir::Constant>(t.node(id).op)); // not left outside
+    if (std::holds_alternative<ir::Subgraph<x64::Traits>>(t.node(id).op)) {
+      ++subgraphs;
+      CHECK(t.node(id).inputs.size() == 2); // x and b: the weights are in the body
     }
-    g.result(x, "y");
-    const Graph t = passes::tokenize(g);
-    int subgraphs = 0;
-    for (ir::NodeId id = 0; id < t.size(); ++id)
-      if (const auto* sg = std::get_if<ir::Subgraph<x64::Traits>>(&t.node(id).op)) {
-        ++subgraphs;
-        CHECK(sg->absorbed.size() == 3); // MatMul, Add, Relu
-      }
-    CHECK(subgraphs == layers);
-    const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
-    const Tensor got = Program<>(g).run(in, with_threads(2))[0];
-    // each layer sums 64 products of magnitude <= 0.2 |x|: 1e-5 relative is far above f32 noise
-    const std::string report = compare(got, want, {64, 1e-5});
-    CHECK_MESSAGE(report.empty(), report);
   }
+  CHECK(subgraphs == 1);
+  const std::vector<Tensor> in{uniform(Shape{batch, width}, 1), uniform(Shape{width}, 2)};
+  const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
+  const Tensor got = Program<>(g).run(in, with_threads(2))[0];
+  const std::string report = compare(got, want, {64, 1e-5});
+  CHECK_MESSAGE(report.empty(), report);
+}
+
+TEST_CASE("matmul: an MLP becomes one Subgraph per layer, and the Program matches the reference") {
+  for (const int layers : {1, 3, 5})
+    for (const Dim width : {Dim{64}, Dim{128}, Dim{256}})
+      for (const Dim batch : {Dim{1}, Dim{2}, Dim{4}, Dim{8}}) {
+        INFO("layers = " << layers << ", width = " << width << ", batch = " << batch);
+        Graph g;
+        ir::Value x = g.parameter(f32, Shape{batch, width}, "x");
+        std::vector<Tensor> in{uniform(Shape{batch, width}, 1)};
+        for (int l = 0; l < layers; ++l) {
+          const std::string layer = std::to_string(l); // (GCC 12 warns on "w" + to_string(l))
+          const auto w = g.parameter(f32, Shape{width, width}, std::string("w").append(layer));
+          const auto b = g.parameter(f32, Shape{width}, std::string("b").append(layer));
+          x = g.relu(g.add(g.matmul(x, w), b));
+          in.push_back(uniform(Shape{width, width}, 10 + l, -0.2, 0.2));
+          in.push_back(uniform(Shape{width}, 20 + l));
+        }
+        g.result(x, "y");
+        const Graph t = passes::tokenize(g);
+        int subgraphs = 0;
+        for (ir::NodeId id = 0; id < t.size(); ++id)
+          if (const auto* sg = std::get_if<ir::Subgraph<x64::Traits>>(&t.node(id).op)) {
+            ++subgraphs;
+            CHECK(sg->absorbed.size() == 3); // MatMul, Add, Relu
+          }
+        CHECK(subgraphs == layers);
+        const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
+        const Tensor got = Program<>(g).run(in, with_threads(2))[0];
+        // each layer sums up to 256 products of magnitude <= 0.2 |x|: 1e-5 relative is far above
+        // f32 noise
+        const std::string report = compare(got, want, {64, 1e-5});
+        CHECK_MESSAGE(report.empty(), report);
+      }
 }

@@ -12,8 +12,9 @@
 //    with Boost.Graph, ir/graph_view.hpp);
 //  - at most `max_result_outputs` outputs of one Subgraph feed model Results (the seed: one);
 //  - inputs + outputs stay within T::data_pointer_registers (the traits' free data-pointer
-//    GPRs); Constants with one value go inside the body and cost nothing, other Constants stay
-//    outside and count as inputs;
+//    GPRs); Constants with one value, and a MatMul's constant B (its weights, packed when the
+//    kernel is compiled), go inside the body and cost nothing; other Constants stay outside
+//    and count as inputs;
 //  - every output of a Subgraph has the same static shape (the kernel's scheduling domain; a
 //    stricter form of "broadcast-compatible": each output element is stored exactly once);
 //  - inputs and outputs have element types the backend reads and writes
@@ -195,8 +196,9 @@ private:
     Boundary b;
     for (ir::NodeId m : sorted) {
       const auto& n = g_.node(m);
-      for (const ir::Output& o : n.inputs)
-        if (!in.count(o.node) && !is_scalar_constant(g_.node(o.node)) &&
+      for (std::size_t i = 0; i < n.inputs.size(); ++i)
+        if (const ir::Output& o = n.inputs[i];
+            !in.count(o.node) && !inlined(o, n, i) &&
             std::find(b.inputs.begin(), b.inputs.end(), o) == b.inputs.end())
           b.inputs.push_back(o);
       for (std::uint32_t p = 0; p < n.outputs.size(); ++p)
@@ -361,13 +363,22 @@ private:
     return out;
   }
 
-  /// A scalar constant whose every user went into a Subgraph is not needed outside.
+  /// A constant every user of which took it into its Subgraph is not needed outside.
   bool only_feeds_subgraphs(ir::NodeId id) const {
-    if (!is_scalar_constant(g_.node(id))) return false;
+    if (!ir::is<ir::Constant>(g_.node(id).op)) return false;
     for (std::uint32_t p = 0; p < g_.node(id).outputs.size(); ++p)
       for (const ir::Use& u : g_.users(ir::Output{id, p}))
-        if (group_[u.node] == none) return false;
+        if (group_[u.node] == none || !inlined({id, p}, g_.node(u.node), u.input)) return false;
     return true;
+  }
+
+  /// Whether `user` takes this input of its (future) Subgraph into the body instead of as an
+  /// input: a constant with one value (a Scalar in the kernel), or a MatMul's constant B
+  /// (weights, packed at compile time).
+  bool inlined(const ir::Output& o, const ir::Node<T>& user, std::size_t input) const {
+    const ir::Node<T>& c = g_.node(o.node);
+    return is_scalar_constant(c) ||
+           (ir::is<ir::Constant>(c.op) && ir::is<ir::MatMul>(user.op) && input == 1);
   }
 
   void copy(ir::Graph<T>& out, ir::NodeId id) {
@@ -400,7 +411,7 @@ private:
       const auto& node = g_.node(m);
       std::vector<ir::Value> in;
       for (const ir::Output& o : node.inputs) {
-        if (!inner.count(o)) { // a scalar constant: copied in, once per body
+        if (!inner.count(o)) { // a constant taken in (inlined()): copied, once per body
           const auto& c = g_.node(o.node);
           inner[o] = body->make(c.op, {}, c.name)[0];
         }
