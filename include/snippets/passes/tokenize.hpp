@@ -365,7 +365,7 @@ private:
 
   /// A constant every user of which took it into its Subgraph is not needed outside.
   bool only_feeds_subgraphs(ir::NodeId id) const {
-    if (!ir::is<ir::Constant>(g_.node(id).op)) return false;
+    if (!is_scalar_constant(g_.node(id)) && !ir::is<ir::Constant>(g_.node(id).op)) return false;
     for (std::uint32_t p = 0; p < g_.node(id).outputs.size(); ++p)
       for (const ir::Use& u : g_.users(ir::Output{id, p}))
         if (group_[u.node] == none || !inlined({id, p}, g_.node(u.node), u.input)) return false;
