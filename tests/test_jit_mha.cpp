@@ -156,6 +156,27 @@ TEST_CASE("mha: 3-D variants, K given transposed or read transposed") {
   }
 }
 
+TEST_CASE("mha: constant values (V a Constant) are packed at compile time") {
+  const Dim s = 21, kv = 30, d = 19;
+  const Tensor v = uniform(Shape{kv, d}, 4);
+  std::vector<double> values(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) values[i] = v.at(i);
+  Graph g;
+  const auto q = g.parameter(f32, Shape{s, d}, "q");
+  const auto k = g.parameter(f32, Shape{d, kv}, "k");
+  const auto p = g.softmax(g.matmul(q, k), -1);
+  g.result(g.matmul(p, g.constant(f32, Shape{kv, d}, values, "V")));
+  const std::vector<Tensor> in{uniform(Shape{s, d}, 5), uniform(Shape{d, kv}, 6)};
+  const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
+  // |q.k| <= d: the probabilities within 2 (d + 2) d 2^-24 + (2 kv + 16) 2^-24 relative,
+  // and |out| <= max |v| = 1: that times kv is a bound on the absolute error
+  const double bound = (2.0 * (d + 2) * d + 2 * kv + 16) * 0x1p-24 * kv;
+  for_each_isa([&](x64::Isa isa) {
+    const Tensor got = compile(g, {.isa = isa}).run(std::span<const Tensor>(in))[0];
+    for (std::size_t i = 0; i < want.size(); ++i) CHECK(std::fabs(got.at(i) - want.at(i)) <= bound);
+  });
+}
+
 TEST_CASE("mha: odd sizes, row tails and the block tail") {
   // one batch: the rows are shared out in blocks, and the last block is a tail
   for (const Dim s : {Dim{1}, Dim{7}, Dim{17}, Dim{33}, Dim{97}})

@@ -126,7 +126,7 @@ private:
         f.results.push_back(&e);
         continue;
       }
-      if (in_softmax.count(&e)) continue;
+      if (in_softmax.count(&e) || &e == f.stages.back().b) continue; // (a constant B)
       if (&e == mm2) {
         if (f.softmax.ops.empty() || &e.input_expr(0) != f.softmax.ops.back())
           fail(e, "reads A from '" + e.input_expr(0).name +
@@ -168,7 +168,7 @@ private:
         fail(*r, "writes '" + r->input_expr(0).name +
                      "', which this MatMul kernel does not keep (it writes values of the last "
                      "product, or the Softmax): split the subgraph");
-    if (mm2 && mm2->out_desc(0).shape.size() > 2)
+    if (mm2)
       for (std::size_t d = 0; d + 2 < mm2->out_desc(0).shape.size(); ++d)
         if (mm1->out_desc(0).shape[d] != mm2->out_desc(0).shape[d])
           fail(*mm2, "broadcasts the batch of the Softmax it reads; give V the batch of Q");
