@@ -62,6 +62,22 @@ void masked_store(Xbyak::CodeGenerator& h, Xbyak::Address at, Vmm src, Vmm mask)
     h.vmaskmovps(at, mask, src);
 }
 
+/// `count` f32 elements from memory, the other lanes zero: one vector load, or a masked one
+/// (set_tail_mask with `avx2_mask`).
+template <class Vmm>
+void load_elements(Xbyak::CodeGenerator& h, ConstantTable& consts, Vmm dst, Xbyak::Address at,
+                   std::int64_t count, Vmm avx2_mask) {
+  if (count == (std::is_same_v<Vmm, Xbyak::Zmm> ? 16 : 8)) return h.vmovups(dst, at);
+  masked_load(h, dst, at, set_tail_mask(h, consts, avx2_mask, count));
+}
+/// The first `count` lanes of src to memory (the rest untouched), as load_elements.
+template <class Vmm>
+void store_elements(Xbyak::CodeGenerator& h, ConstantTable& consts, Xbyak::Address at, Vmm src,
+                    std::int64_t count, Vmm avx2_mask) {
+  if (count == (std::is_same_v<Vmm, Xbyak::Zmm> ? 16 : 8)) return h.vmovups(at, src);
+  masked_store(h, at, src, set_tail_mask(h, consts, avx2_mask, count));
+}
+
 /// dst = `count` f32 elements `stride` apart from `at` (the other lanes 0), with VGATHERDPS.
 /// `index` receives the lane offsets; `mask` is the AVX2 gather mask (it also holds the tail
 /// mask there), AVX-512 uses k1.

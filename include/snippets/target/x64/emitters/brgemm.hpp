@@ -282,6 +282,11 @@ private:
     h_.add(bk, static_cast<int>(s.panel_width() * 4));
     h_.dec(depth);
     h_.jnz(loop, Xbyak::CodeGenerator::T_NEAR);
+    if (row_scales_ >= 0) // A's rows were left unnormalised: the scale of each row, once
+      for (int r = 0; r < rows; ++r) {
+        h_.vbroadcastss(bcast, h_.ptr[a_ + static_cast<int>((row_scales_ + r) * 4)]);
+        for (int j = 0; j < n_v; ++j) h_.vmulps(accs[r * n_v + j], accs[r * n_v + j], bcast);
+      }
     for (int r = 0; r < rows; ++r)
       for (int j = 0; j < n_v; ++j) {
         const std::int64_t count = std::min<std::int64_t>(lanes, width - j * lanes);
@@ -292,10 +297,6 @@ private:
   /// The epilogue on one accumulator: row r of the tile, vector j of the panel.
   void emit_epilogue(Vmm accumulator, int r, int j, std::int64_t count, int first_temp) {
     auto temp = [&](int t) { return Vmm(first_temp + t); };
-    if (row_scales_ >= 0) {
-      h_.vbroadcastss(scratch_[0], h_.ptr[a_ + static_cast<int>((row_scales_ + r) * 4)]);
-      h_.vmulps(accumulator, accumulator, scratch_[0]);
-    }
     for (const E* x : epilogue_) {
       auto value = [&](std::size_t i) {
         const E* src = &x->input_expr(i);
@@ -349,18 +350,13 @@ private:
       load(dst, at, count);
   }
 
-  /// k1 (AVX-512) or the AVX2 mask, in the first scratch register, for `count` lanes.
-  Vmm tail_mask(std::int64_t count) {
-    return set_tail_mask(h_, consts_, avx512 ? Vmm(0) : scratch_[0], count);
-  }
-  /// `count` elements (the rest zero) from memory.
+  /// `count` elements (the rest zero) from memory; the AVX2 mask goes to the first scratch
+  /// register (AVX-512 uses k1, and its scratch list may be empty).
   void load(Vmm dst, const Xbyak::Address& at, std::int64_t count) {
-    if (count == lanes) return h_.vmovups(dst, at);
-    masked_load(h_, dst, at, tail_mask(count));
+    load_elements(h_, consts_, dst, at, count, avx512 ? Vmm(0) : scratch_[0]);
   }
   void store(const Xbyak::Address& at, Vmm src, std::int64_t count) {
-    if (count == lanes) return h_.vmovups(at, src);
-    masked_store(h_, at, src, tail_mask(count));
+    store_elements(h_, consts_, at, src, count, avx512 ? Vmm(0) : scratch_[0]);
   }
 
   Xbyak::CodeGenerator& h_;

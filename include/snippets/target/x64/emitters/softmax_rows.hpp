@@ -143,14 +143,10 @@ private:
 
   /// `count` elements (the rest zero); a partial vector sets the tail mask (k1 / mask()).
   void load(Vmm dst, const Xbyak::Address& at, std::int64_t count) {
-    if (count == lanes) return h_.vmovups(dst, at);
-    set_tail_mask(h_, consts_, mask(), count);
-    masked_load(h_, dst, at, mask());
+    load_elements(h_, consts_, dst, at, count, mask());
   }
   void store(const Xbyak::Address& at, Vmm src, std::int64_t count) {
-    if (count == lanes) return h_.vmovups(at, src);
-    set_tail_mask(h_, consts_, mask(), count);
-    masked_store(h_, at, src, mask());
+    store_elements(h_, consts_, at, src, count, mask());
   }
 
   Xbyak::CodeGenerator& h_;
