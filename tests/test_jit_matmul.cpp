@@ -240,12 +240,6 @@ TEST_CASE("matmul: bodies outside the Brgemm form are rejected with a clear erro
     g.result(g.reduce_sum(y, {-1}, true));
     CHECK(error_id([&] { compile(g); }) == "snippets.compile.unsupported_matmul");
   }
-  SUBCASE("bf16 operands") {
-    Graph g;
-    g.result(g.matmul(g.parameter(ElementType::bf16, Shape{4, 4}),
-                      g.parameter(ElementType::bf16, Shape{4, 4})));
-    CHECK(error_id([&] { compile(g); }) == "snippets.compile.unsupported_matmul");
-  }
   SUBCASE("dynamic shapes") {
     Graph g;
     g.result(g.matmul(g.parameter(f32, Shape{dynamic, 4}), g.parameter(f32, Shape{4, 4})));

@@ -8,7 +8,9 @@
 // p = exp(s - max) / sum is then off by a relative 2 ds plus a few ulp of the exp, the sum
 // (N * 2^-24) and the scaling; the output sum_j p_j v_j by that relative error times
 // sum_j p_j |v_j| (the reference computes it), plus (N + 2) * 2^-24 of the same for its own
-// sum. So: bound = (2 ds + (2 N + 16) * 2^-24) * (P |V|).
+// sum. So: bound = (2 ds + (2 N + 16) * 2^-24) * (P |V|). With bf16 inputs (exact in f32, the
+// scores and probabilities stay f32 in the kernel and double in the reference) a bf16 output
+// may be one bf16 ulp further: bound + 2^-7 * (|out| + bound).
 #include "matmul_test_util.hpp"
 
 using namespace snippets;
@@ -25,7 +27,8 @@ struct Attention {
   bool planar = false;
   bool k_rows = false;
   double scale = 0.125;
-  Dim kv = 0; // keys and values (0: s)
+  Dim kv = 0;             // keys and values (0: s)
+  ElementType type = f32; // of every input and the output
 
   Dim keys() const { return kv ? kv : s; }
   std::vector<Shape> inputs() const {
@@ -51,9 +54,9 @@ struct Attention {
 /// scores, 3 the bare product Q K^T.
 ir::Value attention(Graph& g, const Attention& a, int upto = 0) {
   const auto in = a.inputs();
-  auto q = g.parameter(f32, in[0], "q");
-  auto k = g.parameter(f32, in[1], "k");
-  auto v = g.parameter(f32, in[2], "v");
+  auto q = g.parameter(a.type, in[0], "q");
+  auto k = g.parameter(a.type, in[1], "k");
+  auto v = g.parameter(a.type, in[2], "v");
   if (!a.planar) {
     q = g.transpose(q, {0, 2, 1, 3});
     k = g.transpose(k, {0, 2, 3, 1});
@@ -61,8 +64,8 @@ ir::Value attention(Graph& g, const Attention& a, int upto = 0) {
   }
   auto scores = g.matmul(q, k, false, a.planar && a.k_rows);
   if (upto == 3) return scores;
-  scores = g.multiply(scores, g.constant(f32, Shape{1}, {a.scale}, "scale"));
-  if (a.mask.rank()) scores = g.add(scores, g.parameter(f32, a.mask, "mask"));
+  scores = g.multiply(scores, g.constant(a.type, Shape{1}, {a.scale}, "scale"));
+  if (a.mask.rank()) scores = g.add(scores, g.parameter(a.type, a.mask, "mask"));
   if (upto == 2) return scores;
   const auto p = g.softmax(scores, -1);
   if (upto == 1) return p;
@@ -78,7 +81,11 @@ Graph build(const Attention& a, int upto = 0) {
 
 std::vector<Tensor> make_inputs(const Attention& a, std::uint64_t seed) {
   std::vector<Tensor> in;
-  for (const Shape& s : a.inputs()) in.push_back(uniform(s, ++seed, -2, 2));
+  for (const Shape& s : a.inputs()) {
+    const Tensor t = uniform(s, ++seed, -2, 2);
+    in.emplace_back(a.type, s);
+    for (std::size_t i = 0; i < t.size(); ++i) in.back().set(i, t.at(i));
+  }
   return in;
 }
 
@@ -104,8 +111,20 @@ Tensor attention_bound(const Attention& a, const std::vector<Tensor>& in) {
   // P |V|: the same graph on |V| (the probabilities do not depend on V)
   std::vector<Tensor> with_abs_v = in;
   with_abs_v[2] = absolute(in[2]);
-  return scaled(reference::evaluate(build(a), std::span<const Tensor>(with_abs_v))[0],
-                probability_error(a, in));
+  Attention wide = a; // P |V| itself, not rounded to the output type
+  wide.type = f32;
+  for (Tensor& t : with_abs_v) {
+    Tensor w(f32, t.shape());
+    for (std::size_t i = 0; i < t.size(); ++i) w.set(i, t.at(i));
+    t = std::move(w);
+  }
+  Tensor bound = scaled(reference::evaluate(build(wide), std::span<const Tensor>(with_abs_v))[0],
+                        probability_error(wide, with_abs_v));
+  if (a.type == f32) return bound;
+  const Tensor want = reference::evaluate(build(a), std::span<const Tensor>(in))[0];
+  for (std::size_t i = 0; i < bound.size(); ++i)
+    bound.set(i, bound.at(i) + 0x1p-7 * (std::fabs(want.at(i)) + bound.at(i)));
+  return bound;
 }
 
 void check_attention(const Attention& a, std::vector<int> threads = {1, 3}) {
@@ -115,13 +134,17 @@ void check_attention(const Attention& a, std::vector<int> threads = {1, 3}) {
   const std::vector<Tensor> want = reference::evaluate(g, std::span<const Tensor>(in));
   const Tensor bound = attention_bound(a, in);
   for_each_isa([&](x64::Isa isa) {
-    const CompiledKernel k = compile(g, {.isa = isa});
-    for (const int n : threads) {
-      INFO("threads = " << n);
-      const auto got = k.run(std::span<const Tensor>(in), with_threads(n));
-      REQUIRE(got[0].shape() == want[0].shape());
-      const std::string report = compare_bounded(got[0], want[0], bound);
-      CHECK_MESSAGE(report.empty(), report);
+    for (const bool native : {true, false}) {
+      if (!native && (a.type == f32 || isa != x64::Isa::avx512)) continue;
+      INFO("native_bf16 = " << native);
+      const CompiledKernel k = compile(g, {.isa = isa, .native_bf16 = native});
+      for (const int n : threads) {
+        INFO("threads = " << n);
+        const auto got = k.run(std::span<const Tensor>(in), with_threads(n));
+        REQUIRE(got[0].shape() == want[0].shape());
+        const std::string report = compare_bounded(got[0], want[0], bound);
+        CHECK_MESSAGE(report.empty(), report);
+      }
     }
   });
 }
@@ -137,6 +160,18 @@ int count_subgraphs(const Graph& t) {
 
 TEST_CASE("mha: Q, K, V [1,128,12,64] with a mask [1,12,128,128], transposes folded") {
   check_attention({.b = 1, .s = 128, .h = 12, .d = 64, .mask = Shape{1, 12, 128, 128}}, {2});
+}
+
+TEST_CASE("mha: bf16 Q, K, V, mask and output (Q K^T in bf16 pairs when D is even)") {
+  check_attention({.b = 1,
+                   .s = 128,
+                   .h = 12,
+                   .d = 64,
+                   .mask = Shape{1, 12, 128, 128},
+                   .type = ElementType::bf16},
+                  {2});
+  for (const Dim d : {Dim{15}, Dim{32}})
+    check_attention({.b = 2, .s = 33, .h = 3, .d = d, .kv = 17, .type = ElementType::bf16});
 }
 
 TEST_CASE("mha: [2,68,6,92] with a broadcast mask [1,1,68,68]") {
@@ -218,15 +253,19 @@ TEST_CASE("mha: MatMul -> Softmax as a kernel of its own, the Softmax written in
 }
 
 TEST_CASE("mha: the tokenizer makes the attention block one Subgraph, and the Program matches") {
-  const Attention a{.b = 1, .s = 32, .h = 4, .d = 16, .mask = Shape{1, 4, 32, 32}};
-  Graph g = build(a);
-  const Graph t = passes::tokenize(g);
-  CHECK(count_subgraphs(t) == 1);
-  const std::vector<Tensor> in = make_inputs(a, 9);
-  const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
-  const Tensor got = Program<>(g).run(in, with_threads(2))[0];
-  const std::string report = compare_bounded(got, want, attention_bound(a, in));
-  CHECK_MESSAGE(report.empty(), report);
+  for (const ElementType type : {f32, ElementType::bf16}) {
+    INFO(to_string(type));
+    const Attention a{.b = 1, .s = 32, .h = 4, .d = 16, .mask = Shape{1, 4, 32, 32}, .type = type};
+    Graph g = build(a);
+    const Graph t = passes::tokenize(g);
+    CHECK(count_subgraphs(t) == 1);
+    CHECK(t.size() == a.inputs().size() + 2); // the inputs, the Subgraph and the Result
+    const std::vector<Tensor> in = make_inputs(a, 9);
+    const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
+    const Tensor got = Program<>(g).run(in, with_threads(2))[0];
+    const std::string report = compare_bounded(got, want, attention_bound(a, in));
+    CHECK_MESSAGE(report.empty(), report);
+  }
 }
 
 TEST_CASE("mha: the attention Subgraph is sealed; ops after it form their own") {

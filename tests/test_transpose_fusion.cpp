@@ -52,8 +52,12 @@ Graph chain(const Shape& x_shape, const Order& order) {
 
 std::vector<Tensor> inputs_of(const Graph& g, std::uint64_t seed = 7) {
   std::vector<Tensor> in;
-  for (NodeId p : g.parameters())
-    in.push_back(make_tensor(g.node(p).outputs[0].shape, seed++, Pattern::finite));
+  for (NodeId p : g.parameters()) {
+    const ir::TensorType& t = g.node(p).outputs[0];
+    const Tensor values = make_tensor(t.shape, seed++, Pattern::finite);
+    in.push_back(Tensor(t.type, t.shape));
+    for (std::size_t i = 0; i < values.size(); ++i) in.back().set(i, values.at(i));
+  }
   return in;
 }
 
@@ -433,6 +437,11 @@ TEST_CASE("JIT: transposed outputs, and inputs and outputs transposed in one ker
   const Graph canonical = passes::DefaultDataFlow{}.run(g);
   CHECK(count_ops(canonical, "Transpose") == 0);
   check_jit(g, inputs_of(g), {.tol = {2, 1e-6}, .threads = {1, 2}});
+  // a bf16 output keeps its layout through the Convert that AlignElementTypes puts before it
+  Graph h;
+  auto z = h.parameter(ElementType::bf16, bshd, "z");
+  h.result(h.transpose(h.relu(z), {0, 2, 1, 3}), "out");
+  check_jit(h, inputs_of(h), {.threads = {1, 2}});
 }
 
 TEST_CASE("tokenize: a Transpose that keeps the last axis last ends the Subgraph before a "

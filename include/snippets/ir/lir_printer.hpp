@@ -70,7 +70,7 @@ void print_expression(std::ostream& os, const Expression<T>& e, const LirPrintOp
         if constexpr (std::is_same_v<Tag, Brgemm>)
           os << " m" << tag.m << " n" << tag.shape.n << " k" << tag.shape.k << " tile "
              << tag.shape.m_r << 'x' << tag.shape.n_r << " epilogue " << tag.epilogue
-             << (tag.b_packed ? " packed" : "");
+             << (tag.b_packed ? " packed" : "") << (tag.shape.pairs ? " bf16 pairs" : "");
         if constexpr (std::is_same_v<Tag, SoftmaxRows>)
           os << " rows" << tag.rows << " n" << tag.n << " stride " << tag.row_stride;
         if constexpr (std::is_same_v<Tag, Buffer>)

@@ -74,21 +74,31 @@ SNIPPETS_LOWERED_TAG(Buffer, std::int64_t elements = 0; std::int64_t offset = -1
 /// n_r * lanes, zero past n (each row of a panel is one contiguous run of w floats).
 /// Strides are in elements: A is read at row * a_row + depth * a_depth (a transposed A swaps
 /// them), and B (before packing) at depth * b_depth + column * b_col.
+/// A and B are f32 or bf16 in memory (`a_type`, `b_type`). With `pairs` (both bf16, AVX-512
+/// with AVX512_BF16) each panel row is a pair of depths: w dwords, each holding the bf16 of
+/// depths 2i and 2i + 1 of one column (the second zero past k), multiplied by VDPBF16PS.
+/// Otherwise panels hold f32, converted from bf16 when B is bf16.
 struct BrgemmShape {
   std::int64_t n = 0, k = 0;
   std::int64_t a_row = 0, a_depth = 1;
   std::int64_t b_depth = 0, b_col = 1;
   int m_r = 1, n_r = 1, lanes = 16;
+  ElementType a_type = ElementType::f32, b_type = ElementType::f32;
+  bool pairs = false;
   std::int64_t panel_width() const { return std::int64_t{n_r} * lanes; }
   std::int64_t panels() const { return (n + panel_width() - 1) / panel_width(); }
-  std::int64_t packed_elements() const { return panels() * k * panel_width(); }
+  /// Rows of a panel: one per depth, or one per pair of depths.
+  std::int64_t panel_rows() const { return pairs ? (k + 1) / 2 : k; }
+  /// 4-byte words of the packed B.
+  std::int64_t packed_elements() const { return panels() * panel_rows() * panel_width(); }
   bool operator==(const BrgemmShape&) const = default;
 };
 
 /// Brgemm(A, packed B): the product of `m` rows of A (from where A's pointer is now, plus
 /// `a_offset` elements) with all of B, and then the `epilogue` expressions that follow it in
 /// the LIR (elementwise ops on the product and Stores of their results), computed on the
-/// accumulator registers. `b_packed`: B's panels, packed at compile time (constant weights);
+/// accumulator registers. `b_packed`: B's panels, packed at compile time (constant weights;
+/// 4-byte words: f32, or bf16 pairs);
 /// otherwise input 1 is the BrgemmCopyB that packed them into scratch (data pointer
 /// `b_pointer`, `b_offset` elements on). `row_scales` >= 0: row r of the product is first
 /// multiplied by the element at `row_scales` + r from A's data pointer (a SoftmaxRows left

@@ -77,7 +77,7 @@ struct AlignElementTypes {
             if (out.type(in[0]).type == want) return std::nullopt;
             const auto back = out.make(ir::Convert{want}, {in[0]},
                                        n.name + "/" + std::string(to_string(want)))[0];
-            out.result(back, n.name);
+            out.make(n.op, {back}, n.name); // the Result as it was (its layout too)
             return std::vector<ir::Value>{};
           }
           if (ir::is<ir::Parameter>(n.op) || ir::is<ir::Convert>(n.op)) {

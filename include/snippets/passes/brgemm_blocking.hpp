@@ -6,10 +6,11 @@
 //  - ProductStrides: where an epilogue tensor's elements are, per row and per column;
 //  - EpiloguePlan: the vector temporaries an epilogue needs beside the accumulators;
 //  - choose_tile() / block_rows(): the register tile and the rows per Brgemm;
-//  - pack_b(): constant weights in the panel layout, at compile time.
+//  - pack_b(): constant weights in the panel layout (f32 or bf16 pairs), at compile time.
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <memory>
 #include <set>
@@ -31,9 +32,13 @@ struct ProductStrides {
 };
 
 /// The extents and strides of `mm` reading A and B through these ports (shapes right-aligned
-/// to the product's rank). `lanes`: elements per vector register.
+/// to the product's rank), of types `a_type` and `b_type` (f32 or bf16). `lanes`: elements per
+/// vector register; `pairs`: VDPBF16PS is there. Two bf16 operands are multiplied in pairs of
+/// depths when A's depths are contiguous and B's pairs can be packed (rows contiguous, or
+/// columns contiguous with an even depth and column stride, read as dwords).
 inline ir::BrgemmShape brgemm_shape(const ir::MatMul& mm, const ir::PortDescriptor& a,
-                                    const ir::PortDescriptor& b, int lanes) {
+                                    const ir::PortDescriptor& b, int lanes, ElementType a_type,
+                                    ElementType b_type, bool pairs) {
   const std::size_t R = a.shape.size();
   const std::size_t a_row = mm.transpose_a ? R - 1 : R - 2, a_depth = R + R - 3 - a_row;
   const std::size_t b_depth = mm.transpose_b ? R - 1 : R - 2, b_col = R + R - 3 - b_depth;
@@ -44,7 +49,14 @@ inline ir::BrgemmShape brgemm_shape(const ir::MatMul& mm, const ir::PortDescript
   s.a_depth = stride_along(a, a_depth);
   s.b_depth = stride_along(b, b_depth);
   s.b_col = stride_along(b, b_col);
+  if (s.n == 1) s.b_col = 1; // a stride along an extent of 1 is never taken
+  if (s.k == 1) s.a_depth = s.b_depth = 1;
   s.lanes = lanes;
+  s.a_type = a_type;
+  s.b_type = b_type;
+  const bool bf16 = a_type == ElementType::bf16 && b_type == ElementType::bf16;
+  const bool b_pairs = s.b_col == 1 || (s.b_depth == 1 && s.k % 2 == 0 && s.b_col % 2 == 0);
+  s.pairs = pairs && bf16 && s.a_depth == 1 && b_pairs;
   return s;
 }
 
@@ -120,17 +132,24 @@ inline std::int64_t block_rows(int m_r, Dim M, std::int64_t row_bytes, bool para
   return std::min<std::int64_t>(rows, M);
 }
 
-/// B (planar values of a [K, N] or transposed [N, K] constant) in the panels of `s`.
+/// B (planar values of a [K, N] or transposed [N, K] constant) in the panels of `s` (f32, or
+/// bf16 pairs bit-cast into the 4-byte words).
 inline std::shared_ptr<const std::vector<float>> pack_b(const std::vector<double>& values,
                                                         const ir::BrgemmShape& s) {
   auto out = std::make_shared<std::vector<float>>(std::size_t(s.packed_elements()), 0.0f);
-  const std::int64_t w = s.panel_width();
+  const std::int64_t w = s.panel_width(), rows = s.panel_rows();
+  auto value = [&](std::int64_t k, std::int64_t col) {
+    if (k >= s.k) return 0.0;
+    return values.size() == 1 ? values[0] : values[std::size_t(k * s.b_depth + col * s.b_col)];
+  };
   for (std::int64_t p = 0; p < s.panels(); ++p)
-    for (std::int64_t k = 0; k < s.k; ++k)
+    for (std::int64_t r = 0; r < rows; ++r)
       for (std::int64_t c = 0; c < w && p * w + c < s.n; ++c) {
-        const std::int64_t at = k * s.b_depth + (p * w + c) * s.b_col;
-        (*out)[std::size_t((p * s.k + k) * w + c)] =
-            static_cast<float>(values.size() == 1 ? values[0] : values[std::size_t(at)]);
+        const std::int64_t col = p * w + c;
+        (*out)[std::size_t((p * rows + r) * w + c)] =
+            s.pairs ? std::bit_cast<float>(std::uint32_t{bf16_bits(value(2 * r, col))} |
+                                           std::uint32_t{bf16_bits(value(2 * r + 1, col))} << 16)
+                    : static_cast<float>(value(r, col));
       }
   return out;
 }

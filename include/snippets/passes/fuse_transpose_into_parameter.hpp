@@ -14,6 +14,8 @@
 //    dimension is strided);
 //  - chains Parameter -> Transpose -> Transpose fold into one Parameter (orders compose), and
 //    a Parameter that is already a strided read composes the same way;
+//  - a gathered innermost axis (the last axis strided) of an input that is not f32 is folded
+//    only when MatMuls are its only readers (they read any strides; gathers load f32 only);
 //  - an identity Transpose anywhere is removed;
 //  - anything else is left as it was: a Parameter with other consumers, a Transpose of a
 //    computed value, a Parameter whose layout is blocked or taken by the body (not a strided
@@ -23,6 +25,7 @@
 // Runs before Canonicalize (default_pipelines.hpp), which rank-aligns the new layouts.
 #pragma once
 
+#include <algorithm>
 #include <set>
 
 #include "snippets/passes/data_flow.hpp"
@@ -59,8 +62,11 @@ struct FuseTransposeIntoParameter {
         cur = ir::Output{user.id, 0};
       }
       if (cur.node == p) continue;
-      // a gathered innermost axis is read with VGATHERDPS, which loads f32 only
-      if (memory.back() != rank - 1 && q.output.type != ElementType::f32) continue;
+      // a gathered innermost axis is read with VGATHERDPS, which loads f32 only; MatMuls read
+      // their operands through any strides (Brgemm, BrgemmCopyB)
+      if (memory.back() != rank - 1 && q.output.type != ElementType::f32 &&
+          !only_matmuls(body, cur))
+        continue;
       folded.insert(chain.begin(), chain.end());
       q.layout = memory == identity(rank) ? Layout{} : Layout::permuted(memory);
       q.strided_read = !q.layout.is_planar();
@@ -79,6 +85,12 @@ struct FuseTransposeIntoParameter {
   }
 
 private:
+  template <class T> static bool only_matmuls(const ir::Graph<T>& body, ir::Output v) {
+    const auto uses = body.users(v);
+    return std::all_of(uses.begin(), uses.end(), [&](const ir::Use& u) {
+      return std::holds_alternative<ir::MatMul>(body.node(u.node).op);
+    });
+  }
   static std::vector<std::size_t> identity(std::size_t rank) {
     std::vector<std::size_t> v(rank);
     for (std::size_t i = 0; i < rank; ++i) v[i] = i;

@@ -172,14 +172,21 @@ private:
       for (std::size_t d = 0; d + 2 < mm2->out_desc(0).shape.size(); ++d)
         if (mm1->out_desc(0).shape[d] != mm2->out_desc(0).shape[d])
           fail(*mm2, "broadcasts the batch of the Softmax it reads; give V the batch of Q");
+    for (const Stage<T>& s : f.stages)
+      for (const E* x : {&s.mm->input_expr(0), s.b})
+        if (x->data_index < lir.num_inputs && std::holds_alternative<ir::Parameter>(x->op) &&
+            !product_type(lir.arg_types.at(x->data_index)))
+          fail(*s.mm, "reads '" + x->name + "' as " +
+                          std::string(to_string(lir.arg_types.at(x->data_index))) +
+                          "; a MatMul multiplies f32 or bf16 (convert outside)");
     for (std::size_t i = 0; i < lir.num_inputs; ++i)
-      if (lir.arg_types.at(i) != ElementType::f32)
-        fail(*mm1, "is in a kernel with a non-f32 input; MatMul kernels read f32 for now");
+      if (lir.arg_types.at(i) == ElementType::boolean)
+        fail(*mm1, "is in a kernel with a boolean input; its epilogue reads numbers only");
     for (E* r : f.results)
-      if (lir.arg_types.at(r->data_index) != ElementType::f32 ||
+      if (lir.arg_types.at(r->data_index) == ElementType::boolean ||
           ProductStrides(r->in_desc(0)).col > 1)
-        fail(*r, "is not an f32 output with its last axis contiguous; MatMul kernels write "
-                 "f32 rows (convert or transpose outside)");
+        fail(*r, "is not a numeric output with its last axis contiguous; MatMul kernels write "
+                 "rows of numbers (transpose outside)");
     return f;
   }
 
@@ -216,6 +223,22 @@ private:
     return s;
   }
 
+  static bool product_type(ElementType t) {
+    return t == ElementType::f32 || t == ElementType::bf16;
+  }
+  /// The type a product reads `x` as: its argument's, or bf16 for a constant whose values all
+  /// are bf16 when A is bf16 (weights given as bf16, then widened by AlignElementTypes).
+  template <class T>
+  static ElementType operand_type(const ir::LinearIR<T>& lir, const ir::Expression<T>& x,
+                                  ElementType a_type) {
+    if (const auto* c = std::get_if<ir::Constant>(&x.op)) {
+      const bool bf16 = std::all_of(c->values.begin(), c->values.end(),
+                                    [](double v) { return round_to(ElementType::bf16, v) == v; });
+      return bf16 && a_type == ElementType::bf16 ? ElementType::bf16 : ElementType::f32;
+    }
+    return x.data_index < lir.num_inputs ? lir.arg_types.at(x.data_index) : ElementType::f32;
+  }
+
   template <class T> static void build(ir::LinearIR<T>& lir, PassContext<T>& ctx, Form<T>& f) {
     using E = ir::Expression<T>;
     Stage<T>& s1 = f.stages.front();
@@ -229,18 +252,21 @@ private:
                          "); outputs must have the product's shape");
     const Dim M = out[R - 2];
     const int lanes = ctx.config.lanes;
-    s1.shape =
-        brgemm_shape(std::get<ir::MatMul>(s1.mm->op), a.out_desc(0), s1.b->out_desc(0), lanes);
-    if (f.stages.size() == 2) // A: the Softmax, rows of the scores in scratch
+    const ElementType a_type = operand_type(lir, a, ElementType::f32);
+    s1.shape = brgemm_shape(std::get<ir::MatMul>(s1.mm->op), a.out_desc(0), s1.b->out_desc(0),
+                            lanes, a_type, operand_type(lir, *s1.b, a_type), lir.native_bf16);
+    if (f.stages.size() == 2) // A: the Softmax, rows of the scores (f32) in scratch
       last.shape = brgemm_shape(std::get<ir::MatMul>(last.mm->op), {out1, {}, {}},
-                                last.b->out_desc(0), lanes);
+                                last.b->out_desc(0), lanes, ElementType::f32,
+                                operand_type(lir, *last.b, ElementType::f32), false);
 
     // the Stores of the outputs, after the last epilogue
     const std::size_t n_args = lir.num_inputs + lir.num_outputs;
     auto add_store = [&](ir::PortConnector<T>* v, std::size_t index, ir::PortDescriptor desc,
                          std::int64_t offset, const std::string& name) -> E& {
-      E& st = lir.insert_node(lir.find(*f.results.front()), ir::Store{0, offset, ElementType::f32},
-                              {v}, 1, {}, name);
+      const ElementType t = index < n_args ? lir.arg_types.at(index) : ElementType::f32;
+      E& st =
+          lir.insert_node(lir.find(*f.results.front()), ir::Store{0, offset, t}, {v}, 1, {}, name);
       st.data_index = index;
       st.out_desc(0) = std::move(desc);
       return st;
@@ -255,6 +281,11 @@ private:
     for (std::size_t d = 0; d + 2 < R; ++d)
       if (out[d] > 1) batch.push_back(d);
 
+    for (const Stage<T>& s : f.stages)
+      if (s.shape.b_type == ElementType::bf16 && !s.shape.pairs && s.shape.b_col != 1 &&
+          s.shape.b_depth != 1 && !std::holds_alternative<ir::Constant>(s.b->op))
+        fail(*s.mm, "reads a bf16 B whose rows and columns are both strided; pass it planar "
+                    "or transposed");
     for (Stage<T>& s : f.stages) { // the tile fixes the panels, so the packed size
       choose_tile(s.shape, M, *s.mm, std::span<E* const>(s.epilogue), ctx.config);
       if (std::holds_alternative<ir::Constant>(s.b->op)) {
@@ -329,12 +360,18 @@ private:
       std::size_t index;
       std::int64_t row;
       ir::PortDescriptor desc;
+      std::int64_t bytes; // per element
     };
-    std::vector<Arg> args{{a.data_index, s1.shape.a_row, a.out_desc(0)}};
+    auto bytes = [&](std::size_t index) {
+      return static_cast<std::int64_t>(size_of(lir.arg_types.at(index)));
+    };
+    std::vector<Arg> args{{a.data_index, s1.shape.a_row, a.out_desc(0), bytes(a.data_index)}};
     for (E* x : extras)
-      args.push_back({x->data_index, ProductStrides(x->out_desc(0)).row, x->out_desc(0)});
+      args.push_back({x->data_index, ProductStrides(x->out_desc(0)).row, x->out_desc(0),
+                      bytes(x->data_index)});
     for (E* r : f.results)
-      args.push_back({r->data_index, ProductStrides(r->in_desc(0)).row, r->in_desc(0)});
+      args.push_back(
+          {r->data_index, ProductStrides(r->in_desc(0)).row, r->in_desc(0), bytes(r->data_index)});
 
     lir.domain.clear();
     for (std::size_t d : batch) lir.domain.push_back(out[d]);
@@ -378,7 +415,7 @@ private:
       b_source[s] = &copy.output(0);
       for (std::size_t i = 0; i < depth; ++i)
         add_port(lir, ids[i], copy, s->b->data_index, stride_along(s->b->out_desc(0), batch[i]),
-                 out[batch[i]]);
+                 out[batch[i]], bytes(s->b->data_index));
     }
 
     // the group: each Brgemm with its epilogue and Stores (and the SoftmaxRows between),
@@ -419,9 +456,10 @@ private:
     E& first = *group.front();
     for (std::size_t i = 0; i < batch.size(); ++i)
       for (const Arg& g : args)
-        add_port(lir, ids[i], first, g.index, stride_along(g.desc, batch[i]), out[batch[i]]);
+        add_port(lir, ids[i], first, g.index, stride_along(g.desc, batch[i]), out[batch[i]],
+                 g.bytes);
     for (const Arg& g : args) {
-      ir::LoopPort p{&first, g.index, g.row * m_blk, rest ? 0 : -g.row * M, 4, false};
+      ir::LoopPort p{&first, g.index, g.row * m_blk, rest ? 0 : -g.row * M, g.bytes, false};
       lir.loops().at(m_id).ports.push_back(p);
     }
     if (rest) add_tail(lir, group, m_id, rest, args);
@@ -440,9 +478,10 @@ private:
 
   template <class T>
   static void add_port(ir::LinearIR<T>& lir, std::size_t loop, const ir::Expression<T>& e,
-                       std::size_t arg, std::int64_t stride, std::int64_t work) {
+                       std::size_t arg, std::int64_t stride, std::int64_t work,
+                       std::int64_t bytes) {
     if (stride == 0) return;
-    lir.loops().at(loop).ports.push_back({&e, arg, stride, -stride * work, 4, false});
+    lir.loops().at(loop).ports.push_back({&e, arg, stride, -stride * work, bytes, false});
   }
 
   /// The last M % m_blk rows: a copy of the group in a loop that runs once, after the M loop
@@ -468,7 +507,8 @@ private:
                                              });
     const ir::Expression<T>* first = copies.front();
     for (const auto& g : args)
-      if (g.row) lir.loops().at(t_id).ports.push_back({first, g.index, 0, -g.row * done, 4, false});
+      if (g.row)
+        lir.loops().at(t_id).ports.push_back({first, g.index, 0, -g.row * done, g.bytes, false});
   }
 };
 

@@ -21,10 +21,11 @@
 //    (backend_io_type_supported<T>); ops compute on f32, f16, bf16, i8, u8 or boolean values
 //    (AlignElementTypes computes the narrow ones in f32 and keeps their rounding), and i32
 //    values only go through a Convert (not to i32 or bf16: a kernel reads i32 as f32);
-//  - a MatMul (static, f32, operands of rank >= 2) starts its own Subgraph: its operands come
-//    from outside (inputs, or Transposes of inputs; a constant B stays a Constant and is packed
-//    at compile time), and what joins it are elementwise ops of the product's shape (its
-//    epilogue, passes/lower_brgemm.hpp), within LowerBrgemm::max_operands tensors, and a
+//  - a MatMul (static, f32 or bf16, operands of rank >= 2) starts its own Subgraph: its
+//    operands come from outside (inputs, or Transposes of inputs; a constant B stays a
+//    Constant and is packed at compile time), and what joins it are elementwise ops of the
+//    product's shape on f32 or bf16 values (its epilogue, passes/lower_brgemm.hpp), within
+//    LowerBrgemm::max_operands tensors, and a
 //    Softmax of that value; a second MatMul that reads the Softmax joins too (attention:
 //    [Transpose] -> MatMul -> [scale, mask] -> Softmax -> MatMul -> [Transpose]), and seals
 //    the Subgraph: only a Transpose of its output joins after it;
@@ -65,6 +66,9 @@ template <class T> struct TokenizeOptions {
 
 namespace detail {
 
+/// The types of MatMul kernels' operands, epilogue values and inputs.
+inline bool brgemm_type(ElementType t) { return t == ElementType::f32 || t == ElementType::bf16; }
+
 template <class T> bool is_scalar_constant(const ir::Node<T>& n) {
   return uniform_value<T>(n.op).has_value();
 }
@@ -93,9 +97,9 @@ template <class T> bool backend_can_fuse(const ir::Graph<T>& g, const ir::Node<T
     if (!type_ok(g.type(o).type)) return false;
   for (const auto& t : n.outputs)
     if (!type_ok(t.type)) return false;
-  if (ir::is<ir::MatMul>(n.op)) { // a Brgemm: f32 operands of rank >= 2
+  if (ir::is<ir::MatMul>(n.op)) { // a Brgemm: f32 or bf16 operands of rank >= 2
     for (const ir::Output& o : n.inputs)
-      if (g.type(o).type != ElementType::f32 || g.type(o).shape.rank() < 2) return false;
+      if (!brgemm_type(g.type(o).type) || g.type(o).shape.rank() < 2) return false;
     return T::template fusable<ir::MatMul>;
   }
   if (ir::is<ir::Transpose>(n.op)) // folded into a load; allowed() keeps it on an input
@@ -281,7 +285,7 @@ private:
       const bool elementwise = c == ir::OpCategory::unary || c == ir::OpCategory::binary ||
                                ir::is<ir::Select>(n.op) || ir::is<ir::PRelu>(n.op);
       if (late || !elementwise || n.outputs[0].shape != mm1.outputs[0].shape ||
-          n.outputs[0].type != ElementType::f32)
+          !brgemm_type(n.outputs[0].type))
         return false;
     }
     for (ir::NodeId m : members) // input Transposes feed the MatMuls only (folded into B or A)
@@ -289,7 +293,7 @@ private:
         for (const ir::Use& u : g_.users(ir::Output{m, 0}))
           if (in.count(u.node) && !ir::is<ir::MatMul>(g_.node(u.node).op)) return false;
     for (const ir::Output& o : b.inputs)
-      if (g_.type(o).type != ElementType::f32) return false;
+      if (!brgemm_type(g_.type(o).type)) return false;
     return b.inputs.size() + b.outputs.size() <= LowerBrgemm::max_operands;
   }
 

@@ -298,7 +298,8 @@ private:
   }
 
   BrgemmEmitter<T, Vmm> brgemm() {
-    return BrgemmEmitter<T, Vmm>(h_, consts_, scratch_, data_, pool_);
+    return BrgemmEmitter<T, Vmm>(h_, consts_, scratch_, data_, pool_, lir_.arg_types,
+                                 lir_.native_bf16);
   }
 
   void shift_pointers(const ir::LoopInfo& info, bool finalization) {

@@ -4,15 +4,22 @@
 // Brgemm: for each panel of B (n_r vectors of columns), for each tile of m_r rows of the block,
 // the micro-kernel keeps m_r x n_r accumulators in vector registers v0.. and walks the depth:
 // it loads the panel's n_r vectors of that depth, broadcasts one element of A per row and
-// issues m_r x n_r FMAs. Then the epilogue runs on each accumulator in turn (the ops' emitters
+// issues m_r x n_r FMAs. A bf16 A is widened as it is broadcast (VPBROADCASTW, shift). With
+// bf16 pairs (BrgemmShape::pairs) a step covers two depths: A's pair is broadcast as a dword
+// and VDPBF16PS adds both products to each f32 lane (it treats subnormal bf16 inputs and
+// results as zero); an odd last depth is a pair with a zero second half, read through eax.
+// Then the epilogue runs on each accumulator in turn (the ops' emitters
 // on vector temporaries above the tile, as EpiloguePlan assigns them; inputs and scalars are
 // read for each accumulator) and the Stores write the results. Columns past N in the last
 // panel are masked (k1 on AVX-512; VMASKMOVPS with a mask in the first scratch register on
-// AVX2; memory_access.hpp), so no byte past a tensor is touched.
+// AVX2; memory_access.hpp), so no byte past a tensor is touched. Inputs and outputs of other
+// types than f32 convert as in element-wise kernels (MemoryAccess).
 // General-purpose registers: the emitter pushes the five it works with and every output and
 // input pointer it moves, and pops them at the end; its two loop counters live on the stack.
-// BrgemmCopyB: copies B into panel order, rows of each panel contiguous, zero past N; a
-// transposed B is gathered (VGATHERDPS with lanes K apart).
+// BrgemmCopyB: copies B into panel order, rows of each panel contiguous, zero past N (a bf16
+// B widened to f32, or interleaved into pairs: VPMOVZXWD of two rows, the second shifted up);
+// a B whose columns are contiguous is transposed in registers (pairs: as dwords), other
+// strides are gathered (f32 only).
 #pragma once
 
 #include <algorithm>
@@ -34,9 +41,12 @@ public:
   /// `data`: the data pointer of each argument and buffer; `pool`: every general-purpose
   /// register the kernel may use (the emitter saves what it takes); `scratch`: the emitters'
   /// scratch registers (the top ones).
+  /// `types`: the element type of each kernel argument.
   BrgemmEmitter(Xbyak::CodeGenerator& h, ConstantTable& consts, std::span<const Vmm> scratch,
-                std::span<const Xbyak::Reg64> data, std::span<const Xbyak::Reg64> pool)
-      : h_(h), consts_(consts), scratch_(scratch), data_(data), pool_(pool) {}
+                std::span<const Xbyak::Reg64> data, std::span<const Xbyak::Reg64> pool,
+                std::span<const ElementType> types, bool native_bf16)
+      : h_(h), consts_(consts), scratch_(scratch), data_(data), pool_(pool), types_(types),
+        native_bf16_(native_bf16) {}
 
   void emit(const E& e, const ir::Brgemm& b, std::span<E* const> epilogue) {
     const ir::BrgemmShape& s = b.shape;
@@ -45,19 +55,20 @@ public:
     std::vector<Xbyak::Reg64> operands{a_};
     if (!b.b_packed) operands.push_back(data_[b.b_pointer]);
     for (const E* x : epilogue) {
-      if (std::holds_alternative<ir::Store>(x->op))
-        add_moved(data_[x->data_index], passes::ProductStrides(x->out_desc(0)));
+      if (const auto* st = std::get_if<ir::Store>(&x->op))
+        add_moved(data_[x->data_index], passes::ProductStrides(x->out_desc(0)), st->type);
       for (std::size_t i = 0; i < x->num_inputs(); ++i)
         if (const E& in = x->input_expr(i); std::holds_alternative<ir::Parameter>(in.op))
-          add_moved(data_[in.data_index], passes::ProductStrides(x->in_desc(i)));
+          add_moved(data_[in.data_index], passes::ProductStrides(x->in_desc(i)),
+                    types_[in.data_index]);
     }
-    if (b.row_scales >= 0) moved_.push_back({a_, 1, 0}); // the scale of each row, next to A
+    if (b.row_scales >= 0) moved_.push_back({a_, 1, 0, 4}); // the scale of each row, next to A
     for (const auto& m : moved_) operands.push_back(m.reg);
     take_temps(operands);
     plan_ = std::make_unique<passes::EpiloguePlan<T>>(e, epilogue);
     brgemm_ = &e;
     epilogue_ = epilogue;
-    a_offset_ = static_cast<int>(b.a_offset * 4);
+    a_offset_ = static_cast<int>(b.a_offset * std::int64_t(size_of(s.a_type)));
     row_scales_ = b.row_scales;
 
     if (b.b_packed)
@@ -70,9 +81,9 @@ public:
       Xbyak::Label panel;
       h_.L(panel);
       emit_panel(b, s.n_r, w);
-      h_.add(b_panel(), static_cast<int>(s.k * w * 4));
+      h_.add(b_panel(), static_cast<int>(s.panel_rows() * w * 4));
       for (const auto& m : moved_)
-        if (m.col) h_.add(m.reg, static_cast<int>(w * m.col * 4));
+        if (m.col) h_.add(m.reg, static_cast<int>(w * m.col * m.bytes));
       h_.dec(h_.qword[h_.rsp]);
       h_.jnz(panel, Xbyak::CodeGenerator::T_NEAR);
     }
@@ -84,33 +95,17 @@ public:
     const ir::BrgemmShape& s = c.shape;
     const Xbyak::Reg64 src = data_[e.input_expr(0).data_index], dst = data_[c.b_pointer];
     take_temps({src, dst});
-    const Xbyak::Reg64 from = t_[0], row = t_[1], to = t_[2], depth = t_[3];
+    const Xbyak::Reg64 from = t_[0], to = t_[2];
     h_.mov(from, src);
     h_.lea(to, h_.ptr[dst + static_cast<int>(c.b_offset * 4)]);
     const std::int64_t w = s.panel_width(), full = s.n / w, tail = s.n % w;
     auto panel = [&](std::int64_t width) {
-      if (s.b_depth == 1 && s.b_col != 1) return transposed_panel(s, width);
-      h_.mov(row, from);
-      h_.mov(depth, static_cast<std::uint32_t>(s.k));
-      Xbyak::Label next;
-      h_.L(next);
-      for (int j = 0; j < s.n_r; ++j) {
-        const Vmm v(j);
-        const std::int64_t valid = std::clamp<std::int64_t>(width - j * lanes, 0, lanes);
-        if (valid == 0)
-          h_.vxorps(v, v, v);
-        else if (s.b_col == 1)
-          load(v, h_.ptr[row + static_cast<int>(j * lanes * 4)], valid);
-        else // copy-B runs alone: the top registers are free
-          gather(h_, consts_, v, row + static_cast<int>(j * lanes * s.b_col * 4), s.b_col, valid,
-                 Vmm(avx512 ? 31 : 15), Vmm(avx512 ? 30 : 14));
-        h_.vmovups(h_.ptr[to + static_cast<int>(j * lanes * 4)], v);
-      }
-      h_.add(to, static_cast<int>(w * 4));
-      h_.add(row, static_cast<int>(s.b_depth * 4));
-      h_.dec(depth);
-      h_.jnz(next, Xbyak::CodeGenerator::T_NEAR);
-      h_.add(from, static_cast<int>(w * s.b_col * 4));
+      if (s.b_depth == 1 && s.b_col != 1)
+        transposed_panel(s, width);
+      else
+        row_panel(s, width);
+      h_.add(to, static_cast<int>(s.panel_rows() * w * 4));
+      h_.add(from, static_cast<int>(w * s.b_col * std::int64_t(size_of(s.b_type))));
     };
     if (full) {
       h_.mov(h_.qword[h_.rsp], static_cast<std::uint32_t>(full));
@@ -125,52 +120,120 @@ public:
   }
 
 private:
+  /// One panel of `width` columns of B read depth after depth (or pair after pair). Registers:
+  /// t_[0] B at the panel, t_[1] its depth, t_[2] the panel, t_[3] the panel row, t_[4] the
+  /// counter; copy-B runs alone, so every vector register is free.
+  void row_panel(const ir::BrgemmShape& s, std::int64_t width) {
+    const Xbyak::Reg64 from = t_[0], row = t_[1], to = t_[2], dst = t_[3], depth = t_[4];
+    const std::int64_t bytes = std::int64_t(size_of(s.b_type)), step = s.pairs ? 2 : 1;
+    h_.mov(row, from);
+    h_.mov(dst, to);
+    auto panel_row = [&](bool two) { // two: a second depth (pairs)
+      for (int j = 0; j < s.n_r; ++j) {
+        const Vmm regs[2] = {Vmm(j), Vmm(s.n_r + j)};
+        const std::int64_t valid = std::clamp<std::int64_t>(width - j * lanes, 0, lanes);
+        const Xbyak::RegExp at = row + static_cast<int>(j * lanes * s.b_col * bytes);
+        if (valid == 0)
+          h_.vxorps(regs[0], regs[0], regs[0]);
+        else if (s.pairs)
+          load_pair(regs[0], regs[1], at, two ? s.b_depth * bytes : 0, valid);
+        else if (s.b_col == 1)
+          load(regs[0], at, valid, s.b_type);
+        else // f32 (LowerBrgemm)
+          gather(h_, consts_, regs[0], at, s.b_col, valid, Vmm(avx512 ? 31 : 15),
+                 Vmm(avx512 ? 30 : 14));
+        h_.vmovups(h_.ptr[dst + static_cast<int>(j * lanes * 4)], regs[0]);
+      }
+      h_.add(dst, static_cast<int>(s.panel_width() * 4));
+      h_.add(row, static_cast<int>(step * s.b_depth * bytes));
+    };
+    if (const std::int64_t rows = s.k / step) {
+      h_.mov(depth, static_cast<std::uint32_t>(rows));
+      Xbyak::Label next;
+      h_.L(next);
+      panel_row(true);
+      h_.dec(depth);
+      h_.jnz(next, Xbyak::CodeGenerator::T_NEAR);
+    }
+    if (s.k % step) panel_row(false);
+  }
+
+  /// v = `count` dwords (zero past them), each the bf16 at `at` in its low half and (second >
+  /// 0) the one `second` bytes on in its high half. AVX-512 only (pairs need AVX512_BF16).
+  void load_pair([[maybe_unused]] Vmm v, [[maybe_unused]] Vmm high,
+                 [[maybe_unused]] Xbyak::RegExp at, [[maybe_unused]] std::int64_t second,
+                 [[maybe_unused]] std::int64_t count) {
+    if constexpr (avx512) {
+      using Xbyak::Opmask;
+      if (count < lanes) set_tail_mask(h_, consts_, v, count);
+      auto widen = [&](Vmm d, Xbyak::RegExp where) {
+        if (count == lanes)
+          h_.vpmovzxwd(d, h_.ptr[where]);
+        else
+          h_.vpmovzxwd(d | Opmask(1) | Xbyak::util::T_z, h_.ptr[where]);
+      };
+      widen(v, at);
+      if (second == 0) return;
+      widen(high, at + static_cast<int>(second));
+      h_.vpslld(high, high, 16);
+      h_.vpord(v, v, high);
+    } else {
+      SNIPPETS_ASSERT(false) << "bf16 pairs on AVX2";
+    }
+  }
+
   /// One panel of a B whose columns are contiguous along the depth (a transposed B, such as
-  /// K in attention): blocks of `lanes` columns x `lanes` depths are loaded as rows, transposed
-  /// in registers and stored as panel rows. Registers: t_[0] B at the panel, t_[1] the
-  /// block's rows, t_[2] the panel, t_[3] the block's destination, t_[4] the depth counter.
+  /// K in attention): blocks of `lanes` columns x `lanes` depths (pairs: dwords of two depths)
+  /// are loaded as rows, transposed in registers and stored as panel rows. Registers: t_[0] B
+  /// at the panel, t_[1] the block's rows, t_[2] the panel, t_[3] the block's destination,
+  /// t_[4] the depth counter.
   void transposed_panel(const ir::BrgemmShape& s, std::int64_t width) {
     const Xbyak::Reg64 from = t_[0], row = t_[1], to = t_[2], dst = t_[3], depth = t_[4];
-    const std::int64_t w = s.panel_width(), blocks = s.k / lanes, rest = s.k % lanes;
+    const ElementType t = s.pairs ? ElementType::f32 : s.b_type; // pairs move as 4-byte bits
+    const std::int64_t column = s.b_col * std::int64_t(size_of(s.b_type));
+    const std::int64_t w = s.panel_width(), rows = s.panel_rows(), blocks = rows / lanes,
+                       rest = rows % lanes, unit = std::int64_t(size_of(t));
     for (int g = 0; g < s.n_r; ++g) {
       const std::int64_t valid = std::clamp<std::int64_t>(width - g * lanes, 0, lanes);
-      const int column = static_cast<int>(g * lanes * 4);
-      h_.lea(row, h_.ptr[from + static_cast<int>(g * lanes * s.b_col * 4)]);
-      h_.lea(dst, h_.ptr[to + column]);
+      h_.lea(row, h_.ptr[from + static_cast<int>(g * lanes * column)]);
+      h_.lea(dst, h_.ptr[to + static_cast<int>(g * lanes * 4)]);
       if (blocks) {
         h_.mov(depth, static_cast<std::uint32_t>(blocks));
         Xbyak::Label next;
         h_.L(next);
-        transpose_block(s, valid, lanes, w);
-        h_.add(row, lanes * 4);
+        transpose_block(column, t, valid, lanes, w);
+        h_.add(row, static_cast<int>(lanes * unit));
         h_.add(dst, static_cast<int>(lanes * w * 4));
         h_.dec(depth);
         h_.jnz(next, Xbyak::CodeGenerator::T_NEAR);
       }
-      if (rest) transpose_block(s, valid, rest, w);
+      if (rest) transpose_block(column, t, valid, rest, w);
     }
-    h_.add(to, static_cast<int>(s.k * w * 4));
-    h_.add(from, static_cast<int>(w * s.b_col * 4));
   }
 
-  /// `columns` columns (the rest zero) x `depths` depths of B at t_[1], transposed into
-  /// `depths` panel rows at t_[3] (`w` floats apart). AVX-512: a 16 x 16 transpose in v0..31
-  /// (unpack ps, unpack pd, two 128-bit shuffles); AVX2: 8 x 8 in v0..15 (unpack ps, unpack
-  /// pd, 128-bit permute).
-  void transpose_block(const ir::BrgemmShape& s, std::int64_t columns, std::int64_t depths,
-                       std::int64_t w) {
-    Vmm r[lanes], t[lanes];
-    for (int i = 0; i < lanes; ++i) r[i] = Vmm(i), t[i] = Vmm(lanes + i);
-    if (depths < lanes) set_tail_mask(h_, consts_, t[0], depths);
+  /// `columns` columns (`column` bytes apart; the rest zero) x `depths` elements of type `t`
+  /// at t_[1], transposed into `depths` panel rows at t_[3] (`w` floats apart). AVX-512: a
+  /// 16 x 16 transpose in v0..31 (unpack ps, unpack pd, two 128-bit shuffles); AVX2: 8 x 8 in
+  /// v0..15 (unpack ps, unpack pd, 128-bit permute).
+  void transpose_block(std::int64_t column, ElementType t, std::int64_t columns,
+                       std::int64_t depths, std::int64_t w) {
+    Vmm r[lanes], tmp[lanes];
+    for (int i = 0; i < lanes; ++i) r[i] = Vmm(i), tmp[i] = Vmm(lanes + i);
     for (int i = 0; i < lanes; ++i) {
-      const Xbyak::Address at = h_.ptr[t_[1] + static_cast<int>(i * s.b_col * 4)];
+      const Xbyak::RegExp at = t_[1] + static_cast<int>(i * column);
       if (i >= columns)
         h_.vxorps(r[i], r[i], r[i]);
-      else if (depths == lanes)
-        h_.vmovups(r[i], at);
       else
-        masked_load(h_, r[i], at, t[0]);
+        load(r[i], at, depths, t, tmp[0]);
     }
+    const Vmm* out = transpose(r, tmp);
+    for (int j = 0; j < static_cast<int>(depths); ++j)
+      h_.vmovups(h_.ptr[t_[3] + static_cast<int>(j * w * 4)], out[j]);
+  }
+
+  /// Transposes the lanes x lanes block in r (tmp: as many temporaries); returns where the
+  /// rows of the result are.
+  const Vmm* transpose(Vmm* r, Vmm* t) {
     for (int i = 0; i < lanes / 2; ++i) {
       h_.vunpcklps(t[2 * i], r[2 * i], r[2 * i + 1]);
       h_.vunpckhps(t[2 * i + 1], r[2 * i], r[2 * i + 1]);
@@ -181,7 +244,6 @@ private:
       h_.vunpcklpd(r[4 * i + 2], t[4 * i + 1], t[4 * i + 3]);
       h_.vunpckhpd(r[4 * i + 3], t[4 * i + 1], t[4 * i + 3]);
     }
-    const Vmm* out = t;
     if constexpr (avx512) {
       for (int i = 0; i < 2; ++i)
         for (int j = 0; j < 4; ++j) {
@@ -192,25 +254,25 @@ private:
         h_.vshuff32x4(r[j], t[j], t[j + 8], 0x88);
         h_.vshuff32x4(r[j + 8], t[j], t[j + 8], 0xdd);
       }
-      out = r;
+      return r;
     } else {
       for (int j = 0; j < 4; ++j) {
         h_.vperm2f128(t[j], r[j], r[j + 4], 0x20);
         h_.vperm2f128(t[j + 4], r[j], r[j + 4], 0x31);
       }
+      return t;
     }
-    for (int j = 0; j < static_cast<int>(depths); ++j)
-      h_.vmovups(h_.ptr[t_[3] + static_cast<int>(j * w * 4)], out[j]);
   }
 
   struct Moved {
     Xbyak::Reg64 reg;
     std::int64_t row, col; // elements per row and per column of the product
+    std::int64_t bytes;    // per element
   };
-  void add_moved(Xbyak::Reg64 r, passes::ProductStrides st) {
+  void add_moved(Xbyak::Reg64 r, passes::ProductStrides st, ElementType t) {
     for (const auto& m : moved_)
       if (m.reg.getIdx() == r.getIdx()) return;
-    moved_.push_back({r, st.row, st.col});
+    moved_.push_back({r, st.row, st.col, std::int64_t(size_of(t))});
   }
 
   // temporaries: 0 A row tile, 1 A depth, 2 B panel, 3 B depth, 4 depth counter; stack: panel
@@ -240,21 +302,22 @@ private:
   void emit_panel(const ir::Brgemm& b, int n_v, std::int64_t width) {
     const ir::BrgemmShape& s = b.shape;
     h_.lea(t_[0], h_.ptr[a_ + a_offset_]);
+    const std::int64_t a_bytes = std::int64_t(size_of(s.a_type));
     const std::int64_t tiles = b.m / s.m_r, rest = b.m % s.m_r;
     if (tiles) {
       h_.mov(h_.qword[h_.rsp + 8], static_cast<std::uint32_t>(tiles));
       Xbyak::Label tile;
       h_.L(tile);
       emit_tile(s, s.m_r, n_v, width);
-      h_.add(t_[0], static_cast<int>(s.m_r * s.a_row * 4));
+      h_.add(t_[0], static_cast<int>(s.m_r * s.a_row * a_bytes));
       for (const auto& m : moved_)
-        if (m.row) h_.add(m.reg, static_cast<int>(s.m_r * m.row * 4));
+        if (m.row) h_.add(m.reg, static_cast<int>(s.m_r * m.row * m.bytes));
       h_.dec(h_.qword[h_.rsp + 8]);
       h_.jnz(tile, Xbyak::CodeGenerator::T_NEAR);
     }
     if (rest) emit_tile(s, static_cast<int>(rest), n_v, width);
     for (const auto& m : moved_)
-      if (m.row && tiles) h_.sub(m.reg, static_cast<int>(tiles * s.m_r * m.row * 4));
+      if (m.row && tiles) h_.sub(m.reg, static_cast<int>(tiles * s.m_r * m.row * m.bytes));
   }
 
   /// The micro-kernel for rows x n_v vectors, then its epilogue.
@@ -268,20 +331,31 @@ private:
     const Vmm& bcast = b[n_v];
     for (int i = 0; i < rows * n_v; ++i) h_.vxorps(accs[i], accs[i], accs[i]);
     const Xbyak::Reg64 a = t_[1], bk = t_[3], depth = t_[4];
+    const std::int64_t a_bytes = std::int64_t(size_of(s.a_type));
     h_.mov(a, t_[0]);
     h_.mov(bk, b_panel());
-    h_.mov(depth, static_cast<std::uint32_t>(s.k));
-    Xbyak::Label loop;
-    h_.L(loop);
-    for (int j = 0; j < n_v; ++j) h_.vmovups(b[j], h_.ptr[bk + j * lanes * 4]);
-    for (int r = 0; r < rows; ++r) {
-      h_.vbroadcastss(bcast, h_.ptr[a + static_cast<int>(r * s.a_row * 4)]);
-      for (int j = 0; j < n_v; ++j) h_.vfmadd231ps(accs[r * n_v + j], b[j], bcast);
+    auto step = [&](bool half) { // one panel row: a depth, or a pair of depths
+      for (int j = 0; j < n_v; ++j) h_.vmovups(b[j], h_.ptr[bk + j * lanes * 4]);
+      for (int r = 0; r < rows; ++r) {
+        broadcast_a(bcast, a + static_cast<int>(r * s.a_row * a_bytes), s, half);
+        for (int j = 0; j < n_v; ++j)
+          if (s.pairs)
+            h_.vdpbf16ps(accs[r * n_v + j], b[j], bcast);
+          else
+            h_.vfmadd231ps(accs[r * n_v + j], b[j], bcast);
+      }
+    };
+    if (const std::int64_t steps = s.pairs ? s.k / 2 : s.k) {
+      h_.mov(depth, static_cast<std::uint32_t>(steps));
+      Xbyak::Label loop;
+      h_.L(loop);
+      step(false);
+      h_.add(a, static_cast<int>((s.pairs ? 2 : s.a_depth) * a_bytes));
+      h_.add(bk, static_cast<int>(s.panel_width() * 4));
+      h_.dec(depth);
+      h_.jnz(loop, Xbyak::CodeGenerator::T_NEAR);
     }
-    h_.add(a, static_cast<int>(s.a_depth * 4));
-    h_.add(bk, static_cast<int>(s.panel_width() * 4));
-    h_.dec(depth);
-    h_.jnz(loop, Xbyak::CodeGenerator::T_NEAR);
+    if (s.pairs && s.k % 2) step(true);
     if (row_scales_ >= 0) // A's rows were left unnormalised: the scale of each row, once
       for (int r = 0; r < rows; ++r) {
         h_.vbroadcastss(bcast, h_.ptr[a_ + static_cast<int>((row_scales_ + r) * 4)]);
@@ -294,6 +368,22 @@ private:
       }
   }
 
+  /// dst = A's element at `at` as f32 in every lane; with pairs, A's two depths at `at` as a
+  /// dword (`half`: the last depth alone, the high half zero, through eax).
+  void broadcast_a(Vmm dst, Xbyak::RegExp at, const ir::BrgemmShape& s, bool half) {
+    if (s.pairs && half) {
+      h_.movzx(h_.eax, h_.word[at]);
+      h_.vpbroadcastd(dst, h_.eax);
+    } else if (s.pairs) {
+      h_.vpbroadcastd(dst, h_.dword[at]);
+    } else if (s.a_type == ElementType::bf16) {
+      h_.vpbroadcastw(dst, h_.word[at]);
+      h_.vpslld(dst, dst, 16);
+    } else {
+      h_.vbroadcastss(dst, h_.dword[at]);
+    }
+  }
+
   /// The epilogue on one accumulator: row r of the tile, vector j of the panel.
   void emit_epilogue(Vmm accumulator, int r, int j, std::int64_t count, int first_temp) {
     auto temp = [&](int t) { return Vmm(first_temp + t); };
@@ -304,9 +394,10 @@ private:
       };
       if (const auto* st = std::get_if<ir::Store>(&x->op)) {
         const std::int64_t row = passes::ProductStrides(x->out_desc(0)).row;
-        const Xbyak::Address at =
-            h_.ptr[data_[x->data_index] + static_cast<int>((st->offset + r * row + j * lanes) * 4)];
-        store(at, value(0), count);
+        const Xbyak::RegExp at =
+            data_[x->data_index] +
+            static_cast<int>((st->offset + r * row + j * lanes) * std::int64_t(size_of(st->type)));
+        store(at, value(0), count, st->type);
         continue;
       }
       Vmm in[4];
@@ -342,27 +433,47 @@ private:
       return;
     }
     const passes::ProductStrides st(x.in_desc(i));
-    const Xbyak::Address at =
-        h_.ptr[data_[src.data_index] + static_cast<int>((r * st.row + j * lanes * st.col) * 4)];
-    if (st.col == 0)
-      h_.vbroadcastss(dst, at);
+    const ElementType t = types_[src.data_index];
+    const Xbyak::RegExp at =
+        data_[src.data_index] +
+        static_cast<int>((r * st.row + j * lanes * st.col) * std::int64_t(size_of(t)));
+    if (st.col != 0)
+      load(dst, at, count, t);
+    else if (t == ElementType::f32)
+      h_.vbroadcastss(dst, h_.ptr[at]);
     else
-      load(dst, at, count);
+      converting().broadcast_load(dst, at, t);
   }
 
-  /// `count` elements (the rest zero) from memory; the AVX2 mask goes to the first scratch
-  /// register (AVX-512 uses k1, and its scratch list may be empty).
-  void load(Vmm dst, const Xbyak::Address& at, std::int64_t count) {
-    load_elements(h_, consts_, dst, at, count, avx512 ? Vmm(0) : scratch_[0]);
+  /// `count` elements of type `t` (the rest zero) from memory, as f32. AVX2 partial vectors
+  /// use `mask`, by default the first scratch register (AVX-512 uses k1, and its scratch list
+  /// may be empty).
+  void load(Vmm dst, Xbyak::RegExp at, std::int64_t count, ElementType t) {
+    load(dst, at, count, t, avx512 ? Vmm(0) : scratch_[0]);
   }
-  void store(const Xbyak::Address& at, Vmm src, std::int64_t count) {
-    store_elements(h_, consts_, at, src, count, avx512 ? Vmm(0) : scratch_[0]);
+  void load(Vmm dst, Xbyak::RegExp at, std::int64_t count, ElementType t, Vmm mask) {
+    if (t == ElementType::f32) return load_elements(h_, consts_, dst, h_.ptr[at], count, mask);
+    converting().load(dst, at, t, count, [&] { return set_tail_mask(h_, consts_, mask, count); });
+  }
+  /// The first `count` lanes of src to memory as type `t` (other types: through the two scratch
+  /// registers compile() reserves for converting stores).
+  void store(Xbyak::RegExp at, Vmm src, std::int64_t count, ElementType t) {
+    const Vmm mask = avx512 ? Vmm(0) : scratch_[0];
+    if (t == ElementType::f32) return store_elements(h_, consts_, h_.ptr[at], src, count, mask);
+    converting().store(at, src, t, count,
+                       [&] { return set_tail_mask(h_, consts_, scratch_[0], count); });
+  }
+  /// Element types other than f32 (counts are known, so no run-time tail mask).
+  MemoryAccess<Vmm> converting() {
+    return MemoryAccess<Vmm>(h_, consts_, scratch_, native_bf16_, Xbyak::util::rsp);
   }
 
   Xbyak::CodeGenerator& h_;
   ConstantTable& consts_;
   std::span<const Vmm> scratch_;
   std::span<const Xbyak::Reg64> data_, pool_;
+  std::span<const ElementType> types_;
+  bool native_bf16_;
   Xbyak::Reg64 a_;
   std::vector<Xbyak::Reg64> t_, saved_;
   std::vector<Moved> moved_;
