@@ -57,6 +57,12 @@ struct LowerBrgemm {
   /// Data pointers a Brgemm and its epilogue may use: the emitter needs five more registers.
   static constexpr std::size_t max_operands = 8;
 
+  /// The types a product reads (the tokenizer takes MatMuls, their epilogue values and
+  /// inputs of these types only).
+  static bool product_type(ElementType t) {
+    return t == ElementType::f32 || t == ElementType::bf16;
+  }
+
   template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
     Form<T> f = analyse(lir);
     build(lir, ctx, f);
@@ -223,9 +229,6 @@ private:
     return s;
   }
 
-  static bool product_type(ElementType t) {
-    return t == ElementType::f32 || t == ElementType::bf16;
-  }
   /// The type a product reads `x` as: its argument's, or bf16 for a constant whose values all
   /// are bf16 when A is bf16 (weights given as bf16, then widened by AlignElementTypes).
   template <class T>

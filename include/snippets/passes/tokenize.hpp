@@ -66,9 +66,6 @@ template <class T> struct TokenizeOptions {
 
 namespace detail {
 
-/// The types of MatMul kernels' operands, epilogue values and inputs.
-inline bool brgemm_type(ElementType t) { return t == ElementType::f32 || t == ElementType::bf16; }
-
 template <class T> bool is_scalar_constant(const ir::Node<T>& n) {
   return uniform_value<T>(n.op).has_value();
 }
@@ -99,7 +96,7 @@ template <class T> bool backend_can_fuse(const ir::Graph<T>& g, const ir::Node<T
     if (!type_ok(t.type)) return false;
   if (ir::is<ir::MatMul>(n.op)) { // a Brgemm: f32 or bf16 operands of rank >= 2
     for (const ir::Output& o : n.inputs)
-      if (!brgemm_type(g.type(o).type) || g.type(o).shape.rank() < 2) return false;
+      if (!LowerBrgemm::product_type(g.type(o).type) || g.type(o).shape.rank() < 2) return false;
     return T::template fusable<ir::MatMul>;
   }
   if (ir::is<ir::Transpose>(n.op)) // folded into a load; allowed() keeps it on an input
@@ -285,7 +282,7 @@ private:
       const bool elementwise = c == ir::OpCategory::unary || c == ir::OpCategory::binary ||
                                ir::is<ir::Select>(n.op) || ir::is<ir::PRelu>(n.op);
       if (late || !elementwise || n.outputs[0].shape != mm1.outputs[0].shape ||
-          !brgemm_type(n.outputs[0].type))
+          !LowerBrgemm::product_type(n.outputs[0].type))
         return false;
     }
     for (ir::NodeId m : members) // input Transposes feed the MatMuls only (folded into B or A)
@@ -293,7 +290,7 @@ private:
         for (const ir::Use& u : g_.users(ir::Output{m, 0}))
           if (in.count(u.node) && !ir::is<ir::MatMul>(g_.node(u.node).op)) return false;
     for (const ir::Output& o : b.inputs)
-      if (!brgemm_type(g_.type(o).type)) return false;
+      if (!LowerBrgemm::product_type(g_.type(o).type)) return false;
     return b.inputs.size() + b.outputs.size() <= LowerBrgemm::max_operands;
   }
 
