@@ -18,7 +18,6 @@
 #include <xbyak/xbyak.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -71,17 +70,12 @@ std::string peak_name(bool bf16, int t) {
   return std::string(bf16 ? "bf16_peak/" : "fma_peak/") + std::to_string(t) + "t/";
 }
 
-/// The bf16 bits of f32 x, rounded to nearest even (x finite).
-std::uint16_t to_bf16(float x) {
-  const std::uint32_t u = std::bit_cast<std::uint32_t>(x);
-  return static_cast<std::uint16_t>((u + 0x7fff + ((u >> 16) & 1)) >> 16);
-}
-float from_bf16(std::uint16_t h) { return std::bit_cast<float>(std::uint32_t{h} << 16); }
+float from_bf16(std::uint16_t h) { return static_cast<float>(from_bf16_bits(h)); }
 
 /// A Buffer's values as bf16 (the Buffer keeps the same values, rounded).
 std::vector<std::uint16_t> as_bf16(Buffer& b) {
   std::vector<std::uint16_t> out(b.n);
-  for (std::size_t i = 0; i < b.n; ++i) b.p[i] = from_bf16(out[i] = to_bf16(b.p[i]));
+  for (std::size_t i = 0; i < b.n; ++i) b.p[i] = from_bf16(out[i] = bf16_bits(b.p[i]));
   return out;
 }
 

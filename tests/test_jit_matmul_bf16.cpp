@@ -19,9 +19,7 @@ namespace {
 constexpr ElementType bf16 = ElementType::bf16;
 
 Tensor as_type(const Tensor& t, ElementType type) {
-  Tensor out(type, t.shape());
-  for (std::size_t i = 0; i < t.size(); ++i) out.set(i, t.at(i));
-  return out;
+  return Tensor::from_values(type, t.shape(), t.values().v);
 }
 
 /// Uniform values in [-1, 1], rounded to bf16 (in a tensor of `type`).

@@ -81,11 +81,8 @@ Graph build(const Attention& a, int upto = 0) {
 
 std::vector<Tensor> make_inputs(const Attention& a, std::uint64_t seed) {
   std::vector<Tensor> in;
-  for (const Shape& s : a.inputs()) {
-    const Tensor t = uniform(s, ++seed, -2, 2);
-    in.emplace_back(a.type, s);
-    for (std::size_t i = 0; i < t.size(); ++i) in.back().set(i, t.at(i));
-  }
+  for (const Shape& s : a.inputs())
+    in.push_back(Tensor::from_values(a.type, s, uniform(s, ++seed, -2, 2).values().v));
   return in;
 }
 
@@ -113,11 +110,7 @@ Tensor attention_bound(const Attention& a, const std::vector<Tensor>& in) {
   with_abs_v[2] = absolute(in[2]);
   Attention wide = a; // P |V| itself, not rounded to the output type
   wide.type = f32;
-  for (Tensor& t : with_abs_v) {
-    Tensor w(f32, t.shape());
-    for (std::size_t i = 0; i < t.size(); ++i) w.set(i, t.at(i));
-    t = std::move(w);
-  }
+  for (Tensor& t : with_abs_v) t = Tensor::from_values(f32, t.shape(), t.values().v);
   Tensor bound = scaled(reference::evaluate(build(wide), std::span<const Tensor>(with_abs_v))[0],
                         probability_error(wide, with_abs_v));
   if (a.type == f32) return bound;

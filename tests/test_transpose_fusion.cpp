@@ -54,9 +54,8 @@ std::vector<Tensor> inputs_of(const Graph& g, std::uint64_t seed = 7) {
   std::vector<Tensor> in;
   for (NodeId p : g.parameters()) {
     const ir::TensorType& t = g.node(p).outputs[0];
-    const Tensor values = make_tensor(t.shape, seed++, Pattern::finite);
-    in.push_back(Tensor(t.type, t.shape));
-    for (std::size_t i = 0; i < values.size(); ++i) in.back().set(i, values.at(i));
+    in.push_back(Tensor::from_values(t.type, t.shape,
+                                     make_tensor(t.shape, seed++, Pattern::finite).values().v));
   }
   return in;
 }
