@@ -334,3 +334,42 @@ TEST_CASE("jit: arithmetic on an integer intermediate is rejected, conversions a
             "y");
   CHECK_NOTHROW(compile(ok));
 }
+
+TEST_CASE("jit: constants live in the vector registers no value uses, the rest in memory") {
+  // the table: the first constants asked for take the registers it was given
+  x64::ConstantTable zmm_table(64);
+  zmm_table.pin_registers(30, 2);
+  CHECK(zmm_table.bits(7).isZMM());
+  CHECK(zmm_table.bits(7).getIdx() == 30);
+  CHECK(zmm_table.value(1.0f).getIdx() == 31);
+  CHECK(zmm_table.bits(9).isMEM());
+  CHECK(zmm_table.bits(7).getIdx() == 30); // asked again: the same register
+  CHECK(zmm_table.pinned() == 2);
+  x64::ConstantTable ymm_table(32);
+  ymm_table.pin_registers(12, 1);
+  CHECK(ymm_table.bits(7).isYMM());
+  CHECK(ymm_table.bits(8).isMEM());
+  // a kernel whose ops ask for more constants than there are free registers (about 60 for
+  // Gelu(erf), Mish, Log, SoftPlus and Erf), four copies of the body and a tail of 3: the
+  // registers fill up and the rest are read from memory; every output as accurate as alone
+  Graph g;
+  const auto x = g.parameter(f32, {67});
+  g.result(g.gelu(x, ir::GeluApproximation::erf));
+  g.result(g.mish(x));
+  g.result(g.log(x));
+  g.result(g.softplus(x));
+  g.result(g.erf(x));
+  const Tensor in = make_tensor({67}, 11);
+  check_jit(
+      g, {in},
+      {.threads = {1, 2},
+       .output_tol = {Tolerance{4, 1e-6}, Tolerance{4}, Tolerance{2}, Tolerance{2}, Tolerance{2}}});
+  for_each_isa([&](x64::Isa isa) {
+    const CompiledKernel k = compile(g, {.isa = isa, .debug = {.code_map = true}});
+    const debug::CodeMap* map = k.kernel_code().map.get();
+    REQUIRE(map);
+    const debug::CodeRecord& loads = map->records.back();
+    CHECK(loads.text == "constants");
+    CHECK(loads.end - loads.begin > 5 * 7); // register loads (7 bytes each and more) and a jump
+  });
+}

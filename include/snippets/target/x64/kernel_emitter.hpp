@@ -4,7 +4,10 @@
 // with the arguments pointer in rdi. It maps abstract registers to physical ones (vector
 // value i -> vmm i; the top lir.reserved_vector_registers vmms are emitter scratch; GPR counter i
 // -> a pool register after the data pointers), saves the callee-saved GPRs it uses, loads the data
-// pointers, emits every expression in order, and appends the constant table.
+// pointers, emits every expression in order, and appends the constant table. Vector registers
+// between the values' and the scratch ones hold the first constants the code asks for
+// (ConstantTable::pin_registers); their loads are emitted after the return, once known, and
+// the prologue jumps there and back.
 // Tails: AVX-512 loads/stores use opmask k1 (zeroing loads, fault-suppressed), AVX2 uses
 // VMASKMOVPS with a mask from the constant table; neither touches memory past a tensor.
 // Arguments of other element types than f32 are converted as they are loaded and stored
@@ -97,6 +100,8 @@ public:
     for (auto& e : lir)
       if (std::holds_alternative<ir::LoopBegin>(e->op) && e->out_desc(0).reg.index >= 0)
         counters_used_ = std::max(counters_used_, std::size_t(e->out_desc(0).reg.index) + 1);
+    if (const int first = first_unused_vmm(); first >= 0)
+      consts_.pin_registers(first, total_vmm - lir.reserved_vector_registers - first);
   }
 
   void emit() {
@@ -107,6 +112,10 @@ public:
     if (stack_bytes()) h_.sub(Xbyak::util::rsp, static_cast<int>(stack_bytes()));
     for (std::size_t i = 0; i < data_.size(); ++i)
       h_.mov(data_[i], h_.ptr[rdi + static_cast<int>(i * sizeof(void*))]);
+    // the pinned constants are known once the body is emitted: their loads follow the return
+    Xbyak::Label load_constants, body;
+    h_.jmp(load_constants, Xbyak::CodeGenerator::T_NEAR);
+    h_.L(body);
     record("prologue", "kernel entry: save registers, load data pointers");
     for (auto& e : lir_) {
       if (skip_ > 0) { // emitted by the Brgemm before it
@@ -127,6 +136,10 @@ public:
     for (auto it = saved.rbegin(); it != saved.rend(); ++it) h_.pop(*it);
     h_.ret();
     record("epilogue", "kernel exit: restore registers, return");
+    h_.L(load_constants);
+    consts_.load_pinned(h_);
+    h_.jmp(body, Xbyak::CodeGenerator::T_NEAR);
+    record("constants", "kernel entry: load the constants kept in registers");
     text_bytes_ = static_cast<std::uint32_t>(h_.getSize());
     consts_.emit(h_);
     if (map_) map_->text_bytes = text_bytes_;
@@ -141,6 +154,23 @@ private:
   static constexpr bool avx512 = std::is_same_v<Vmm, Xbyak::Zmm>;
   static constexpr int lanes_ = avx512 ? 16 : 8;
   static constexpr int total_vmm = avx512 ? 32 : 16;
+
+  /// The lowest vector register above every value's, when no emitter of the kernel works in
+  /// fixed registers (Brgemm, its CopyB and SoftmaxRows do); -1 otherwise. Registers from it
+  /// up to the scratch ones hold constants.
+  int first_unused_vmm() const {
+    int first = 0;
+    for (const auto& e : lir_) {
+      if (std::holds_alternative<ir::Brgemm>(e->op) ||
+          std::holds_alternative<ir::BrgemmCopyB>(e->op) ||
+          std::holds_alternative<ir::SoftmaxRows>(e->op))
+        return -1;
+      for (std::size_t i = 0; i < e->num_outputs(); ++i)
+        if (const ir::Reg& r = e->out_desc(i).reg; r.kind == ir::RegKind::vec)
+          first = std::max(first, r.index + 1);
+    }
+    return first;
+  }
 
   std::vector<Xbyak::Reg64> callee_saved_used() const {
     std::vector<Xbyak::Reg64> out;

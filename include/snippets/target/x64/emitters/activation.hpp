@@ -9,8 +9,8 @@
 // the bound its test asserts, are in docs/math_accuracy.md. The logistic functions are
 // evaluated as 1 / (1 + e) or e / (1 + e) with e = exp(-|v|) <= 1 so that neither side
 // overflows or cancels; tanh goes through expm1 so that small arguments keep their relative
-// accuracy. Quotients use RCP14PS / RCPPS with Newton and residual corrections (math.hpp):
-// more accurate than VDIVPS, which cannot see the exact denominator, and faster on zmm.
+// accuracy. The logistic quotients are one VDIVPS; tanh's uses RCP14PS / RCPPS with Newton and
+// a residual against the exact denominator (math.hpp).
 #pragma once
 
 #include <cmath>
@@ -66,7 +66,7 @@ template <> struct Emitter<ir::Log> {
   }
 };
 
-/// 1 / (1 + exp(-x)) as c or e c, e = exp(-|x|), c = 1 / (1 + e) (see math::logistic).
+/// 1 / (1 + exp(-x)) as 1 / (1 + e) or e / (1 + e), e = exp(-|x|) (see math::logistic).
 template <> struct Emitter<ir::Sigmoid> {
   static constexpr int scratch = 3;
   template <class Vmm>
@@ -139,24 +139,25 @@ template <> struct Emitter<ir::Gelu> {
     c.h.vmovups(s2, c.consts.bits(0x3fcc422a));
     c.h.vfmadd231ps(s2, s0, c.consts.bits(0x3d922279));
     c.h.vmulps(s2, s2, x);
-    // |2u| above 87 counts as 87 (a subnormal e would cost an assist) and the sigmoid is 0
+    // |2u| above 87 counts as 87 (a subnormal e would cost an assist) and the result is x * 0
     // below x = -10 (2u < -87.3: |x sigmoid(2u)| < 2e-36, and the reference's 1 + tanh is
-    // already 0 there); x's NaN comes through the final product
-    math::logistic(c, s2, x, s0, s1, s2,
-                   {.lo = -87.0f, .nan_elsewhere = true, .exact_denominator = false});
+    // already 0 there: -0, NaN for -inf); x's NaN comes through the numerator x or x e
+    math::logistic(c, s2, x, s0, s1, s2, {.lo = -87.0f, .nan_elsewhere = true}, x);
     if constexpr (EmitContext<Vmm>::avx512) {
       c.h.vcmpps(c.kscratch, x, c.consts.value(-10.0f), detail::cmp_lt_oq);
-      c.h.vxorps(s0 | c.kscratch, s0, s0);
+      c.h.vmulps(s0 | c.kscratch, x, c.consts.bits(0));
     } else {
-      c.h.vcmpps(s1, x, c.consts.value(-10.0f), detail::cmp_nlt_uq);
-      c.h.vandps(s0, s0, s1);
+      c.h.vcmpps(s1, x, c.consts.value(-10.0f), detail::cmp_lt_oq);
+      c.h.vmulps(s2, x, c.consts.bits(0));
+      c.h.vblendvps(s0, s0, s2, s1);
     }
-    c.h.vmulps(dst, s0, x);
+    c.h.vmovaps(dst, s0);
   }
 };
 
-/// x * sigmoid(beta x); beta * x with beta split into two f32 when it is not one. (x times a
-/// sigmoid rounded once, not x * num / den, so that x = +inf gives inf.)
+/// x * sigmoid(beta x) as x / (1 + e) or x e / (1 + e), e = exp(-|beta x|) (math::logistic);
+/// beta * x with beta split into two f32 when it is not one. x = +inf gives inf (e is
+/// bounded below, 1 + e is 1).
 template <> struct Emitter<ir::Swish> {
   static constexpr int scratch = 3;
   static bool supports(const ir::Swish& op) { return detail::finite_f32(op.beta); }
@@ -169,8 +170,8 @@ template <> struct Emitter<ir::Swish> {
       v = s2;
     }
     // beta * x has the sign of x, or the opposite one for a negative beta
-    math::logistic(c, v, x, s0, s1, s2, {.invert = op.beta < 0, .exact_denominator = false});
-    c.h.vmulps(dst, s0, x);
+    math::logistic(c, v, x, s0, s1, s2, {.invert = op.beta < 0}, x);
+    c.h.vmovaps(dst, s0);
   }
 };
 

@@ -247,57 +247,51 @@ void divide(EmitContext<Vmm>& c, Vmm n, Vmm d, Vmm t, float c_min, float c_max, 
   c.h.vfmadd231ps(t, n, d); // q + r c
 }
 
-/// s0 = logistic(v) = 1 / (1 + exp(-v)) as c or e c, with e = exp(-|v|) <= 1 and c =
-/// 1 / (1 + e): neither side overflows or cancels; exactly 1 for v >= 17.33, e c (subnormals
-/// included) far below 0, NaN for NaN. c comes from RCP14PS / RCPPS and one Newton step on the
-/// rounded 1 + e, then (unless !exact_denominator: the rounding of 1 + e stays, half an ulp)
-/// one more against the exact 1 + e: c + c (1 - c - c e), where 1 - c is exact and c e stays
-/// as large as e. (A quotient corrected by its residual num - q (1 + e)
-/// would be as accurate for v >= 0, but forms q e ~ e^2, which is subnormal for e < 1e-19 and
-/// costs a microcode assist per element here.) The sign is read from `sign_src` (see
-/// LogisticOptions::invert), which must otherwise have v's sign.
-/// s0..s2 distinct; v and sign_src are only read, v before s0..s2 are written (it may be s2).
+/// s0 = f logistic(v) = f / (1 + exp(-v)), as f / (1 + e) for v >= 0 and f e / (1 + e)
+/// below, with e = exp(-|v|) <= 1: neither side overflows or cancels, and one VDIVPS rounds
+/// the quotient (it is 2.5 cycles per zmm here, beside the FMAs; a reciprocal with Newton and
+/// a correction against the exact 1 + e took six FMA-port instructions). f is `factor`, or 1
+/// without one. Errors: e (1 ulp), the rounding of 1 + e (half an ulp of the quotient), the
+/// quotient (half), and f e (half). Exactly f for v >= 16.7 (1 + e rounds to 1), f e
+/// (subnormals included) far below 0, NaN for NaN v (or, with nan_elsewhere, NaN f). The sign
+/// is read from `sign_src` (see LogisticOptions::invert), which must otherwise have v's sign.
+/// s0..s2 distinct; v, sign_src and factor are only read, v before s0..s2 are written (it may
+/// be s2), factor and sign_src may be any register but s0..s2.
 struct LogisticOptions {
-  bool invert = false;           // v has the opposite sign of sign_src
-  float lo = exp_lo;             // -|v| below counts as lo (see exp_neg_abs)
-  bool nan_elsewhere = false;    // see exp_neg_abs
-  bool exact_denominator = true; // the second correction (1/2 ulp, 3 instructions; AVX2: always)
+  bool invert = false;        // v has the opposite sign of sign_src
+  float lo = exp_lo;          // -|v| below counts as lo (see exp_neg_abs)
+  bool nan_elsewhere = false; // see exp_neg_abs
 };
 template <class Vmm>
 void logistic(EmitContext<Vmm>& c, Vmm v, Vmm sign_src, Vmm s0, Vmm s1, Vmm s2,
-              const LogisticOptions& o = {}) {
-  constexpr bool avx512 = EmitContext<Vmm>::avx512;
+              const LogisticOptions& o = {},
+              std::type_identity_t<std::optional<Vmm>> factor = std::nullopt) {
   const Vmm e = s2;
   exp_neg_abs(c, e, v, s1, s0, o.lo, o.nan_elsewhere);
-  c.h.vaddps(s1, e, c.consts.bits(one)); // d = 1 + e, rounded
-  if constexpr (avx512)
-    c.h.vrcp14ps(s0, s1);
-  else
-    c.h.vrcpps(s0, s1);
-  c.h.vfnmadd213ps(s1, s0, c.consts.bits(one)); // 1 - d c0
-  c.h.vfmadd213ps(s1, s0, s0);                  // c1 = c0 + c0 (1 - d c0)
-  if constexpr (!avx512) { // RCPPS + Newton: 2^-22.8, may fall just outside [1/2, 1]
-    c.h.vmaxps(s1, s1, c.consts.value(0.5f));
-    c.h.vminps(s1, s1, c.consts.bits(one));
-  }
-  if (o.exact_denominator || !avx512) {     // AVX2: RCPPS + Newton alone is not within 1/2 ulp
-    c.h.vsubps(s0, s1, c.consts.bits(one)); // c1 - 1, exact
-    c.h.vfmadd231ps(s0, s1, e);             // -(1 - c1 (1 + e)), against the exact 1 + e
-    c.h.vfnmadd213ps(s0, s1, s1);           // c = c1 + c1 (1 - c1 (1 + e))
-  } else {
-    c.h.vmovaps(s0, s1);
-  }
-  if constexpr (avx512) {
+  // numerator: f where v >= 0, f e below
+  if constexpr (EmitContext<Vmm>::avx512) {
     c.h.vpmovd2m(c.kscratch, sign_src);
     if (o.invert) c.h.knotw(c.kscratch, c.kscratch);
-    c.h.vmulps(s0 | c.kscratch, s0, e); // v < 0: e c
-  } else {
-    c.h.vmulps(s1, s0, e);
-    if (o.invert) // VBLENDVPS selects by the sign bit of its mask operand
-      c.h.vblendvps(s0, s1, s0, sign_src);
+    if (factor) {
+      c.h.vmovaps(s0, *factor);
+      c.h.vmulps(s0 | c.kscratch, *factor, e);
+    } else {
+      c.h.vmovups(s0, c.consts.bits(one));
+      c.h.vmovaps(s0 | c.kscratch, e);
+    }
+  } else { // VBLENDVPS takes its third operand where the mask's sign bit is set
+    if (factor)
+      c.h.vmulps(s1, *factor, e);
     else
-      c.h.vblendvps(s0, s0, s1, sign_src);
+      c.h.vmovups(s1, c.consts.bits(one));
+    const Vmm f = factor ? *factor : s1, fe = factor ? s1 : e;
+    if (o.invert)
+      c.h.vblendvps(s0, fe, f, sign_src);
+    else
+      c.h.vblendvps(s0, f, fe, sign_src);
   }
+  c.h.vaddps(s1, e, c.consts.bits(one));
+  c.h.vdivps(s0, s0, s1);
 }
 
 // ---- expm1 ----
