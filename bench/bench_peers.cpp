@@ -1,23 +1,28 @@
-// bench/bench_peers.cpp: snippets against other ways to run the same elementwise graphs, in
-// one run.
+// bench/bench_peers.cpp: snippets against other ways to run the same graphs, in one run.
 //
 // For each workload (peers_case.hpp: relu(a*b+c), sigmoid((x+bias[C])*s), GELU tanh, Swish,
-// two outputs y1 = a+b and y2 = (a+b)*c), on a 256 KiB (L2) and a 64 MiB tensor ([rows, 256]
-// f32), with 1 and 2 threads, it times these peers:
-//   snippets          the fused JIT kernel (compiled once, run_unchecked)
-//   snippets_unfused  the same graph one JIT kernel per op (Gelu/Swish decomposed)
+// two outputs y1 = a+b and y2 = (a+b)*c, on [rows, 256] f32; Softmax over the last axis on
+// [rows, 1024] and [rows, 37] f32; sigmoid((x+bias[C])*s) on [rows, 256] bf16), on a 256 KiB
+// (L2) and a 64 MiB tensor, with 1 and 2 threads, it times these peers:
+//   snippets          the fused JIT kernel (compiled once, run_unchecked), best host ISA
+//   snippets_avx2     the same kernel compiled for AVX2 (CompileOptions::isa)
+//   snippets_unfused  the same graph one JIT kernel per op (Gelu/Swish/Softmax decomposed)
 //   loop              a hand-written fused loop, -O3 -march=native, OpenMP (peers_loop.hpp)
 //   eigen             Eigen 3 expression templates on Map<ArrayXf>, OpenMP over rows
-//   onednn            oneDNN eltwise / binary primitives with post-ops
+//   onednn            oneDNN eltwise / binary primitives with post-ops, softmax_forward
 //   halide            Halide 14 JIT (if the build found it), halide_exp: GELU on exp
 // and the bandwidth ceiling of the same streams (R reads, W writes) with ordinary (copy) and
-// non-temporal (copy_nt) stores. Before anything is timed every peer runs at both thread
-// counts and is compared with the reference interpreter (peers_case.hpp's Gate); a wrong peer
-// stops the program. Then Google Benchmark runs (medians of 5 repetitions, in random order
-// unless --benchmark_enable_random_interleaving=false) and one markdown table per workload is
-// printed, and the correctness table.
+// non-temporal (copy_nt) stores. A peer that has no form of a workload (snippets_unfused runs
+// f32 kernels only: not the bf16 one) is left out of its table, and a note says so. Before
+// anything is timed every peer runs at both thread counts and is compared with the reference
+// interpreter (peers_case.hpp's Gate); a wrong peer stops the program. Then Google Benchmark
+// runs (medians of 5 repetitions, in random order unless
+// --benchmark_enable_random_interleaving=false) and one markdown table per workload is
+// printed, and the correctness table. "vs best peer" is a time over the fastest peer's;
+// snippets_avx2 gets its ratio too but never counts as the fastest: it is our own kernel on a
+// narrower ISA, not a way a user would run the graph instead of snippets.
 // Usage:
-//   ./build/bench/bench_peers [--workloads=chain,gelu_tanh,...] [--sizes=L2,64MiB]
+//   ./build/bench/bench_peers [--workloads=chain,softmax37,...] [--sizes=L2,64MiB]
 //                             [--peers=snippets,eigen,...] [Google Benchmark flags]
 // --workloads/--sizes/--peers limit what is set up (and checked); --benchmark_filter only
 // limits what is timed.
@@ -25,6 +30,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,8 +70,11 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-const std::vector<std::string> all_peers = {"snippets", "snippets_unfused", "loop",      "eigen",
-                                            "onednn",   "halide",           "halide_exp"};
+const std::vector<std::string> all_peers = {"snippets", "snippets_avx2", "snippets_unfused",
+                                            "loop",     "eigen",         "onednn",
+                                            "halide",   "halide_exp"};
+/// Peers whose time never sets "vs best peer" (see the file comment).
+bool competes(const std::string& peer) { return peer != "snippets_avx2"; }
 
 /// Exits with a message when `list` names something not in `known`.
 void require_known(const char* flag, const std::vector<std::string>& list,
@@ -108,7 +117,8 @@ const char* size_label(Dim n) { return n == small ? "256 KiB" : "64 MiB"; }
 /// One workload at one size: which peers were set up, for the tables.
 struct Entry {
   Workload w;
-  Dim n; // elements of a full tensor
+  Dim n; // bench_util's small or large
+  Dim rows;
   double bytes;
   std::vector<std::string> peers;
 };
@@ -120,30 +130,38 @@ struct CheckRow {
   Dim n;
   std::string peer;
   Gate::Result r[2]; // 1 and 2 threads
-  std::size_t rows;
+  std::size_t rows, of_rows;
 };
 std::vector<CheckRow> g_checks;
 std::vector<std::string> g_notes; // what the setup learned (implementations, kernel counts)
 
 void register_case(Workload w, Dim n) {
-  auto c = std::make_shared<Case>(w, n / channels);
+  auto c = std::make_shared<Case>(w, n);
   const WorkloadInfo& wi = info(w);
   const Gate gate(*c);
   std::vector<std::pair<std::string, Runner>> peers;
   auto want = [](const char* p) { return Selection::allows(g_selection.peers, p); };
-  if (want("snippets")) {
+  for (const char* name : {"snippets", "snippets_avx2"}) {
+    if (!want(name)) continue;
+    const bool avx2 = name == std::string("snippets_avx2");
     std::shared_ptr<CompiledKernel> k;
-    peers.emplace_back("snippets", make_fused(*c, &k));
-    g_notes.push_back(std::string(wi.name) + " " + size_label(n) + ": snippets kernel ISA " +
+    peers.emplace_back(name,
+                       make_fused(*c, avx2 ? std::optional(x64::Isa::avx2) : std::nullopt, &k));
+    g_notes.push_back(std::string(wi.name) + " " + size_label(n) + ": " + name + " kernel ISA " +
                       k->signature().isa +
                       ", non-temporal variant: " + (k->has_streaming_variant() ? "yes" : "no"));
   }
   if (want("snippets_unfused")) {
     std::size_t kernels = 0;
-    peers.emplace_back("snippets_unfused", make_unfused(*c, &kernels));
-    if (n == small)
-      g_notes.push_back(std::string(wi.name) + ": unfused = " + std::to_string(kernels) +
-                        " kernels");
+    if (Runner run = make_unfused(*c, &kernels)) {
+      peers.emplace_back("snippets_unfused", std::move(run));
+      if (n == small)
+        g_notes.push_back(std::string(wi.name) + ": unfused = " + std::to_string(kernels) +
+                          " kernels");
+    } else if (n == small) {
+      g_notes.push_back(std::string(wi.name) +
+                        ": no snippets_unfused (bench_util's Unfused compiles f32 kernels only)");
+    }
   }
   if (want("loop")) peers.emplace_back("loop", make_loop(*c));
   if (want("eigen")) peers.emplace_back("eigen", make_eigen(*c));
@@ -160,28 +178,20 @@ void register_case(Workload w, Dim n) {
 
   // the gate: every peer at both thread counts before anything is timed
   for (const auto& [name, run] : peers) {
-    CheckRow row{w, n, name, {}, gate.sampled_rows()};
+    CheckRow row{w, n, name, {}, gate.sampled_rows(), std::size_t(c->rows)};
     for (int t : {1, 2}) row.r[t - 1] = gate.check(name, run, t);
     g_checks.push_back(row);
   }
 
-  Entry e{w, n, c->bytes, {}};
+  Entry e{w, n, c->rows, c->bytes, {}};
   for (int t : {1, 2}) {
     const std::string base = base_name(wi.name, n, t);
     for (const auto& [name, run] : peers) {
       register_benchmark(base + name, [run, t] { run(t); });
       if (t == 1) e.peers.push_back(name);
     }
-    // the ceiling streams the full-size inputs only (a bias is tiny and stays in cache)
-    auto full = std::make_shared<const std::vector<const float*>>(c->full_inputs());
-    for (bool nt : {false, true}) {
-      register_benchmark(base + (nt ? "copy_nt" : "copy"), [c, full, t, nt] {
-        if (c->out_ptrs.size() == 1)
-          copy_streams(*full, c->out_ptrs[0], c->n, t, nt);
-        else
-          copy_streams(*full, c->out_ptrs, c->n, t, nt);
-      });
-    }
+    for (bool nt : {false, true})
+      register_benchmark(base + (nt ? "copy_nt" : "copy"), [c, t, nt] { c->copy(t, nt); });
   }
   g_entries.push_back(std::move(e));
 }
@@ -210,47 +220,56 @@ void register_all() {
 
 void print_tables(const MedianReporter& rep) {
   for (const WorkloadInfo& wi : workloads()) {
-    bool header = false;
-    for (const Entry& e : g_entries) {
-      if (e.w != wi.id) continue;
-      if (!header) {
-        const int reads = wi.full_inputs;
-        std::printf("\n### %s: %s\n\n", wi.name, wi.formula);
-        std::printf("GB/s counts each input read once and each output written once (%d full "
-                    "input%s%s, %d output%s); the ceiling reads %d stream%s and writes %d.\n\n",
-                    reads, reads > 1 ? "s" : "", wi.bias ? " + bias[256]" : "", wi.outputs,
-                    wi.outputs > 1 ? "s" : "", reads, reads > 1 ? "s" : "", wi.outputs);
-        std::printf("| peer | size/tensor | threads | median (us) | GB/s | %% of ceiling | vs "
-                    "best peer |\n|---|---|---|---|---|---|---|\n");
-        header = true;
-      }
+    std::vector<const Entry*> entries;
+    for (const Entry& e : g_entries)
+      if (e.w == wi.id) entries.push_back(&e);
+    if (entries.empty()) continue;
+    const int reads = wi.full_inputs;
+    const std::string type(to_string(wi.type));
+    std::string shapes;
+    for (const Entry* e : entries)
+      shapes += std::string(shapes.empty() ? "" : ", ") + "[" + std::to_string(e->rows) + ", " +
+                std::to_string(wi.channels) + "] (" + size_label(e->n) + ")";
+    std::printf("\n### %s: %s\n\n", wi.name, wi.formula);
+    std::printf("Tensors %s %s. GB/s counts each input read once and each output written once "
+                "(%d full input%s%s, %d output%s; %zu bytes per element); the ceiling reads %d "
+                "stream%s and writes %d.\n\n",
+                type.c_str(), shapes.c_str(), reads, reads > 1 ? "s" : "",
+                wi.bias ? (" + bias[" + std::to_string(wi.channels) + "]").c_str() : "", wi.outputs,
+                wi.outputs > 1 ? "s" : "", size_of(wi.type), reads, reads > 1 ? "s" : "",
+                wi.outputs);
+    std::printf("| peer | size/tensor | threads | median (us) | GB/s | %% of ceiling | vs "
+                "best peer |\n|---|---|---|---|---|---|---|\n");
+    for (const Entry* e : entries)
       for (int t : {1, 2}) {
-        const std::string base = base_name(wi.name, e.n, t);
+        const std::string base = base_name(wi.name, e->n, t);
         auto sec = [&](const std::string& p) { return rep.seconds(base + p); };
-        auto gbs = [&](const std::string& p) { return sec(p) > 0 ? e.bytes / sec(p) * 1e-9 : 0.0; };
+        auto gbs = [&](const std::string& p) {
+          return sec(p) > 0 ? e->bytes / sec(p) * 1e-9 : 0.0;
+        };
         double best = 0;
-        for (const std::string& p : e.peers)
-          if (sec(p) > 0 && (best == 0 || sec(p) < best)) best = sec(p);
+        for (const std::string& p : e->peers)
+          if (competes(p) && sec(p) > 0 && (best == 0 || sec(p) < best)) best = sec(p);
         const double ceiling = std::max(gbs("copy"), gbs("copy_nt"));
         auto row = [&](const std::string& p, bool peer) {
           if (sec(p) == 0) return;
           char ratio[32] = "-";
-          if (peer)
+          if (peer && best > 0)
             std::snprintf(ratio, sizeof ratio, sec(p) == best ? "**1.00x**" : "%.2fx",
                           sec(p) / best);
-          std::printf("| %s | %s | %d | %.1f | %.1f | %.0f%% | %s |\n", p.c_str(), size_label(e.n),
+          std::printf("| %s | %s | %d | %.1f | %.1f | %.0f%% | %s |\n", p.c_str(), size_label(e->n),
                       t, sec(p) * 1e6, gbs(p), ceiling > 0 ? 100.0 * gbs(p) / ceiling : 0.0, ratio);
         };
-        for (const std::string& p : e.peers) row(p, true);
+        for (const std::string& p : e->peers) row(p, true);
         row("copy", false);
         row("copy_nt", false);
       }
-    }
   }
   std::printf("\n### Correctness against the reference interpreter (before timing)\n\n"
               "error = largest |peer - ref| / max(|ref|, 1) over the checked rows (what the "
-              "tolerance bounds); ulp = largest distance in f32 ulps where |ref| >= 1e-4; at 1 "
-              "/ 2 threads.\n\n"
+              "tolerance bounds; bf16 outputs against the reference before its rounding to "
+              "bf16); ulp = largest distance in ulps of the output type (f32, or bf16 to the "
+              "reference rounded to bf16) where |ref| >= 1e-4; at 1 / 2 threads.\n\n"
               "| workload | size/tensor | rows checked | peer | error | ulp | tolerance "
               "|\n|---|---|---|---|---|---|---|\n");
   for (const CheckRow& c : g_checks) {
@@ -262,10 +281,11 @@ void print_tables(const MedianReporter& rep) {
         std::snprintf(s, sizeof s, "%.2g / %.2g", a, b);
       return std::string(s);
     };
-    std::printf("| %s | %s | %zu of %lld | %s | %s | %s | %.0e |\n", info(c.w).name,
-                size_label(c.n), c.rows, static_cast<long long>(c.n / channels), c.peer.c_str(),
-                pair(c.r[0].err, c.r[1].err).c_str(),
-                pair(double(c.r[0].ulp), double(c.r[1].ulp)).c_str(), info(c.w).tolerance);
+    const WorkloadInfo& wi = info(c.w);
+    std::printf("| %s | %s | %zu of %zu | %s | %s | %s | %.0e%s |\n", wi.name, size_label(c.n),
+                c.rows, c.of_rows, c.peer.c_str(), pair(c.r[0].err, c.r[1].err).c_str(),
+                pair(double(c.r[0].ulp), double(c.r[1].ulp)).c_str(), wi.tolerance,
+                wi.type == bf16 ? " + 2^-8" : "");
   }
 }
 

@@ -2,9 +2,15 @@
 //
 // Each workload is one Halide Func over (x = channel, y = row) on ImageParams bound to the
 // case's buffers; the two-output workload is one Func returning a Tuple (both outputs in one
-// loop). Schedule: vectorize(x, 16) (AVX-512 f32 lanes); with 2 threads also
-// parallel(y, rows / 2), i.e. two tasks on Halide's own thread pool (its default size is the
-// number of cores, 2 here; the calling thread takes part), with 1 thread no parallel loop.
+// loop). Schedule: vectorize(x, 16) (AVX-512 f32 lanes); with 2 threads also rows split in
+// two tasks (parallel over y in steps of rows / 2) on Halide's own thread pool (its default
+// size is the number of cores, 2 here; the calling thread takes part), with 1 thread no
+// parallel loop. Softmax is four Funcs per row, computed at the output's row loop: the
+// maximum over an RDom of the row, exp(x - max) (a row kept in a constant-size buffer: the
+// output's x is bounded to [0, C)), the sum over the RDom, and the output exp * (1 / sum);
+// both reductions are vectorised over the RDom (atomic(), so lanes reduce horizontally at the
+// end). bf16 is Halide's BFloat(16) type: inputs cast to f32, the result cast back to bf16
+// (rounded to nearest even).
 // Compiled once per case and thread count with compile_jit(get_host_target()) and timed
 // through Pipeline::realize on the bound output buffers.
 // Transcendentals: Halide::exp is Halide's own vectorised polynomial, Halide::tanh calls
@@ -34,32 +40,39 @@ inline std::string halide_version() { return "Halide 14, target " + halide_targe
 /// The compiled pipeline of one case and thread count, its inputs bound.
 struct HalidePlan {
   Halide::Pipeline pipeline;
-  std::vector<Halide::Buffer<float>> outputs;
+  std::vector<Halide::Buffer<>> outputs;
   std::vector<Halide::ImageParam> params; // kept alive with their bound buffers
 };
 
 inline HalidePlan make_halide_plan(const Case& c, int threads, bool exp_form) {
   using Halide::Expr;
   const WorkloadInfo& wi = info(c.w);
-  const int C = int(channels), R = int(c.rows);
+  const int C = int(c.cols), R = int(c.rows);
+  const Halide::Type type = c.type == f32 ? Halide::Float(32) : Halide::BFloat(16);
   HalidePlan p;
   for (int k = 0; k < wi.full_inputs; ++k) {
-    p.params.emplace_back(Halide::Float(32), 2);
-    p.params.back().set(Halide::Buffer<float>(const_cast<float*>(c.in_ptrs[std::size_t(k)]), C, R));
+    p.params.emplace_back(type, 2);
+    p.params.back().set(Halide::Buffer<>(type, const_cast<void*>(c.in_ptrs[std::size_t(k)]), C, R));
   }
   if (wi.bias) {
-    p.params.emplace_back(Halide::Float(32), 1);
-    p.params.back().set(Halide::Buffer<float>(const_cast<float*>(c.in_ptrs.back()), C));
+    p.params.emplace_back(type, 1);
+    p.params.back().set(Halide::Buffer<>(type, const_cast<void*>(c.in_ptrs.back()), C));
   }
-  for (float* o : c.out_ptrs) p.outputs.emplace_back(o, C, R);
-  Halide::Var x("x"), y("y");
-  auto in = [&](int k) { return p.params[std::size_t(k)](x, y); };
+  for (void* o : c.out_ptrs) p.outputs.emplace_back(type, o, C, R);
+  Halide::Var x("x"), y("y"), yo("yo"), yi("yi");
+  // the inputs as f32, the result in the workload's type
+  auto f32_of = [&](const Expr& e) { return c.type == f32 ? e : Halide::cast<float>(e); };
+  auto in = [&](int k) { return f32_of(p.params[std::size_t(k)](x, y)); };
+  auto out = [&](const Expr& e) { return c.type == f32 ? e : Halide::cast(type, e); };
   Halide::Func f(wi.name);
+  // Softmax: the row's producers, computed per row once the schedule's row loop is known
+  std::vector<Halide::Func> per_row;
   switch (c.w) {
   case Workload::chain: f(x, y) = Halide::max(in(0) * in(1) + in(2), 0.0f); break;
-  case Workload::bias_sigmoid: {
-    const Expr v = (in(0) + p.params[1](x)) * bias_scale;
-    f(x, y) = 1.0f / (1.0f + Halide::exp(-v));
+  case Workload::bias_sigmoid:
+  case Workload::bias_sigmoid_bf16: {
+    const Expr v = (in(0) + f32_of(p.params[1](x))) * bias_scale;
+    f(x, y) = out(1.0f / (1.0f + Halide::exp(-v)));
     break;
   }
   case Workload::gelu_tanh: {
@@ -73,9 +86,32 @@ inline HalidePlan make_halide_plan(const Case& c, int threads, bool exp_form) {
     f(x, y) = Halide::Tuple(s, s * in(2));
     break;
   }
+  case Workload::softmax1024:
+  case Workload::softmax37: {
+    const Halide::RDom r(0, C);
+    const Halide::ImageParam& xs = p.params[0];
+    Halide::Func mx("mx"), e("e"), sum("sum");
+    mx(y) = xs(0, y);
+    mx(y) = Halide::max(mx(y), xs(r, y));
+    e(x, y) = Halide::exp(xs(x, y) - mx(y));
+    sum(y) = 0.0f;
+    sum(y) += e(r, y);
+    f(x, y) = e(x, y) * (1.0f / sum(y));
+    f.bound(x, 0, C);
+    mx.update().atomic().vectorize(r, 16);
+    e.vectorize(x, 16, Halide::TailStrategy::GuardWithIf);
+    sum.update().atomic().vectorize(r, 16);
+    per_row = {mx, e, sum};
+    break;
+  }
   }
   f.vectorize(x, 16);
-  if (threads > 1) f.parallel(y, (R + threads - 1) / threads);
+  Halide::Var row = y;
+  if (threads > 1) {
+    f.split(y, yo, yi, (R + threads - 1) / threads).parallel(yo);
+    row = yi;
+  }
+  for (Halide::Func& g : per_row) g.compute_at(f, row);
   p.pipeline = Halide::Pipeline(f);
   p.pipeline.compile_jit(halide_target());
   return p;

@@ -6,8 +6,11 @@
 //   swish                eltwise swish (alpha 1)
 //   two_outputs          binary add(a, b) -> y1, then binary mul(y1, c) -> y2 (a primitive has
 //                        one destination, so y1 is read back)
-// Tensors are 2-D [rows, C] plain (format tag ab), f32, forward inference, wrapping the case's
-// buffers (no copies).
+//   softmax              softmax_forward over axis 1 (the last)
+//   the bf16 bias graph  as sigmoid((x+bias)*s), on bf16 memory (oneDNN computes in f32 and
+//                        rounds the destination to nearest even)
+// Tensors are 2-D [rows, C] plain (format tag ab), f32 or bf16 as the workload's, forward
+// inference, wrapping the case's buffers (no copies).
 // Threads: Debian's libdnnl2 is built with DNNL_CPU_RUNTIME = OMP (dnnl_config.h) and links the
 // same libgomp as the rest of the program, so it runs on omp_get_max_threads() threads. Each
 // thread count gets its own primitive, created and executed under omp_set_num_threads(t) (the
@@ -18,7 +21,6 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <string>
-#include <type_traits>
 #include <unordered_map>
 
 #include "peers_case.hpp"
@@ -43,6 +45,14 @@ struct OnednnPlan {
   std::vector<dnnl::primitive> prims;
   std::vector<std::unordered_map<int, dnnl::memory>> args;
   std::string impl; // implementation names, e.g. "jit:avx512_core"
+
+  /// Appends the primitive of `pd` (Prim: dnnl::binary, dnnl::eltwise_forward, ...).
+  template <class Prim>
+  void add(const typename Prim::primitive_desc& pd, std::unordered_map<int, dnnl::memory> a) {
+    prims.push_back(Prim(pd));
+    args.push_back(std::move(a));
+    impl += (impl.empty() ? "" : " + ") + std::string(pd.impl_info_str());
+  }
 };
 
 inline OnednnPlan make_onednn_plan(const Case& c) {
@@ -50,9 +60,10 @@ inline OnednnPlan make_onednn_plan(const Case& c) {
   using tag = dnnl::memory::format_tag;
   using dt = dnnl::memory::data_type;
   dnnl::engine& eng = onednn_engine();
-  const dnnl::memory::desc md({c.rows, channels}, dt::f32, tag::ab);
-  auto mem = [&](const dnnl::memory::desc& d, const float* p) {
-    return dnnl::memory(d, eng, const_cast<float*>(p));
+  const dt type = c.type == f32 ? dt::f32 : dt::bf16;
+  const dnnl::memory::desc md({c.rows, c.cols}, type, tag::ab);
+  auto mem = [&](const dnnl::memory::desc& d, const void* p) {
+    return dnnl::memory(d, eng, const_cast<void*>(p));
   };
   auto binary = [&](algorithm alg, const dnnl::memory::desc& src1, const dnnl::post_ops& po) {
     dnnl::primitive_attr attr;
@@ -66,52 +77,54 @@ inline OnednnPlan make_onednn_plan(const Case& c) {
   const auto& in = c.in_ptrs;
   const auto& out = c.out_ptrs;
   OnednnPlan p;
-  auto add = [&](const auto& pd, std::unordered_map<int, dnnl::memory> a) {
-    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(pd)>, dnnl::binary::primitive_desc>)
-      p.prims.push_back(dnnl::binary(pd));
-    else
-      p.prims.push_back(dnnl::eltwise_forward(pd));
-    p.args.push_back(std::move(a));
-    p.impl += (p.impl.empty() ? "" : " + ") + std::string(pd.impl_info_str());
-  };
   switch (c.w) {
   case Workload::chain: {
     dnnl::post_ops po;
     po.append_binary(algorithm::binary_add, md);
     po.append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
-    add(binary(algorithm::binary_mul, md, po),
-        {{DNNL_ARG_SRC_0, mem(md, in[0])},
-         {DNNL_ARG_SRC_1, mem(md, in[1])},
-         {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, mem(md, in[2])},
-         {DNNL_ARG_DST, mem(md, out[0])}});
+    p.add<dnnl::binary>(binary(algorithm::binary_mul, md, po),
+                        {{DNNL_ARG_SRC_0, mem(md, in[0])},
+                         {DNNL_ARG_SRC_1, mem(md, in[1])},
+                         {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, mem(md, in[2])},
+                         {DNNL_ARG_DST, mem(md, out[0])}});
     break;
   }
-  case Workload::bias_sigmoid: {
-    const dnnl::memory::desc bias_md({1, channels}, dt::f32, tag::ab);
+  case Workload::bias_sigmoid:
+  case Workload::bias_sigmoid_bf16: {
+    const dnnl::memory::desc bias_md({1, c.cols}, type, tag::ab);
     dnnl::post_ops po;
     po.append_eltwise(1.f, algorithm::eltwise_linear, bias_scale, 0.f);
     po.append_eltwise(1.f, algorithm::eltwise_logistic, 0.f, 0.f);
-    add(binary(algorithm::binary_add, bias_md, po), {{DNNL_ARG_SRC_0, mem(md, in[0])},
-                                                     {DNNL_ARG_SRC_1, mem(bias_md, in[1])},
-                                                     {DNNL_ARG_DST, mem(md, out[0])}});
+    p.add<dnnl::binary>(binary(algorithm::binary_add, bias_md, po),
+                        {{DNNL_ARG_SRC_0, mem(md, in[0])},
+                         {DNNL_ARG_SRC_1, mem(bias_md, in[1])},
+                         {DNNL_ARG_DST, mem(md, out[0])}});
     break;
   }
   case Workload::gelu_tanh:
   case Workload::swish: {
     const bool gelu = c.w == Workload::gelu_tanh;
-    add(eltwise(gelu ? algorithm::eltwise_gelu_tanh : algorithm::eltwise_swish, gelu ? 0.f : 1.f),
+    p.add<dnnl::eltwise_forward>(
+        eltwise(gelu ? algorithm::eltwise_gelu_tanh : algorithm::eltwise_swish, gelu ? 0.f : 1.f),
         {{DNNL_ARG_SRC, mem(md, in[0])}, {DNNL_ARG_DST, mem(md, out[0])}});
     break;
   }
   case Workload::two_outputs: {
-    add(binary(algorithm::binary_add, md, {}), {{DNNL_ARG_SRC_0, mem(md, in[0])},
-                                                {DNNL_ARG_SRC_1, mem(md, in[1])},
-                                                {DNNL_ARG_DST, mem(md, out[0])}});
-    add(binary(algorithm::binary_mul, md, {}), {{DNNL_ARG_SRC_0, mem(md, out[0])},
-                                                {DNNL_ARG_SRC_1, mem(md, in[2])},
-                                                {DNNL_ARG_DST, mem(md, out[1])}});
+    p.add<dnnl::binary>(binary(algorithm::binary_add, md, {}), {{DNNL_ARG_SRC_0, mem(md, in[0])},
+                                                                {DNNL_ARG_SRC_1, mem(md, in[1])},
+                                                                {DNNL_ARG_DST, mem(md, out[0])}});
+    p.add<dnnl::binary>(binary(algorithm::binary_mul, md, {}), {{DNNL_ARG_SRC_0, mem(md, out[0])},
+                                                                {DNNL_ARG_SRC_1, mem(md, in[2])},
+                                                                {DNNL_ARG_DST, mem(md, out[1])}});
     break;
   }
+  case Workload::softmax1024:
+  case Workload::softmax37:
+    p.add<dnnl::softmax_forward>(
+        dnnl::softmax_forward::primitive_desc(
+            dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, md, 1), eng),
+        {{DNNL_ARG_SRC, mem(md, in[0])}, {DNNL_ARG_DST, mem(md, out[0])}});
+    break;
   }
   return p;
 }
