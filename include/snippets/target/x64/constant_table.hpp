@@ -15,6 +15,7 @@
 #include <bit>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include <xbyak/xbyak.h>
@@ -46,16 +47,13 @@ public:
       words_.insert(words_.end(), static_cast<std::size_t>(vector_bytes_ / 4), pattern);
       if (pinned_.size() < static_cast<std::size_t>(pin_count_)) {
         const int idx = pin_first_ + static_cast<int>(pinned_.size());
-        it->second.pinned = true;
-        it->second.zmm = Xbyak::Zmm(idx);
-        it->second.ymm = Xbyak::Ymm(idx);
+        it->second.reg = vector_bytes_ == 64 ? Xbyak::Xmm(Xbyak::Zmm(idx)) : Xbyak::Ymm(idx);
         pinned_.push_back(&it->second);
       }
     }
     const Entry& e = it->second;
-    if (!e.pinned) return e.address;
-    if (vector_bytes_ == 64) return e.zmm;
-    return e.ymm;
+    if (e.reg) return *e.reg;
+    return e.address;
   }
 
   /// Vector registers first, first + 1, ... (count of them) hold the first broadcast
@@ -67,14 +65,12 @@ public:
   }
   /// Loads every pinned constant into its register.
   void load_pinned(Xbyak::CodeGenerator& h) const {
-    for (const Entry* e : pinned_)
-      if (vector_bytes_ == 64)
-        h.vmovups(e->zmm, e->address);
-      else
-        h.vmovups(e->ymm, e->address);
+    for (const Entry* e : pinned_) h.vmovups(*e->reg, e->address);
   }
   /// How many constants live in registers.
   std::size_t pinned() const { return pinned_.size(); }
+  /// Whether pin_registers gave the table any register.
+  bool pinning() const { return pin_count_ > 0; }
   /// A 64-bit pattern replicated to the vector width (f64 or i64 lanes).
   Xbyak::Address bits64(std::uint64_t pattern) {
     auto it = broadcast64_.find(pattern);
@@ -133,9 +129,7 @@ private:
   }
   struct Entry {
     Xbyak::Address address;
-    bool pinned = false; // then the operand is zmm or ymm (by the vector width)
-    Xbyak::Zmm zmm{};
-    Xbyak::Ymm ymm{};
+    std::optional<Xbyak::Xmm> reg; // pinned: a ymm or zmm (its kind and width are kept)
   };
   int vector_bytes_;
   std::vector<std::uint32_t> words_;

@@ -114,8 +114,10 @@ public:
       h_.mov(data_[i], h_.ptr[rdi + static_cast<int>(i * sizeof(void*))]);
     // the pinned constants are known once the body is emitted: their loads follow the return
     Xbyak::Label load_constants, body;
-    h_.jmp(load_constants, Xbyak::CodeGenerator::T_NEAR);
-    h_.L(body);
+    if (consts_.pinning()) {
+      h_.jmp(load_constants, Xbyak::CodeGenerator::T_NEAR);
+      h_.L(body);
+    }
     record("prologue", "kernel entry: save registers, load data pointers");
     for (auto& e : lir_) {
       if (skip_ > 0) { // emitted by the Brgemm before it
@@ -136,10 +138,12 @@ public:
     for (auto it = saved.rbegin(); it != saved.rend(); ++it) h_.pop(*it);
     h_.ret();
     record("epilogue", "kernel exit: restore registers, return");
-    h_.L(load_constants);
-    consts_.load_pinned(h_);
-    h_.jmp(body, Xbyak::CodeGenerator::T_NEAR);
-    record("constants", "kernel entry: load the constants kept in registers");
+    if (consts_.pinning()) {
+      h_.L(load_constants);
+      consts_.load_pinned(h_);
+      h_.jmp(body, Xbyak::CodeGenerator::T_NEAR);
+      record("constants", "kernel entry: load the constants kept in registers");
+    }
     text_bytes_ = static_cast<std::uint32_t>(h_.getSize());
     consts_.emit(h_);
     if (map_) map_->text_bytes = text_bytes_;
