@@ -53,7 +53,7 @@ TEST_CASE("attributes are printed in braces after the inputs, shortest exact num
   g.make(PowerStatic{3}, {x}, "pow");
   g.make(Convert{i32}, {x}, "cvt");
   g.make(ReduceSum{{1, -1}, false}, {x}, "rsum");
-  g.make(ReduceMax{{0}, true}, {x}, "rmax");
+  g.make(ReduceMax{{0}, true, true}, {x}, "rmax");
   g.make(Softmax{-1}, {x}, "sm");
   g.make(Transpose{{0, 2, 3, 1}}, {x}, "tr");
   g.make(Broadcast{{2, 1, 4, 2, 2}}, {b}, "bc");
@@ -73,7 +73,8 @@ TEST_CASE("attributes are printed in braces after the inputs, shortest exact num
         "%7 = PowerStatic 'pow'(%0:0) {exponent=3} -> f32[1,4,2,2]\n"
         "%8 = Convert 'cvt'(%0:0) {to=i32} -> i32[1,4,2,2]\n"
         "%9 = ReduceSum 'rsum'(%0:0) {axes=[1,-1], keep_dims=false} -> f32[1,2]\n"
-        "%10 = ReduceMax 'rmax'(%0:0) {axes=[0], keep_dims=true} -> f32[1,4,2,2]\n"
+        "%10 = ReduceMax 'rmax'(%0:0) {axes=[0], keep_dims=true, ignore_nan=true} -> "
+        "f32[1,4,2,2]\n"
         "%11 = Softmax 'sm'(%0:0) {axis=-1} -> f32[1,4,2,2]\n"
         "%12 = Transpose 'tr'(%0:0) {order=[0,2,3,1]} -> f32[1,2,2,4]\n"
         "%13 = Broadcast 'bc'(%1:0) {shape=[2,1,4,2,2]} -> f32[2,1,4,2,2]\n"

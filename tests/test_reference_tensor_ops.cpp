@@ -317,6 +317,18 @@ TEST_CASE("ReduceMax propagates NaN wherever it sits and handles infinities") {
   CHECK(all_nan_where_expected(y.v, {qnan, qnan, qnan, -inf, inf}));
 }
 
+TEST_CASE("ReduceMax with ignore_nan leaves NaN out: -inf when nothing is left") {
+  Graph g;
+  auto x = g.parameter(f32, {4, 3});
+  g.result(g.make(ir::ReduceMax{{1}, false, true}, {x})[0]);
+  const auto y = run(g, {Tensor::from_values(f32, {4, 3},
+                                             {qnan, 1, 2,          //
+                                              1, qnan, -inf,       //
+                                              qnan, qnan, qnan,    //
+                                              inf, qnan, 0})});
+  CHECK(y.v == std::vector<double>{2, 1, -inf, inf});
+}
+
 TEST_CASE("integer reductions accumulate exactly and saturate once, at the end") {
   Graph g;
   auto x = g.parameter(i8, {2, 3});

@@ -188,7 +188,7 @@ template <Reduction R, class T> void convert_reduce(NodeContext<T>& c) {
   if constexpr (R == Reduction::l2) y = c.op(ir::Sqrt{}, {sum(c.op(ir::Multiply{}, {x, x}), keep)});
   if constexpr (R == Reduction::log_sum) y = c.op(ir::Log{}, {sum(x, keep)});
   if constexpr (R == Reduction::log_sum_exp) {
-    const ir::Value m = c.op(ir::ReduceMax{*axes, true}, {x});
+    const ir::Value m = c.op(ir::ReduceMax{*axes, true, true}, {x}); // NaN: through the sum
     const ir::Value e = c.op(ir::Exp{}, {c.op(ir::Subtract{}, {x, m})});
     y = c.op(ir::Add{}, {c.op(ir::Log{}, {sum(e, true)}), m});
     if (!keep) {
@@ -218,7 +218,7 @@ template <bool Log, class T> void convert_softmax(NodeContext<T>& c) {
   if constexpr (!Log) {
     y = c.op(ir::Softmax{axis}, {x});
   } else {
-    const ir::Value m = c.op(ir::ReduceMax{{axis}, true}, {x});
+    const ir::Value m = c.op(ir::ReduceMax{{axis}, true, true}, {x}); // NaN: through the sum
     const ir::Value d = c.op(ir::Subtract{}, {x, m});
     const ir::Value l =
         c.op(ir::Log{}, {c.op(ir::ReduceSum{{axis}, true}, {c.op(ir::Exp{}, {d})})});

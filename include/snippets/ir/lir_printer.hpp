@@ -66,7 +66,10 @@ void print_expression(std::ostream& os, const Expression<T>& e, const LirPrintOp
         if constexpr (std::is_same_v<Tag, Spill> || std::is_same_v<Tag, Reload>)
           os << " slot" << tag.slot;
         if constexpr (std::is_same_v<Tag, Scalar>) os << ' ' << tag.value;
-        if constexpr (requires { tag.kind; }) os << (tag.kind == ReduceKind::sum ? " sum" : " max");
+        if constexpr (requires { tag.kind; })
+          os << (tag.kind == ReduceKind::sum   ? " sum"
+                 : tag.kind == ReduceKind::max ? " max"
+                                               : " max_ignore_nan");
         if constexpr (std::is_same_v<Tag, Brgemm>)
           os << " m" << tag.m << " n" << tag.shape.n << " k" << tag.shape.k << " tile "
              << tag.shape.m_r << 'x' << tag.shape.n_r << " epilogue " << tag.epilogue

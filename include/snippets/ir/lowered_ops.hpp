@@ -62,7 +62,8 @@ SNIPPETS_LOWERED_TAG(FusedMulAdd, );
 SNIPPETS_LOWERED_TAG(Spill, std::size_t slot = 0;);
 SNIPPETS_LOWERED_TAG(Reload, std::size_t slot = 0;);
 
-enum class ReduceKind : std::uint8_t { sum, max };
+/// max_ignore_nan: ReduceMax::ignore_nan (NaN lanes left out).
+enum class ReduceKind : std::uint8_t { sum, max, max_ignore_nan };
 SNIPPETS_LOWERED_TAG(ReduceInit, ReduceKind kind = ReduceKind::sum;);
 SNIPPETS_LOWERED_TAG(ReduceAccumulate, ReduceKind kind = ReduceKind::sum; std::int64_t count = 0;);
 SNIPPETS_LOWERED_TAG(HorizonReduce, ReduceKind kind = ReduceKind::sum;);

@@ -228,6 +228,10 @@ struct ReduceMax {
   static constexpr bool float_only = false;
   std::vector<std::int64_t> axes;
   bool keep_dims = true;
+  /// NaN elements are left out: the max of the others (-inf when all are NaN). For a max whose
+  /// users propagate NaN themselves (a Softmax's shift: exp(NaN - m) is NaN for any m); it
+  /// spares the JIT a NaN test per vector. Default: NaN in, NaN out, as ONNX ReduceMax.
+  bool ignore_nan = false;
   bool operator==(const ReduceMax&) const = default;
 };
 struct Softmax {

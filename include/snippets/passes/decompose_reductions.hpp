@@ -24,8 +24,9 @@ struct DecomposeReductions {
     for (auto& e : lir)
       if (is_reduction(*e)) reductions.push_back(e.get());
     for (ir::Expression<T>* r : reductions) {
-      const ir::ReduceKind kind =
-          std::holds_alternative<ir::ReduceSum>(r->op) ? ir::ReduceKind::sum : ir::ReduceKind::max;
+      ir::ReduceKind kind = ir::ReduceKind::sum;
+      if (const auto* m = std::get_if<ir::ReduceMax>(&r->op))
+        kind = m->ignore_nan ? ir::ReduceKind::max_ignore_nan : ir::ReduceKind::max;
       const std::vector<std::size_t> loop = r->loop_ids;
       SNIPPETS_ASSERT(!loop.empty()) << r->name << " is in no loop (run MarkLoops first)";
       const std::vector<std::size_t> outer(loop.begin(), loop.end() - 1);

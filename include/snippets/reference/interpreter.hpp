@@ -106,7 +106,9 @@ std::vector<Values> eval_node(const ir::Node<T>& node, std::span<const Values> i
                              std::is_same_v<Tag, ir::ReduceMax>) {
           std::vector<bool> reduced(in[0].shape.rank(), false);
           for (auto a : tag.axes) reduced[normalize_axis(a, in[0].shape.rank(), who)] = true;
-          const auto kind = std::is_same_v<Tag, ir::ReduceSum> ? ReduceKind::sum : ReduceKind::max;
+          auto kind = ReduceKind::sum;
+          if constexpr (std::is_same_v<Tag, ir::ReduceMax>)
+            kind = tag.ignore_nan ? ReduceKind::max_ignore_nan : ReduceKind::max;
           return {reduce(in[0], reduced, kind, out[0].shape)};
         } else if constexpr (std::is_same_v<Tag, ir::Softmax>) {
           return {softmax(in[0], normalize_axis(tag.axis, in[0].shape.rank(), who))};

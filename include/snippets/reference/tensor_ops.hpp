@@ -68,7 +68,7 @@ Values broadcast_map(ElementType type, const Shape& out, std::span<const Values*
   return r;
 }
 
-enum class ReduceKind { sum, max };
+enum class ReduceKind { sum, max, max_ignore_nan };
 
 /// Reduces `x` over `axes` (normalised); `out_shape` is the inferred output shape.
 inline Values reduce(const Values& x, const std::vector<bool>& reduced, ReduceKind kind,
@@ -93,6 +93,8 @@ inline Values reduce(const Values& x, const std::vector<bool>& reduced, ReduceKi
     const double v = x.v[lin];
     if (kind == ReduceKind::sum)
       acc += v;
+    else if (kind == ReduceKind::max_ignore_nan)
+      acc = std::isnan(v) ? acc : std::max(acc, v);
     else
       acc = (std::isnan(acc) || std::isnan(v)) ? std::numeric_limits<double>::quiet_NaN()
                                                : std::max(acc, v);

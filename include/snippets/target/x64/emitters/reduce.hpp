@@ -2,7 +2,8 @@
 // innermost dimension (ir/lowered_ops.hpp: ReduceInit, ReduceAccumulate, HorizonReduce).
 // Max propagates NaN like the reference: VMAXPS returns its second source when either is
 // NaN, so the accumulator goes second (a NaN in it stays) and a NaN in the new value is
-// copied in explicitly.
+// copied in explicitly. max_ignore_nan is the VMAXPS alone: a NaN value leaves the
+// accumulator as it was (and the accumulator never holds NaN).
 #pragma once
 
 #include <limits>
@@ -25,16 +26,18 @@ template <> struct Emitter<ir::ReduceInit> {
 
 namespace detail {
 /// acc = acc (+ or max) x, NaN-propagating for max; AVX-512 lanes outside `mask` (k1, when
-/// `masked`) keep acc. Needs no vector scratch on AVX-512 and c.scratch[from] on AVX2.
+/// `masked`) keep acc. Needs no vector scratch on AVX-512 and c.scratch[from] on AVX2 (for a
+/// NaN-propagating max).
 template <class Vmm>
 void fold(EmitContext<Vmm>& c, ir::ReduceKind kind, Vmm acc, Vmm x, bool masked, int from = 0) {
   const Xbyak::Opmask k1(1);
-  if (kind == ir::ReduceKind::sum) {
-    if constexpr (EmitContext<Vmm>::avx512)
-      c.h.vaddps(masked ? acc | k1 : acc, acc, x);
-    else
-      c.h.vaddps(acc, acc, x);
-    return;
+  if (kind != ir::ReduceKind::max) {
+    const bool sum = kind == ir::ReduceKind::sum;
+    if constexpr (EmitContext<Vmm>::avx512) {
+      if (sum) return c.h.vaddps(masked ? acc | k1 : acc, acc, x);
+      return c.h.vmaxps(masked ? acc | k1 : acc, x, acc);
+    }
+    return sum ? c.h.vaddps(acc, acc, x) : c.h.vmaxps(acc, x, acc);
   }
   if constexpr (EmitContext<Vmm>::avx512) {
     c.h.vcmpps(masked ? c.kscratch | k1 : c.kscratch, x, x, cmp_unord_q);

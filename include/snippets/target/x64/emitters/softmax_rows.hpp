@@ -87,7 +87,7 @@ private:
         h_.vmaxps(acc(k), acc(k), val(k));
       }
     });
-    horizon(c, ir::ReduceKind::max);
+    horizon(c, ir::ReduceKind::max_ignore_nan);
     // 2. exp(x - max), stored; its sum
     for (int k = 0; k < unroll; ++k) h_.vxorps(acc(k), acc(k), acc(k));
     sweep([&](int k, const Xbyak::Address& at, std::int64_t count) {
