@@ -322,9 +322,9 @@ TEST_CASE("ReduceMax with ignore_nan leaves NaN out: -inf when nothing is left")
   auto x = g.parameter(f32, {4, 3});
   g.result(g.make(ir::ReduceMax{{1}, false, true}, {x})[0]);
   const auto y = run(g, {Tensor::from_values(f32, {4, 3},
-                                             {qnan, 1, 2,          //
-                                              1, qnan, -inf,       //
-                                              qnan, qnan, qnan,    //
+                                             {qnan, 1, 2,       //
+                                              1, qnan, -inf,    //
+                                              qnan, qnan, qnan, //
                                               inf, qnan, 0})});
   CHECK(y.v == std::vector<double>{2, 1, -inf, inf});
 }

@@ -35,6 +35,43 @@ TEST_CASE("streaming stores are compiled only above the threshold and for whole-
   CHECK_FALSE(compile(g, {.streaming_threshold_bytes = 1}).has_streaming_variant());
 }
 
+TEST_CASE("streaming stores are compiled only for kernels bound by memory") {
+  using Graph = ir::Graph<x64::Traits>;
+  using Build = ir::Value (*)(Graph&, ir::Value);
+  struct Case {
+    const char* what;
+    Build build;
+    bool light; // little code per vector for each stream: bound by memory
+  };
+  const Case cases[] = {
+      {"bias add", [](Graph& g, ir::Value x) { return g.add(x, g.parameter(f32, {256})); }, true},
+      {"exp", [](Graph& g, ir::Value x) { return g.exp(x); }, true},
+      {"bias sigmoid",
+       [](Graph& g, ir::Value x) { return g.sigmoid(g.add(x, g.parameter(f32, {256}))); }, false},
+      {"gelu", [](Graph& g, ir::Value x) { return g.gelu(x, ir::GeluApproximation::tanh); }, false},
+  };
+  for (const auto isa : {x64::Isa::avx2, x64::Isa::avx512}) {
+    if (!x64::host_supports(isa)) continue;
+    for (const Case& c : cases) {
+      INFO(c.what << " on " << x64::to_string(isa));
+      Graph g;
+      g.result(c.build(g, g.parameter(f32, {64, 256})));
+      for (const int unroll : {1, 4}) {
+        const CompileOptions o{.isa = isa, .unroll = unroll, .streaming_threshold_bytes = 1};
+        const CompiledKernel k = compile(g, o);
+        // two full-size streams (x and the output), 64 bytes of code per vector each
+        const double bytes = k.kernel_code().store_loop_bytes_per_vector;
+        CHECK(bytes > 0);
+        CHECK(k.has_streaming_variant() == (bytes <= 64.0 * 2));
+        if (isa == x64::Isa::avx512) CHECK(k.has_streaming_variant() == c.light);
+        CompileOptions any = o; // no limit: every kernel gets the variant
+        any.streaming_max_code_bytes = -1;
+        CHECK(compile(g, any).has_streaming_variant());
+      }
+    }
+  }
+}
+
 TEST_CASE("the streaming variant writes the same values, aligned or not, with tails") {
   for (auto isa : {x64::Isa::avx2, x64::Isa::avx512})
     for (Dim n : {Dim{16}, Dim{1000}, Dim{4099}, Dim{100003}})

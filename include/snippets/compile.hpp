@@ -63,8 +63,15 @@ struct CompileOptions {
   bool fma = true;             // contract Multiply -> Add
   int unroll = 4;              // innermost loop body copies per iteration (1: no unrolling)
   /// Outputs of at least this many bytes also get a variant with non-temporal stores, used
-  /// when the output buffers are vector-aligned (0: never).
+  /// when the output buffers are vector-aligned (0: never)...
   std::int64_t streaming_threshold_bytes = std::int64_t{16} << 20;
+  /// ...if the kernel is bound by memory: its innermost loops that store outputs have at most
+  /// this many bytes of code per vector for each full-size tensor it reads or writes (negative:
+  /// no limit). On this project's Zen 5 non-temporal stores made Add and Exp kernels 2-12%
+  /// faster at 64 MiB (13 and 55 bytes per stream) and Sigmoid, Swish and GELU ones 10-50%
+  /// slower (78-89 bytes): a loop that computes between its stores hides the ordinary
+  /// stores' cost, and streaming ones then only stall it.
+  int streaming_max_code_bytes = 64;
   /// bf16 outputs of AVX-512 kernels use VCVTNEPS2BF16 when the host has AVX512_BF16 (false:
   /// integer rounding everywhere; the bits are the same, tests compare the two).
   bool native_bf16 = true;
@@ -254,11 +261,13 @@ KernelCode emit(ir::LinearIR<T>& lir, bool streaming, const x64::Instrumentation
     auto buf = std::make_shared<x64::CodeBuffer>(bytes);
     std::shared_ptr<debug::CodeMap> map;
     std::uint32_t text_bytes = 0;
+    double store_loop_bytes = 0;
     try {
       x64::KernelEmitter<T, Vmm> emitter(*buf, lir, streaming, instr);
       emitter.emit();
       map = emitter.code_map();
       text_bytes = emitter.text_bytes();
+      store_loop_bytes = emitter.store_loop_bytes_per_vector();
     } catch (const Xbyak::Error& err) {
       if (static_cast<int>(err) == Xbyak::ERR_CODE_IS_TOO_BIG && bytes < (1u << 26)) {
         bytes *= 4;
@@ -271,7 +280,7 @@ KernelCode emit(ir::LinearIR<T>& lir, bool streaming, const x64::Instrumentation
     for (auto& e : lir) // packed MatMul weights the code points at
       if (const auto* b = std::get_if<ir::Brgemm>(&e->op); b && b->b_packed)
         weights->push_back(b->b_packed);
-    return {std::move(buf), fn, text_bytes, std::move(map), std::move(weights)};
+    return {std::move(buf), fn, text_bytes, std::move(map), std::move(weights), store_loop_bytes};
   }
 }
 
@@ -365,6 +374,16 @@ inline bool use_streaming(const KernelSignature& sig, std::int64_t threshold_byt
   const bool rows_aligned =
       sig.domain.size() == 1 || (sig.domain.back() * 4) % sig.vector_bytes == 0;
   return out_bytes >= threshold_bytes && rows_aligned;
+}
+
+/// CompileOptions::streaming_max_code_bytes: the code per vector of the loops that store
+/// outputs, per full-size stream (the outputs and the inputs of the output's shape).
+inline bool memory_bound(const KernelSignature& sig, const KernelCode& code, int max_bytes) {
+  if (max_bytes < 0 || sig.outputs.empty()) return max_bytes < 0;
+  std::size_t streams = sig.outputs.size();
+  for (const auto& in : sig.inputs)
+    if (in.shape == sig.outputs.front().shape) ++streams;
+  return code.store_loop_bytes_per_vector <= static_cast<double>(max_bytes) * streams;
 }
 
 } // namespace detail
@@ -551,10 +570,11 @@ CompiledKernel compile(const ir::Graph<T>& body, const CompileOptions& opt = {})
                                    : detail::emit<T, Xbyak::Ymm>(lir, streaming, use);
   };
   KernelCode code = emit(false);
-  KernelCode streaming =
-      detail::use_streaming(sig, opt.streaming_threshold_bytes) && !passes::has_brgemm(lir)
-          ? emit(true)
-          : KernelCode{};
+  KernelCode streaming = detail::use_streaming(sig, opt.streaming_threshold_bytes) &&
+                                 !passes::has_brgemm(lir) &&
+                                 detail::memory_bound(sig, code, opt.streaming_max_code_bytes)
+                             ? emit(true)
+                             : KernelCode{};
   clock.lap("Emit");
   auto info = detail::debug_info(dbg, std::move(name), isa, lowered);
   detail::DynamicVariants::Compile variants;

@@ -93,6 +93,7 @@ struct KernelCode {
   std::uint32_t text_bytes = 0;              // instructions; the constant table follows
   std::shared_ptr<const debug::CodeMap> map; // which code each expression produced (debug)
   std::shared_ptr<const void> constants;     // data the code points at (packed MatMul weights)
+  double store_loop_bytes_per_vector = 0;    // KernelEmitter's measure (streaming stores)
 
   /// Instructions and constant table.
   std::span<const std::uint8_t> bytes() const {

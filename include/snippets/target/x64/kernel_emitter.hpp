@@ -151,6 +151,11 @@ public:
 
   /// Bytes of instructions (the constant table follows them).
   std::uint32_t text_bytes() const { return text_bytes_; }
+  /// Bytes of code per vector in the innermost loops that store a full vector of an output
+  /// (the largest such loop; 0 when none): the expressions' code, without the loop's own
+  /// counter and pointer code or any instrumentation. compile() weighs it against streaming
+  /// stores.
+  double store_loop_bytes_per_vector() const { return store_loop_bytes_; }
   /// The code map, when the Instrumentation asked for one (else nullptr).
   std::shared_ptr<debug::CodeMap> code_map() const { return map_; }
 
@@ -298,6 +303,7 @@ private:
   void emit_store(const E& e, std::int64_t count, std::int64_t offset, ElementType type) {
     const Vmm src = vmm(e.in_desc(0).reg);
     const bool output = e.data_index < lir_.num_inputs + lir_.num_outputs; // not a Buffer
+    if (output && count == lanes_ && !open_loops_.empty()) open_loops_.back().stores_output = true;
     if (type != ElementType::f32)
       return converting().store(data_at(e, offset), src, type, count,
                                 [&] { return tail_mask(count); });
@@ -358,6 +364,8 @@ private:
   void emit_loop_begin(const E& e, std::size_t id) {
     const ir::LoopInfo& info = lir_.loops().at(id);
     Labels& l = labels_[id];
+    if (!open_loops_.empty()) open_loops_.back().innermost = false;
+    open_loops_.push_back({id});
     if (info.evaluate_once) {
       if (info.tail_of >= 0) { // the remainder of the run-time loop runs iff work is left
         const ir::Reg main = loop_begin_reg_.at(static_cast<std::size_t>(info.tail_of));
@@ -401,6 +409,12 @@ private:
   void emit_loop_end(std::size_t id) {
     const ir::LoopInfo& info = lir_.loops().at(id);
     Labels& l = labels_[id];
+    SNIPPETS_ASSERT(!open_loops_.empty() && open_loops_.back().id == id) << "loop " << id;
+    const OpenLoop& o = open_loops_.back();
+    if (o.innermost && o.stores_output && !info.evaluate_once && info.increment >= lanes_)
+      store_loop_bytes_ = std::max(store_loop_bytes_, static_cast<double>(o.bytes) * lanes_ /
+                                                          static_cast<double>(info.increment));
+    open_loops_.pop_back();
     if (!info.evaluate_once) {
       shift_pointers(info, false);
       with_counter(loop_begin_reg_.at(id), [&](const auto& cnt) {
@@ -414,6 +428,14 @@ private:
   }
 
   void emit_expr(E& e) {
+    const std::size_t before = h_.getSize();
+    emit_op(e);
+    const bool loop_marker =
+        std::holds_alternative<ir::LoopBegin>(e.op) || std::holds_alternative<ir::LoopEnd>(e.op);
+    if (!open_loops_.empty() && !loop_marker) open_loops_.back().bytes += h_.getSize() - before;
+  }
+
+  void emit_op(E& e) {
     std::visit(
         [&](const auto& tag) {
           using Tag = std::decay_t<decltype(tag)>;
@@ -600,6 +622,12 @@ private:
   struct Labels {
     Xbyak::Label begin, end;
   };
+  /// A loop being emitted: its expressions' code so far (store_loop_bytes_per_vector).
+  struct OpenLoop {
+    std::size_t id = 0;
+    std::size_t bytes = 0;
+    bool innermost = true, stores_output = false;
+  };
 
   CodeBuffer& h_;
   ir::LinearIR<T>& lir_;
@@ -616,6 +644,8 @@ private:
   std::map<const E*, std::vector<std::size_t>> starts_, stops_; // counter regions by expression
   std::size_t counter_brackets_ = 0;                            // counter starts and stops emitted
   std::uint32_t text_bytes_ = 0;
+  std::vector<OpenLoop> open_loops_;
+  double store_loop_bytes_ = 0;
 };
 
 } // namespace snippets::x64
