@@ -349,19 +349,6 @@ TEST_CASE("jit: constants live in the vector registers no value uses, the rest i
   ymm_table.pin_registers(12, 1);
   CHECK(ymm_table.bits(7).isYMM());
   CHECK(ymm_table.bits(8).isMEM());
-  // local pins: constants asked for between begin_ and end_local_pins, new or already in
-  // memory, take the registers given; after end_local_pins (which loads them), memory again
-  ymm_table.begin_local_pins(10, 2);
-  CHECK(ymm_table.bits(7).getIdx() == 12); // pinned for the whole kernel: stays
-  CHECK(ymm_table.bits(8).isYMM());
-  CHECK(ymm_table.bits(8).getIdx() == 10);
-  CHECK(ymm_table.bits(5).getIdx() == 11);
-  CHECK(ymm_table.bits(6).isMEM());
-  Xbyak::CodeGenerator h;
-  ymm_table.end_local_pins(h);
-  CHECK(h.getSize() > 2 * 4); // two register loads
-  CHECK(ymm_table.bits(8).isMEM());
-  CHECK(ymm_table.bits(5).isMEM());
   // a kernel whose ops ask for more constants than there are free registers (about 60 for
   // Gelu(erf), Mish, Log, SoftPlus and Erf), four copies of the body and a tail of 3: the
   // registers fill up and the rest are read from memory; every output as accurate as alone

@@ -9,9 +9,6 @@
 // once per call (load_pinned), and their operand is the register, not memory. A polynomial
 // reads a constant per FMA: from memory, those 64-byte loads, not the FMAs, bound the
 // throughput of a transcendental op (exp: 1.3x faster from registers on the machine here).
-// Local pins do the same for one stretch of code in a kernel that has no registers to spare
-// as a whole (SoftmaxRows between two Brgemms): begin_local_pins, the code, end_local_pins
-// (which emits the loads; the code's owner jumps there before the code and back).
 #pragma once
 
 #include <algorithm>
@@ -54,32 +51,9 @@ public:
         pinned_.push_back(&it->second);
       }
     }
-    Entry& e = it->second;
+    const Entry& e = it->second;
     if (e.reg) return *e.reg;
-    if (!e.local && local_.size() < static_cast<std::size_t>(local_count_)) {
-      const int idx = local_first_ + static_cast<int>(local_.size());
-      e.local = vector_bytes_ == 64 ? Xbyak::Xmm(Xbyak::Zmm(idx)) : Xbyak::Ymm(idx);
-      local_.push_back(&e);
-    }
-    if (e.local) return *e.local;
     return e.address;
-  }
-
-  /// Until end_local_pins, broadcast constants asked for (new or not, unless pinned for the
-  /// whole kernel) take vector registers first, first + 1, ... (count of them).
-  void begin_local_pins(int first, int count) {
-    local_first_ = first;
-    local_count_ = std::max(count, 0);
-  }
-  /// Emits the loads of the constants pinned since begin_local_pins; from here on they are
-  /// read from memory again.
-  void end_local_pins(Xbyak::CodeGenerator& h) {
-    for (Entry* e : local_) {
-      h.vmovups(*e->local, e->address);
-      e->local.reset();
-    }
-    local_.clear();
-    local_count_ = 0;
   }
 
   /// Vector registers first, first + 1, ... (count of them) hold the first broadcast
@@ -155,16 +129,13 @@ private:
   }
   struct Entry {
     Xbyak::Address address;
-    std::optional<Xbyak::Xmm> reg;   // pinned: a ymm or zmm (its kind and width are kept)
-    std::optional<Xbyak::Xmm> local; // pinned between begin_ and end_local_pins
+    std::optional<Xbyak::Xmm> reg; // pinned: a ymm or zmm (its kind and width are kept)
   };
   int vector_bytes_;
   std::vector<std::uint32_t> words_;
   std::map<std::uint32_t, Entry> broadcast_; // node-based: operands handed out stay valid
   std::vector<const Entry*> pinned_;
   int pin_first_ = 0, pin_count_ = 0;
-  std::vector<Entry*> local_;
-  int local_first_ = 0, local_count_ = 0;
   std::map<std::uint64_t, std::size_t> broadcast64_;
   std::map<std::int32_t, std::size_t> lane_offsets_;
   std::int64_t mask_offset_ = -1;

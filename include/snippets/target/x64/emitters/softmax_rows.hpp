@@ -10,9 +10,8 @@
 // The same decomposition as DecomposeSoftmax. NaN: a NaN in the row reaches the sum through
 // exp(NaN - max) whatever max is, so the row is NaN as in the reference without a
 // NaN-propagating max; x - max is <= 0 or NaN, so exp needs no overflow clamp.
-// It runs between two Brgemms, so every vector register below the emitters' scratch is free:
-// v0..v9 are its own, the ones above hold its constants (ConstantTable's local pins, loaded
-// once per call). It saves the four general-purpose registers it takes.
+// It runs between two Brgemms, so every vector register below the emitters' scratch is free;
+// it saves the four general-purpose registers it takes.
 #pragma once
 
 #include <algorithm>
@@ -53,12 +52,7 @@ public:
     h_.lea(row, h_.ptr[base + static_cast<int>(s.offset * 4)]);
     if (scales_) h_.lea(scales, h_.ptr[base + static_cast<int>(s.scales * 4)]);
     h_.mov(rows, static_cast<std::uint32_t>(s.rows));
-    // the exp constants in the registers between v_ and the scratch ones, loaded after the rows
-    Xbyak::Label load_constants, next, done;
-    int lowest_scratch = static_cast<int>(scratch_.front().getIdx());
-    for (const Vmm& r : scratch_) lowest_scratch = std::min(lowest_scratch, r.getIdx());
-    consts_.begin_local_pins(2 * unroll + 2, lowest_scratch - (2 * unroll + 2));
-    h_.jmp(load_constants, Xbyak::CodeGenerator::T_NEAR);
+    Xbyak::Label next;
     h_.L(next);
     h_.push(rows); // the sweeps use it as their counter
     emit_row();
@@ -67,11 +61,6 @@ public:
     if (scales_) h_.add(scales, 4);
     h_.dec(rows);
     h_.jnz(next, Xbyak::CodeGenerator::T_NEAR);
-    h_.jmp(done, Xbyak::CodeGenerator::T_NEAR);
-    h_.L(load_constants);
-    consts_.end_local_pins(h_);
-    h_.jmp(next, Xbyak::CodeGenerator::T_NEAR);
-    h_.L(done);
     for (auto it = t_.rbegin(); it != t_.rend(); ++it) h_.pop(*it);
   }
 
