@@ -45,7 +45,7 @@ TEST_CASE("streaming stores are compiled only for kernels bound by memory") {
   };
   const Case cases[] = {
       {"bias add", [](Graph& g, ir::Value x) { return g.add(x, g.parameter(f32, {256})); }, true},
-      {"exp", [](Graph& g, ir::Value x) { return g.exp(x); }, true},
+      {"x*x+x", [](Graph& g, ir::Value x) { return g.add(g.multiply(x, x), x); }, true},
       {"bias sigmoid",
        [](Graph& g, ir::Value x) { return g.sigmoid(g.add(x, g.parameter(f32, {256}))); }, false},
       {"gelu", [](Graph& g, ir::Value x) { return g.gelu(x, ir::GeluApproximation::tanh); }, false},
