@@ -235,8 +235,13 @@ private:
                              Xbyak::util::rsp + static_cast<int>(mask_slot()));
   }
 
-  /// k1 (AVX-512) or the AVX2 mask register enables the first `count` lanes.
+  /// k1 (AVX-512) or the AVX2 mask register enables the first `count` lanes. k1 is set only
+  /// if it does not hold that mask already (k1_lanes_).
   Vmm set_tail_mask(std::int64_t count) {
+    if constexpr (avx512) {
+      if (k1_lanes_ == count) return Vmm(0);
+      k1_lanes_ = count;
+    }
     return x64::set_tail_mask(h_, consts_, avx512 ? Vmm(0) : scratch_.at(0), count);
   }
 
@@ -251,6 +256,7 @@ private:
       h_.vmovd(x, counters_.at(static_cast<std::size_t>(counter.index)).cvt32());
     h_.vpbroadcastd(v, x);
     const Xbyak::Address slot = h_.ptr[Xbyak::util::rsp + static_cast<int>(mask_slot())];
+    k1_lanes_ = -1;
     if constexpr (avx512) {
       h_.vpcmpgtd(Xbyak::Opmask(1), v, consts_.iota());
       h_.kmovw(slot, Xbyak::Opmask(1));
@@ -262,6 +268,7 @@ private:
   /// k1 (AVX-512) or the AVX2 mask register from the dynamic tail's stored mask.
   Vmm load_runtime_mask() {
     const Xbyak::Address slot = h_.ptr[Xbyak::util::rsp + static_cast<int>(mask_slot())];
+    k1_lanes_ = -1;
     if constexpr (avx512) {
       h_.kmovw(Xbyak::Opmask(1), slot);
       return Vmm(0);
@@ -298,6 +305,7 @@ private:
     gather(h_, consts_, vmm(e.out_desc(0).reg),
            data_.at(e.data_index) + static_cast<int>(offset * sizeof(float)), stride, count, index,
            scratch_.at(0));
+    k1_lanes_ = -1; // the gather's mask (VGATHERDPS clears it)
   }
 
   void emit_store(const E& e, std::int64_t count, std::int64_t offset, ElementType type) {
@@ -428,8 +436,22 @@ private:
   }
 
   void emit_expr(E& e) {
+    // k1 stays known only through straight-line element code: loops have jump targets, and
+    // Brgemm, its copy and SoftmaxRows set k1 themselves
+    const bool keeps_k1 = std::visit(
+        [](const auto& tag) {
+          using Tag = std::decay_t<decltype(tag)>;
+          return HasEmitter<Tag> || std::is_same_v<Tag, ir::Load> ||
+                 std::is_same_v<Tag, ir::Store> || std::is_same_v<Tag, ir::BroadcastLoad> ||
+                 std::is_same_v<Tag, ir::BroadcastMove> || std::is_same_v<Tag, ir::Scalar> ||
+                 std::is_same_v<Tag, ir::ReduceAccumulate> || std::is_same_v<Tag, ir::Spill> ||
+                 std::is_same_v<Tag, ir::Reload>;
+        },
+        e.op);
+    if (!keeps_k1) k1_lanes_ = -1;
     const std::size_t before = h_.getSize();
     emit_op(e);
+    if (!keeps_k1) k1_lanes_ = -1;
     const bool loop_marker =
         std::holds_alternative<ir::LoopBegin>(e.op) || std::holds_alternative<ir::LoopEnd>(e.op);
     if (!open_loops_.empty() && !loop_marker) open_loops_.back().bytes += h_.getSize() - before;
@@ -645,6 +667,7 @@ private:
   std::size_t counter_brackets_ = 0;                            // counter starts and stops emitted
   std::uint32_t text_bytes_ = 0;
   std::vector<OpenLoop> open_loops_;
+  std::int64_t k1_lanes_ = -1; // the lanes k1 enables here, -1: unknown (set_tail_mask)
   double store_loop_bytes_ = 0;
 };
 

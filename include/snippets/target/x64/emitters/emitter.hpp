@@ -25,7 +25,9 @@ template <class Vmm> struct EmitContext {
   Xbyak::CodeGenerator& h;
   ConstantTable& consts;
   std::span<const Vmm> scratch; // reserved by the kernel for the emitter being run
-  Xbyak::Opmask kscratch{2};    // AVX-512 only; k1 is the tail mask
+  /// AVX-512 only. k1 is the tail mask, kept from one expression to the next (the kernel sets
+  /// it once for a run of masked Loads and Stores): emitters may read k1, never write it.
+  Xbyak::Opmask kscratch{2};
 };
 
 /// The primary template marks "no emitter"; specializations replace it.
