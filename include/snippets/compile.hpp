@@ -362,11 +362,23 @@ KernelSignature describe(const ir::Graph<T>& body, const ir::Graph<T>& canonical
 
 /// Streaming stores pay off once the outputs are much larger than the caches, and need every
 /// full-vector store aligned: rows must be whole vectors (or the domain flat). Only f32 outputs
-/// are written with them (a converting store writes part of a vector).
-inline bool use_streaming(const KernelSignature& sig, std::int64_t threshold_bytes) {
-  if (threshold_bytes <= 0) return false;
+/// are written with them (a converting store writes part of a vector), and only by kernels
+/// bound by memory (CompileOptions::streaming_max_code_bytes: `code`'s bytes per vector in the
+/// loops that store outputs, per full-size stream: the outputs and the inputs of their shape).
+inline bool use_streaming(const KernelSignature& sig, const KernelCode& code,
+                          const CompileOptions& opt) {
+  const std::int64_t threshold_bytes = opt.streaming_threshold_bytes;
+  if (threshold_bytes <= 0 || sig.outputs.empty()) return false;
   for (const auto& o : sig.outputs)
     if (o.type != ElementType::f32) return false;
+  if (opt.streaming_max_code_bytes >= 0) {
+    std::size_t streams = sig.outputs.size();
+    for (const auto& in : sig.inputs)
+      if (in.shape == sig.outputs.front().shape) ++streams;
+    if (code.store_loop_bytes_per_vector >
+        static_cast<double>(opt.streaming_max_code_bytes) * static_cast<double>(streams))
+      return false;
+  }
   if (sig.dynamic) return true; // run() decides per shape
   std::int64_t elements = 1;
   for (Dim d : sig.domain) elements *= d;
@@ -374,16 +386,6 @@ inline bool use_streaming(const KernelSignature& sig, std::int64_t threshold_byt
   const bool rows_aligned =
       sig.domain.size() == 1 || (sig.domain.back() * 4) % sig.vector_bytes == 0;
   return out_bytes >= threshold_bytes && rows_aligned;
-}
-
-/// CompileOptions::streaming_max_code_bytes: the code per vector of the loops that store
-/// outputs, per full-size stream (the outputs and the inputs of the output's shape).
-inline bool memory_bound(const KernelSignature& sig, const KernelCode& code, int max_bytes) {
-  if (max_bytes < 0 || sig.outputs.empty()) return max_bytes < 0;
-  std::size_t streams = sig.outputs.size();
-  for (const auto& in : sig.inputs)
-    if (in.shape == sig.outputs.front().shape) ++streams;
-  return code.store_loop_bytes_per_vector <= static_cast<double>(max_bytes) * streams;
 }
 
 } // namespace detail
@@ -570,11 +572,8 @@ CompiledKernel compile(const ir::Graph<T>& body, const CompileOptions& opt = {})
                                    : detail::emit<T, Xbyak::Ymm>(lir, streaming, use);
   };
   KernelCode code = emit(false);
-  KernelCode streaming = detail::use_streaming(sig, opt.streaming_threshold_bytes) &&
-                                 !passes::has_brgemm(lir) &&
-                                 detail::memory_bound(sig, code, opt.streaming_max_code_bytes)
-                             ? emit(true)
-                             : KernelCode{};
+  KernelCode streaming =
+      detail::use_streaming(sig, code, opt) && !passes::has_brgemm(lir) ? emit(true) : KernelCode{};
   clock.lap("Emit");
   auto info = detail::debug_info(dbg, std::move(name), isa, lowered);
   detail::DynamicVariants::Compile variants;

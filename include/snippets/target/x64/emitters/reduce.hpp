@@ -31,23 +31,23 @@ namespace detail {
 template <class Vmm>
 void fold(EmitContext<Vmm>& c, ir::ReduceKind kind, Vmm acc, Vmm x, bool masked, int from = 0) {
   const Xbyak::Opmask k1(1);
-  if (kind != ir::ReduceKind::max) {
-    const bool sum = kind == ir::ReduceKind::sum;
-    if constexpr (EmitContext<Vmm>::avx512) {
-      if (sum) return c.h.vaddps(masked ? acc | k1 : acc, acc, x);
-      return c.h.vmaxps(masked ? acc | k1 : acc, x, acc);
-    }
-    return sum ? c.h.vaddps(acc, acc, x) : c.h.vmaxps(acc, x, acc);
+  if (kind == ir::ReduceKind::sum) {
+    if constexpr (EmitContext<Vmm>::avx512)
+      c.h.vaddps(masked ? acc | k1 : acc, acc, x);
+    else
+      c.h.vaddps(acc, acc, x);
+    return;
   }
+  const bool propagate_nan = kind == ir::ReduceKind::max;
   if constexpr (EmitContext<Vmm>::avx512) {
-    c.h.vcmpps(masked ? c.kscratch | k1 : c.kscratch, x, x, cmp_unord_q);
+    if (propagate_nan) c.h.vcmpps(masked ? c.kscratch | k1 : c.kscratch, x, x, cmp_unord_q);
     c.h.vmaxps(masked ? acc | k1 : acc, x, acc);
-    c.h.vmovaps(acc | c.kscratch, x);
+    if (propagate_nan) c.h.vmovaps(acc | c.kscratch, x);
   } else {
     const Vmm nan = c.scratch[static_cast<std::size_t>(from)];
-    c.h.vcmpps(nan, x, x, cmp_unord_q);
+    if (propagate_nan) c.h.vcmpps(nan, x, x, cmp_unord_q);
     c.h.vmaxps(acc, x, acc);
-    c.h.vblendvps(acc, acc, x, nan);
+    if (propagate_nan) c.h.vblendvps(acc, acc, x, nan);
   }
 }
 } // namespace detail
