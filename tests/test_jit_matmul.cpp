@@ -185,6 +185,109 @@ TEST_CASE("matmul: two outputs, the product and its activation (MLP layer)") {
   check_matmul(g, error_bound(p, a, b, 1), {a, b, uniform(Shape{256}, 3)});
 }
 
+/// One layer of an MLP chain: relu/gelu/identity(x W + b), W [K, width] (or [width, K] read
+/// transposed), a Constant (packed at compile time) or an input.
+struct Layer {
+  Dim width;
+  bool constant = true, tb = false;
+  enum { relu, gelu, none } act = relu;
+};
+
+/// x [..., M, K0] through `layers` as one graph, its inputs (x, then each input W and each b),
+/// and the bound on |got - want| of the output (the header's per-product bound, carried
+/// through the next products: e_l = (K + 2) 2^-24 (|x| |W| + |b|) + e_{l-1} |W|, times the
+/// activation's slope, plus its own rounding).
+struct Mlp {
+  Graph g;
+  std::vector<Tensor> inputs;
+  Tensor bound;
+};
+Mlp mlp(const Shape& x_shape, const std::vector<Layer>& layers) {
+  Mlp m;
+  const std::size_t R = x_shape.rank();
+  const std::size_t rows = std::size_t(x_shape.element_count() / x_shape[R - 1]);
+  ir::Value x = m.g.parameter(f32, x_shape, "x");
+  m.inputs.push_back(uniform(x_shape, 1));
+  std::vector<double> v(m.inputs[0].size()), e(v.size(), 0.0); // values and bounds, row-major
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = m.inputs[0].at(i);
+  Dim k = x_shape[R - 1];
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    const Layer& L = layers[l];
+    const Shape ws = L.tb ? Shape{L.width, k} : Shape{k, L.width};
+    const Tensor w = uniform(ws, 10 + l, -1.5 / std::sqrt(double(k)), 1.5 / std::sqrt(double(k)));
+    const Tensor b = uniform(Shape{L.width}, 20 + l);
+    const std::string n = std::to_string(l);
+    ir::Value wv;
+    if (L.constant) {
+      wv = m.g.constant(f32, ws, w.values().v, std::string("w").append(n));
+    } else {
+      wv = m.g.parameter(f32, ws, std::string("w").append(n));
+      m.inputs.push_back(w);
+    }
+    m.inputs.push_back(b);
+    ir::Value y = m.g.add(m.g.matmul(x, wv, false, L.tb), m.g.parameter(f32, Shape{L.width}));
+    if (L.act == Layer::relu) y = m.g.relu(y);
+    if (L.act == Layer::gelu) y = m.g.gelu(y, ir::GeluApproximation::tanh);
+    x = y;
+    std::vector<double> nv(rows * std::size_t(L.width)), ne(nv.size());
+    for (std::size_t r = 0; r < rows; ++r)
+      for (Dim c = 0; c < L.width; ++c) {
+        double z = b.at(std::size_t(c)), mag = std::fabs(z), carried = 0;
+        for (Dim d = 0; d < k; ++d) {
+          const double wd = w.at(std::size_t(L.tb ? c * k + d : d * L.width + c));
+          z += v[r * std::size_t(k) + std::size_t(d)] * wd;
+          mag += std::fabs(v[r * std::size_t(k) + std::size_t(d)] * wd);
+          carried += e[r * std::size_t(k) + std::size_t(d)] * std::fabs(wd);
+        }
+        const double slope = L.act == Layer::gelu ? 1.13 : 1;
+        double out = z, own = 0;
+        if (L.act == Layer::relu) out = std::max(z, 0.0);
+        if (L.act == Layer::gelu) {
+          out = 0.5 * z * (1 + std::tanh(0.7978845608028654 * (z + 0.044715 * z * z * z)));
+          own = 16 * 0x1p-24 * std::fabs(out) + 1e-6;
+        }
+        nv[r * std::size_t(L.width) + std::size_t(c)] = out;
+        ne[r * std::size_t(L.width) + std::size_t(c)] =
+            slope * (double(k + 2) * 0x1p-24 * mag + carried) + own;
+      }
+    v = std::move(nv), e = std::move(ne), k = L.width;
+  }
+  m.g.result(x, "y");
+  Shape out_shape = x_shape;
+  out_shape[R - 1] = k;
+  m.bound = Tensor(f32, out_shape);
+  for (std::size_t i = 0; i < e.size(); ++i) m.bound.set(i, e[i] + 1e-30);
+  return m;
+}
+
+TEST_CASE("matmul: a chain of products (an MLP) is one kernel, its activations in scratch") {
+  using L = Layer;
+  struct Case {
+    Shape x;
+    std::vector<Layer> layers;
+  };
+  const std::vector<Case> cases{
+      {{1, 64}, {{64}, {64}, {64}}},
+      {{7, 17}, {{33, true, false, L::gelu}, {15}, {31, true, false, L::none}}},
+      {{33, 100}, {{65, false}, {17, true, true}}},
+      {{130, 48}, {{96}, {200, false, true, L::gelu}, {40}, {24, true, false, L::none}}},
+      {{2, 3, 17, 20}, {{33}, {5, false}, {70}}},
+      {{384, 64}, {{256}, {256}, {64}}},
+  };
+  for (const Case& c : cases) {
+    INFO("x " << c.x.to_string() << ", " << c.layers.size() << " layers");
+    const Mlp m = mlp(c.x, c.layers);
+    check_matmul(m.g, m.bound, m.inputs, {1, 2, 3});
+    auto lowered = lower(m.g, x64::best_host_isa());
+    const std::string text = ir::to_string(lowered);
+    std::size_t brgemms = 0;
+    for (std::size_t at = text.find("Brgemm m"); at != std::string::npos;
+         at = text.find("Brgemm m", at + 1))
+      ++brgemms;
+    CHECK(brgemms >= c.layers.size()); // (a tail block repeats them)
+  }
+}
+
 TEST_CASE("matmul: tails never touch memory past the tensors") {
   const Dim m = 9, k = 13, n = 19;
   Graph g;
@@ -217,10 +320,19 @@ TEST_CASE("matmul: tails never touch memory past the tensors") {
 }
 
 TEST_CASE("matmul: bodies outside the Brgemm form are rejected with a clear error") {
-  SUBCASE("two products") {
+  SUBCASE("a product that reads a value of a product two steps back") {
     Graph g;
-    const auto a = g.parameter(f32, Shape{4, 4});
-    g.result(g.matmul(g.matmul(a, g.parameter(f32, Shape{4, 4})), g.parameter(f32, Shape{4, 4})));
+    const auto a = g.parameter(f32, Shape{4, 4}), w = g.parameter(f32, Shape{4, 4});
+    const auto y1 = g.matmul(a, w);
+    g.result(g.matmul(g.add(g.matmul(y1, w), y1), w));
+    CHECK(error_id([&] { compile(g); }) == "snippets.compile.unsupported_matmul");
+  }
+  SUBCASE("an output of a product before the last one") {
+    Graph g;
+    const auto a = g.parameter(f32, Shape{4, 4}), w = g.parameter(f32, Shape{4, 4});
+    const auto y1 = g.relu(g.matmul(a, w));
+    g.result(y1);
+    g.result(g.matmul(y1, w));
     CHECK(error_id([&] { compile(g); }) == "snippets.compile.unsupported_matmul");
   }
   SUBCASE("A computed in the kernel") {
@@ -274,36 +386,68 @@ TEST_CASE("matmul: the tokenizer keeps constant weights inside the Subgraph (pac
   CHECK_MESSAGE(report.empty(), report);
 }
 
-TEST_CASE("matmul: an MLP becomes one Subgraph per layer, and the Program matches the reference") {
-  for (const int layers : {1, 3, 5})
-    for (const Dim width : {Dim{64}, Dim{128}, Dim{256}})
-      for (const Dim batch : {Dim{1}, Dim{2}, Dim{4}, Dim{8}}) {
-        INFO("layers = " << layers << ", width = " << width << ", batch = " << batch);
-        Graph g;
-        ir::Value x = g.parameter(f32, Shape{batch, width}, "x");
-        std::vector<Tensor> in{uniform(Shape{batch, width}, 1)};
-        for (int l = 0; l < layers; ++l) {
-          const std::string layer = std::to_string(l); // (GCC 12 warns on "w" + to_string(l))
-          const auto w = g.parameter(f32, Shape{width, width}, std::string("w").append(layer));
-          const auto b = g.parameter(f32, Shape{width}, std::string("b").append(layer));
-          x = g.relu(g.add(g.matmul(x, w), b));
-          in.push_back(uniform(Shape{width, width}, 10 + l, -0.2, 0.2));
-          in.push_back(uniform(Shape{width}, 20 + l));
-        }
-        g.result(x, "y");
-        const Graph t = passes::tokenize(g);
-        int subgraphs = 0;
-        for (ir::NodeId id = 0; id < t.size(); ++id)
-          if (const auto* sg = std::get_if<ir::Subgraph<x64::Traits>>(&t.node(id).op)) {
-            ++subgraphs;
-            CHECK(sg->absorbed.size() == 3); // MatMul, Add, Relu
+TEST_CASE("matmul: an MLP chain is one Subgraph while its tensors fit the kernel's operands") {
+  for (const bool constant : {true, false})
+    for (const int layers : {1, 3, 5})
+      for (const Dim width : {Dim{64}, Dim{128}, Dim{256}})
+        for (const Dim batch : {Dim{1}, Dim{2}, Dim{4}, Dim{8}}) {
+          INFO("constant weights = " << constant << ", layers = " << layers << ", width = " << width
+                                     << ", batch = " << batch);
+          Graph g;
+          ir::Value x = g.parameter(f32, Shape{batch, width}, "x");
+          std::vector<Tensor> in{uniform(Shape{batch, width}, 1)};
+          for (int l = 0; l < layers; ++l) {
+            const std::string layer = std::to_string(l); // (GCC 12 warns on "w" + to_string(l))
+            const Tensor w = uniform(Shape{width, width}, 10 + l, -0.2, 0.2);
+            ir::Value wv;
+            if (constant) {
+              wv = g.constant(f32, Shape{width, width}, w.values().v,
+                              std::string("w").append(layer));
+            } else {
+              wv = g.parameter(f32, Shape{width, width}, std::string("w").append(layer));
+              in.push_back(w);
+            }
+            const auto b = g.parameter(f32, Shape{width}, std::string("b").append(layer));
+            x = g.relu(g.add(g.matmul(x, wv), b));
+            in.push_back(uniform(Shape{width}, 20 + l));
           }
-        CHECK(subgraphs == layers);
-        const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
-        const Tensor got = Program<>(g).run(in, with_threads(2))[0];
-        // each layer sums up to 256 products of magnitude <= 0.2 |x|: 1e-5 relative is far above
-        // f32 noise
-        const std::string report = compare(got, want, {64, 1e-5});
-        CHECK_MESSAGE(report.empty(), report);
-      }
+          g.result(x, "y");
+          // a kernel takes LowerBrgemm::max_operands = 8 tensors: x, y and a bias per layer
+          // with constant weights (5 layers fit), x, y and W and b per layer otherwise (3 do)
+          const int per_subgraph = constant ? 5 : 3;
+          const Graph t = passes::tokenize(g);
+          std::vector<std::size_t> absorbed;
+          for (ir::NodeId id = 0; id < t.size(); ++id)
+            if (const auto* sg = std::get_if<ir::Subgraph<x64::Traits>>(&t.node(id).op))
+              absorbed.push_back(sg->absorbed.size());
+          CHECK(int(absorbed.size()) == (layers + per_subgraph - 1) / per_subgraph);
+          CHECK(absorbed.front() == 3 * std::size_t(std::min(layers, per_subgraph)));
+          const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
+          const Tensor got = Program<>(g).run(in, with_threads(2))[0];
+          // each layer sums up to 256 products of magnitude <= 0.2 |x|: 1e-5 relative is far
+          // above f32 noise
+          const std::string report = compare(got, want, {64, 1e-5});
+          CHECK_MESSAGE(report.empty(), report);
+        }
+}
+
+TEST_CASE("matmul: an activation read outside the chain ends its Subgraph there") {
+  Graph g;
+  const auto x = g.parameter(f32, Shape{8, 32}, "x");
+  const auto w = g.parameter(f32, Shape{32, 32}, "w");
+  const auto h = g.relu(g.matmul(x, w));
+  g.result(h, "hidden");
+  g.result(g.relu(g.matmul(h, w)), "y");
+  const Graph t = passes::tokenize(g);
+  int subgraphs = 0;
+  for (ir::NodeId id = 0; id < t.size(); ++id)
+    subgraphs += std::holds_alternative<ir::Subgraph<x64::Traits>>(t.node(id).op);
+  CHECK(subgraphs == 2);
+  const std::vector<Tensor> in{uniform(Shape{8, 32}, 1), uniform(Shape{32, 32}, 2)};
+  const auto want = reference::evaluate(g, std::span<const Tensor>(in));
+  const auto got = Program<>(g).run(in, with_threads(2));
+  for (std::size_t o = 0; o < 2; ++o) {
+    const std::string report = compare(got[o], want[o], {64, 1e-5});
+    CHECK_MESSAGE(report.empty(), report);
+  }
 }

@@ -1,9 +1,12 @@
 // snippets/passes/lower_brgemm.hpp: LowerBrgemm, the control flow of a MatMul kernel.
 //
 // A body with a MatMul is one product and its epilogue (elementwise ops on the product, on
-// other inputs and on scalars, with the product's shape), optionally followed by a Softmax of
-// that value over its rows, and then optionally by a second MatMul that reads the Softmax as
-// its A, with an epilogue of its own (attention: MatMul -> scale/mask -> Softmax -> MatMul).
+// other inputs and on scalars, with the product's shape), then either
+//  - more products, each reading a value of the one before as its A, each with its epilogue
+//    (an MLP chain: relu(relu(x W1 + b1) W2 + b2) ...); or
+//  - a Softmax of that value over its rows, and then optionally a second MatMul that reads
+//    the Softmax as its A, with an epilogue of its own (attention: MatMul -> scale/mask ->
+//    Softmax -> MatMul).
 // LowerBrgemm turns the converted LIR into
 //
 //   Loop batch dims (extent > 1)       ordinary LIR loops with pointer increments
@@ -16,6 +19,9 @@
 //                                      the output when the Softmax is the kernel's result)
 //       [Brgemm, epilogue, Stores]     the second product, A = those rows (exp(x - max);
 //                                      it divides each row by its sum on the accumulators)
+//       [Brgemm, epilogue, Stores]...  an MLP chain: each product's A is the block's rows of
+//                                      the value before, stored in scratch by the epilogue
+//                                      before (two areas, written and read in turn)
 //     [tail block: M % m_blk rows]     a copy of the group in a run-once loop
 //
 // Blocking (brgemm_blocking.hpp): the register tile is m_r rows by n_r vectors (x64: 6 x 4
@@ -24,7 +30,7 @@
 // block); m_blk rows of A and of the scores (about 128 KiB) are reused by every panel.
 // Transposes and layouts folded into the inputs and outputs are strides. Constant weights are
 // packed here, once, at compile time (Brgemm::b_packed); a B input is packed by BrgemmCopyB in
-// the kernel. Per-thread scratch holds the packed Bs and the scores block.
+// the kernel. Per-thread scratch holds the packed Bs and the scores or activations blocks.
 // The emitter (target/x64/emitters/brgemm.hpp) runs the epilogue on each accumulator register
 // before it is stored: no second pass over memory.
 // @throws [snippets.compile.unsupported_matmul] for bodies outside this form, naming the op.
@@ -98,16 +104,14 @@ private:
   template <class T> static Form<T> analyse(ir::LinearIR<T>& lir) {
     using E = ir::Expression<T>;
     Form<T> f;
+    std::map<const E*, std::size_t> stage_of; // MatMul -> its stage
     for (auto& e : lir)
       if (std::holds_alternative<ir::MatMul>(e->op)) {
-        if (f.stages.size() == 2)
-          fail(*e, "is a third MatMul; a kernel computes one product, or two with a Softmax "
-                   "between them (attention): split the subgraph");
+        stage_of[e.get()] = f.stages.size();
         f.stages.push_back({e.get(), &e->input_expr(1), {}, {}, -1});
       }
     SNIPPETS_ASSERT(!f.stages.empty()) << "LowerBrgemm on a LIR without a MatMul";
     E* mm1 = f.stages[0].mm;
-    E* mm2 = f.stages.size() == 2 ? f.stages[1].mm : nullptr;
     if (!std::holds_alternative<ir::Parameter>(mm1->input_expr(0).op))
       fail(*mm1, "reads A from '" + mm1->input_expr(0).name + "'; A must be a subgraph input");
     for (const Stage<T>& s : f.stages)
@@ -126,20 +130,32 @@ private:
 
     std::set<const E*> values{mm1}; // of the stage being read, for the check of each input
     std::set<const E*> in_softmax;
+    std::size_t stage = 0;
     for (auto it = std::next(lir.find(*mm1)); it != lir.end(); ++it) {
       E& e = **it;
       if (std::holds_alternative<ir::Result>(e.op)) {
         f.results.push_back(&e);
         continue;
       }
-      if (in_softmax.count(&e) || &e == f.stages.back().b) continue; // (a constant B)
-      if (&e == mm2) {
-        if (f.softmax.ops.empty() || &e.input_expr(0) != f.softmax.ops.back())
+      const bool weights = std::any_of(f.stages.begin(), f.stages.end(),
+                                       [&](const Stage<T>& s) { return s.b == &e; });
+      if (in_softmax.count(&e) || weights) continue; // (a constant B)
+      if (stage_of.count(&e)) { // the next product: reads a value of this one as its A
+        if (!f.softmax.ops.empty() && &e.input_expr(0) != f.softmax.ops.back())
           fail(e, "reads A from '" + e.input_expr(0).name +
-                      "'; a second MatMul must read the Softmax of the first product");
+                      "'; a MatMul after a Softmax must read the Softmax (attention)");
+        if (!values.count(&e.input_expr(0)))
+          fail(e, "reads A from '" + e.input_expr(0).name +
+                      "'; a MatMul in a kernel reads a subgraph input (the first) or a value "
+                      "of the product before it (an MLP or attention chain)");
+        if (!f.softmax.ops.empty() && stage_of.at(&e) > 1)
+          fail(e, "is a third MatMul around a Softmax; an attention kernel computes two "
+                  "products: split the subgraph");
         if (std::get<ir::MatMul>(e.op).transpose_a)
-          fail(e, "transposes the Softmax it reads; only its B may be transposed");
-        values = {mm2};
+          fail(e, "transposes the A it reads from the product before it; only its B may be "
+                  "transposed");
+        stage = stage_of.at(&e);
+        values = {&e};
         continue;
       }
       if (std::holds_alternative<ir::ReduceMax>(e.op) && f.softmax.ops.empty() &&
@@ -149,9 +165,9 @@ private:
         values = {f.softmax.ops.back()};
         continue;
       }
-      Stage<T>& st = f.stages[mm2 && values.count(mm2) ? 1 : 0];
+      Stage<T>& st = f.stages[stage];
       const auto& shape = st.mm->out_desc(0).shape;
-      if (!f.softmax.ops.empty() && &st == &f.stages[0])
+      if (!f.softmax.ops.empty() && stage == 0)
         fail(e, "follows the Softmax; only a second MatMul may read it (run the op in "
                 "another subgraph)");
       if (is_reduction(e) || std::holds_alternative<ir::Constant>(e.op) ||
@@ -174,10 +190,14 @@ private:
         fail(*r, "writes '" + r->input_expr(0).name +
                      "', which this MatMul kernel does not keep (it writes values of the last "
                      "product, or the Softmax): split the subgraph");
-    if (mm2)
-      for (std::size_t d = 0; d + 2 < mm2->out_desc(0).shape.size(); ++d)
-        if (mm1->out_desc(0).shape[d] != mm2->out_desc(0).shape[d])
-          fail(*mm2, "broadcasts the batch of the Softmax it reads; give V the batch of Q");
+    for (std::size_t i = 1; i < f.stages.size(); ++i) {
+      const auto &prev = f.stages[i - 1].mm->out_desc(0).shape,
+                 &now = f.stages[i].mm->out_desc(0).shape;
+      for (std::size_t d = 0; d + 2 < now.size(); ++d)
+        if (prev[d] != now[d])
+          fail(*f.stages[i].mm, "broadcasts the batch of the product before it; give its B "
+                                "that batch or none");
+    }
     for (const Stage<T>& s : f.stages)
       for (const E* x : {&s.mm->input_expr(0), s.b})
         if (x->data_index < lir.num_inputs && std::holds_alternative<ir::Parameter>(x->op) &&
@@ -258,10 +278,13 @@ private:
     const ElementType a_type = operand_type(lir, a, ElementType::f32);
     s1.shape = brgemm_shape(std::get<ir::MatMul>(s1.mm->op), a.out_desc(0), s1.b->out_desc(0),
                             lanes, a_type, operand_type(lir, *s1.b, a_type), lir.native_bf16);
-    if (f.stages.size() == 2) // A: the Softmax, rows of the scores (f32) in scratch
-      last.shape = brgemm_shape(std::get<ir::MatMul>(last.mm->op), {out1, {}, {}},
-                                last.b->out_desc(0), lanes, ElementType::f32,
-                                operand_type(lir, *last.b, ElementType::f32), false);
+    for (std::size_t i = 1; i < f.stages.size(); ++i) { // A: rows of f32 in scratch
+      Stage<T>& s = f.stages[i];
+      s.shape =
+          brgemm_shape(std::get<ir::MatMul>(s.mm->op),
+                       {f.stages[i - 1].mm->out_desc(0).shape, {}, {}}, s.b->out_desc(0), lanes,
+                       ElementType::f32, operand_type(lir, *s.b, ElementType::f32), false);
+    }
 
     // the Stores of the outputs, after the last epilogue
     const std::size_t n_args = lir.num_inputs + lir.num_outputs;
@@ -300,9 +323,10 @@ private:
       }
     }
     const std::int64_t N1 = out1[R - 1];
-    const std::int64_t row_bytes =
-        4 * std::max(s1.shape.k, f.softmax.ops.empty() ? std::int64_t{1} : N1);
-    const std::int64_t m_blk = block_rows(s1.shape.m_r, M, row_bytes, batch.empty());
+    std::int64_t widest = s1.shape.k; // of the rows a block keeps: A's, and those in scratch
+    for (std::size_t i = 1; i < f.stages.size(); ++i)
+      widest = std::max(widest, f.stages[i].shape.k);
+    const std::int64_t m_blk = block_rows(s1.shape.m_r, M, 4 * widest, batch.empty());
     E* softmax_rows = nullptr;
     if (!f.softmax.ops.empty()) { // Store the scores; SoftmaxRows; its users read it there
       const bool attention = f.stages.size() == 2;
@@ -329,6 +353,8 @@ private:
       s1.epilogue.push_back(&st);
       softmax_rows = &rows;
     }
+    if (f.softmax.ops.empty()) // an MLP chain: each product's A is a block of rows in scratch
+      add_chain_stores(lir, f, m_blk, widest, n_args, take_scratch);
     for (E* r : f.results) {
       if (&r->input_expr(0) == softmax_rows) continue; // the Softmax is computed in place
       ir::PortDescriptor desc = r->in_desc(0);
@@ -431,10 +457,12 @@ private:
       tag.epilogue = s.epilogue.size();
       tag.b_pointer = n_args;
       tag.b_offset = std::max<std::int64_t>(s.b_offset, 0);
-      if (&s != &s1) {
+      if (softmax_rows && &s != &s1) {
         const auto& rows = std::get<ir::SoftmaxRows>(softmax_rows->op);
         tag.a_offset = rows.offset;
         tag.row_scales = rows.scales;
+      } else if (&s != &s1) { // the Store of the stage before
+        tag.a_offset = std::get<ir::Store>(s.mm->input_expr(0).op).offset;
       }
       ir::PortConnector<T>* b = &s.b->output(0);
       if (s.b_offset < 0)
@@ -466,6 +494,30 @@ private:
       lir.loops().at(m_id).ports.push_back(p);
     }
     if (rest) add_tail(lir, group, m_id, rest, args);
+  }
+
+  /// Each product after the first reads its A from scratch: the value of the stage before is
+  /// stored there, a block of m_blk rows, by the last op of that stage's epilogue. Two areas
+  /// serve every stage, one written while the other is read.
+  /// `widest`: the longest of those rows.
+  template <class T, class Take>
+  static void add_chain_stores(ir::LinearIR<T>& lir, Form<T>& f, std::int64_t m_blk,
+                               std::int64_t widest, std::size_t scratch_index, Take& take_scratch) {
+    if (f.stages.size() < 2) return;
+    const std::int64_t area[2] = {take_scratch(m_blk * widest),
+                                  f.stages.size() > 2 ? take_scratch(m_blk * widest) : 0};
+    for (std::size_t i = 1; i < f.stages.size(); ++i) {
+      ir::Expression<T>& mm = *f.stages[i].mm;
+      ir::PortConnector<T>& value = mm.input_connector(0);
+      const auto& shape = f.stages[i - 1].mm->out_desc(0).shape;
+      ir::Expression<T>& st =
+          lir.insert_node(lir.find(mm), ir::Store{0, area[(i - 1) % 2], ElementType::f32}, {&value},
+                          1, {}, mm.input_expr(0).name + "/rows");
+      st.data_index = scratch_index;
+      st.out_desc(0) = ir::PortDescriptor{shape, {}, {}};
+      mm.input(0).set(&st.output(0));
+      f.stages[i - 1].epilogue.push_back(&st);
+    }
   }
 
   /// Moves `exprs` to right after `at`, in their order.

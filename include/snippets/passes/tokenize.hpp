@@ -25,10 +25,12 @@
 //    operands come from outside (inputs, or Transposes of inputs; a constant B stays a
 //    Constant and is packed at compile time), and what joins it are elementwise ops of the
 //    product's shape on f32 or bf16 values (its epilogue, passes/lower_brgemm.hpp), within
-//    LowerBrgemm::max_operands tensors, and a
-//    Softmax of that value; a second MatMul that reads the Softmax joins too (attention:
-//    [Transpose] -> MatMul -> [scale, mask] -> Softmax -> MatMul -> [Transpose]), and seals
-//    the Subgraph: only a Transpose of its output joins after it;
+//    LowerBrgemm::max_operands tensors. A next MatMul whose A is a value of that epilogue
+//    joins with its own epilogue (an MLP: relu(relu(x W1 + b1) W2 + b2) ...) while the
+//    tensors stay within that budget and no other Subgraph or Result reads the values in
+//    between. Or a Softmax of the first product's value joins, and a second MatMul that
+//    reads the Softmax (attention: [Transpose] -> MatMul -> [scale, mask] -> Softmax ->
+//    MatMul -> [Transpose]), which seals the Subgraph: only a Transpose of its output joins;
 //  - nodes marked SkippedByPlugin, Opaque nodes and existing Subgraphs are never taken;
 //  - a Transpose is taken only as the first op on a Subgraph input (a model input or another
 //    Subgraph's output, read by nothing else in the Subgraph), or as the last op before a
@@ -235,56 +237,74 @@ private:
     return acyclic_with(members);
   }
 
-  /// LowerBrgemm's form: at most two MatMuls. The first reads its operands from outside (or
-  /// through Transposes of inputs); beside it, elementwise ops of its product's shape (its
-  /// epilogue) and at most one Softmax of that value. A second MatMul reads the Softmax as A
-  /// (attention) and B from outside; then the Subgraph is sealed: nothing else joins but a
-  /// Transpose of its output.
+  /// LowerBrgemm's form: a chain of MatMuls, each with its epilogue (elementwise ops of its
+  /// product's shape on f32 or bf16 values, and on inputs). The first reads its operands from
+  /// outside (or through Transposes of inputs); each next one reads a value of the one before
+  /// as its A (an MLP) and B from outside; the outputs are values of the last. Or attention:
+  /// at most one Softmax of the first product's epilogue value, read by a second MatMul and
+  /// nothing else; then the Subgraph is sealed: nothing else joins but a Transpose of its
+  /// output.
   bool matmul_form(const std::vector<ir::NodeId>& members, const Boundary& b) const {
     std::set<ir::NodeId> in(members.begin(), members.end());
-    std::vector<ir::NodeId> mms, softmax;
-    for (ir::NodeId m : members) {
+    std::vector<ir::NodeId> sorted = members, mms, softmax;
+    std::sort(sorted.begin(), sorted.end(),
+              [&](ir::NodeId x, ir::NodeId y) { return position_[x] < position_[y]; });
+    for (ir::NodeId m : sorted) {
       if (ir::is<ir::MatMul>(g_.node(m).op)) mms.push_back(m);
       if (ir::is<ir::Softmax>(g_.node(m).op)) softmax.push_back(m);
     }
     if (mms.empty()) return true;
-    auto by_position = [&](ir::NodeId x, ir::NodeId y) { return position_[x] < position_[y]; };
-    std::sort(mms.begin(), mms.end(), by_position);
-    if (mms.size() > 2 || softmax.size() > 1 || (mms.size() == 2 && softmax.empty())) return false;
+    if (softmax.size() > 1 || (!softmax.empty() && mms.size() > 2)) return false;
     auto from_outside = [&](const ir::Output& o) {
       if (!in.count(o.node)) return true;
       const ir::Node<T>& n = g_.node(o.node);
       return ir::is<ir::Transpose>(n.op) && !in.count(n.inputs[0].node);
     };
-    const ir::Node<T>& mm1 = g_.node(mms[0]);
-    if (!from_outside(mm1.inputs[0]) || !from_outside(mm1.inputs[1])) return false;
-    if (!softmax.empty() && !in.count(g_.node(softmax[0]).inputs[0].node)) return false;
-    if (mms.size() == 2) { // the Softmax feeds the second MatMul's A and nothing else
-      const ir::Node<T>& mm2 = g_.node(mms[1]);
-      if (mm2.inputs[0].node != softmax[0] || !from_outside(mm2.inputs[1])) return false;
-      if (g_.users(ir::Output{softmax[0], 0}).size() != 1) return false;
-    }
-    // what depends on the Softmax: the second MatMul and a Transpose of its output, no more
-    std::set<ir::NodeId> after(softmax.begin(), softmax.end());
-    std::vector<ir::NodeId> sorted = members;
-    std::sort(sorted.begin(), sorted.end(), by_position);
+    // the stage of each member: the product it computes on (-1: inputs only)
+    std::map<ir::NodeId, int> stage;
+    std::set<ir::NodeId> after(softmax.begin(), softmax.end()); // depends on the Softmax
     for (ir::NodeId m : sorted) {
       const ir::Node<T>& n = g_.node(m);
+      std::set<int> from;
+      bool early = false; // reads an op on inputs only, which LowerBrgemm puts in stage 0
+      for (const ir::Output& o : n.inputs)
+        if (in.count(o.node) && stage[o.node] >= 0)
+          from.insert(stage[o.node]);
+        else if (in.count(o.node))
+          early |= !ir::is<ir::Transpose>(g_.node(o.node).op);
       const bool late = std::any_of(n.inputs.begin(), n.inputs.end(),
                                     [&](const ir::Output& o) { return after.count(o.node); });
       if (late) after.insert(m);
-      if (ir::is<ir::MatMul>(n.op) || ir::is<ir::Transpose>(n.op)) continue;
+      if (ir::is<ir::MatMul>(n.op)) {
+        const int i = static_cast<int>(std::find(mms.begin(), mms.end(), m) - mms.begin());
+        const bool a_ok = i == 0 ? from_outside(n.inputs[0])
+                                 : in.count(n.inputs[0].node) && stage[n.inputs[0].node] == i - 1;
+        if (!a_ok || !from_outside(n.inputs[1])) return false;
+        if (!softmax.empty() && i == 1 &&
+            (n.inputs[0].node != softmax[0] || g_.users(ir::Output{softmax[0], 0}).size() != 1))
+          return false;
+        stage[m] = i;
+        continue;
+      }
+      if (from.size() > 1) return false; // reads the values of two products
+      stage[m] = from.empty() ? -1 : *from.begin();
+      if (early && stage[m] > 0) return false;
+      if (ir::is<ir::Transpose>(n.op)) continue;
+      const int s = std::max(stage[m], 0);
+      const auto& shape = g_.node(mms[std::size_t(s)]).outputs[0].shape;
       if (ir::is<ir::Softmax>(n.op)) {
-        if (n.outputs[0].shape != mm1.outputs[0].shape) return false;
+        if (stage[m] != 0 || n.outputs[0].shape != shape) return false;
         continue;
       }
       const ir::OpCategory c = ir::op_category<T>(n.op);
       const bool elementwise = c == ir::OpCategory::unary || c == ir::OpCategory::binary ||
                                ir::is<ir::Select>(n.op) || ir::is<ir::PRelu>(n.op);
-      if (late || !elementwise || n.outputs[0].shape != mm1.outputs[0].shape ||
+      if (late || !elementwise || n.outputs[0].shape != shape ||
           !LowerBrgemm::product_type(n.outputs[0].type))
         return false;
     }
+    for (const ir::Output& o : b.outputs) // what leaves is a value of the last product
+      if (stage[o.node] != static_cast<int>(mms.size()) - 1) return false;
     for (ir::NodeId m : members) // input Transposes feed the MatMuls only (folded into B or A)
       if (ir::is<ir::Transpose>(g_.node(m).op) && !after.count(m))
         for (const ir::Use& u : g_.users(ir::Output{m, 0}))

@@ -65,6 +65,9 @@ public:
     if (b.row_scales >= 0) moved_.push_back({a_, 1, 0, 4}); // the scale of each row, next to A
     for (const auto& m : moved_) operands.push_back(m.reg);
     take_temps(operands);
+    // A where the block starts: a_ may also be the pointer of a Store (an MLP stage reading and
+    // writing the scratch), which the panel loop moves along the columns
+    h_.mov(h_.qword[h_.rsp + a_slot], a_);
     plan_ = std::make_unique<passes::EpiloguePlan<T>>(e, epilogue);
     brgemm_ = &e;
     epilogue_ = epilogue;
@@ -290,10 +293,10 @@ private:
     saved_ = t_;
     for (const auto& m : moved_) saved_.push_back(m.reg);
     for (const auto& r : saved_) h_.push(r);
-    h_.sub(h_.rsp, 16);
+    h_.sub(h_.rsp, frame);
   }
   void release_temps() {
-    h_.add(h_.rsp, 16);
+    h_.add(h_.rsp, frame);
     for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) h_.pop(*it);
     moved_.clear();
   }
@@ -301,7 +304,8 @@ private:
   /// One panel of `width` columns (n_v vectors) for all rows of the block.
   void emit_panel(const ir::Brgemm& b, int n_v, std::int64_t width) {
     const ir::BrgemmShape& s = b.shape;
-    h_.lea(t_[0], h_.ptr[a_ + a_offset_]);
+    h_.mov(t_[0], h_.qword[h_.rsp + a_slot]);
+    if (a_offset_) h_.add(t_[0], a_offset_);
     const std::int64_t a_bytes = std::int64_t(size_of(s.a_type));
     const std::int64_t tiles = b.m / s.m_r, rest = b.m % s.m_r;
     if (tiles) {
@@ -467,6 +471,10 @@ private:
   MemoryAccess<Vmm> converting() {
     return MemoryAccess<Vmm>(h_, consts_, scratch_, native_bf16_, Xbyak::util::rsp);
   }
+
+  // the emitter's stack frame: [rsp] the panel counter, [rsp + 8] the tile counter,
+  // [rsp + a_slot] A's data pointer as the Brgemm starts
+  static constexpr int a_slot = 16, frame = 32;
 
   Xbyak::CodeGenerator& h_;
   ConstantTable& consts_;
