@@ -7,10 +7,16 @@
 //                  bf16, f32 accumulation); snippets with the weights a Constant (packed at
 //                  compile time) and as an input; oneDNN matmul with a bias and an eltwise relu
 //                  post-op, weights in its preferred (any) format, reordered once
+//   mlp chain      three layers of relu(x W + b), [m,256] -> 256 -> 256 -> 256, m = 8 and 128,
+//                  constant weights: snippets as one kernel (the hidden activations stay in
+//                  the thread's scratch), snippets as one kernel per layer, and oneDNN as a
+//                  matmul with a bias and a relu post-op per layer
 // Before timing, every variant's output is compared with oneDNN's (relative to the largest
 // output: 1e-4 for f32, 2^-7 for bf16, one bf16 ulp); a mismatch stops the run.
 // It also measures the peaks: 24 independent chains of vfmadd231ps (f32) or vdpbf16ps (bf16,
-// two products per lane) on zmm per thread (JIT, registers only), the most this core retires.
+// two products per lane) on zmm per thread (JIT, registers only; 12 chains on ymm on a host
+// without AVX-512), the most this core retires. bf16 workloads need AVX512_BF16 (skipped
+// without it).
 // The table gives GFLOP/s, % of that peak and snippets / oneDNN (oneDNN time over snippets
 // time: above 1 is faster). Usage:
 //   ./build/bench/bench_matmul [--benchmark_repetitions=N] [--benchmark_filter=...]
@@ -44,17 +50,27 @@ constexpr Workload workloads[] = {{"gemm1024", 1024, 1024, 1024, false, false},
                                   {"mlp128x512x256", 128, 512, 256, true, false},
                                   {"mlp128x512x256_bf16", 128, 512, 256, true, true}};
 
-/// 24 independent chains of vfmadd231ps (or vdpbf16ps) zmm per loop step, `iters` steps:
-/// 2 * 16 * 24 * iters flops (twice that for vdpbf16ps). JIT-built so that no compiler keeps
-/// the accumulators in memory.
+const bool avx512 = x64::host_supports(x64::Isa::avx512);
+/// Lanes and independent accumulator chains of the peak loop: zmm x 24, or ymm x 12 on a host
+/// without AVX-512 (16 registers; 12 chains cover the FMA latency of two pipes).
+const int peak_lanes = avx512 ? 16 : 8, peak_chains_n = avx512 ? 24 : 12;
+
+/// `peak_chains_n` independent chains of vfmadd231ps (or vdpbf16ps) per loop step, `iters`
+/// steps: 2 * lanes * chains * iters flops (twice that for vdpbf16ps). JIT-built so that no
+/// compiler keeps the accumulators in memory.
 struct Peak : Xbyak::CodeGenerator {
   explicit Peak(bool bf16) {
     using namespace Xbyak::util;
-    for (int i = 0; i < 24; ++i) vxorps(Xbyak::Zmm(i), Xbyak::Zmm(i), Xbyak::Zmm(i));
+    auto reg = [](int i) -> Xbyak::Xmm {
+      if (avx512) return Xbyak::Zmm(i);
+      return Xbyak::Ymm(i);
+    };
+    const Xbyak::Xmm x = reg(avx512 ? 30 : 14), y = reg(avx512 ? 31 : 15);
+    for (int i = 0; i < peak_chains_n; ++i) vxorps(reg(i), reg(i), reg(i));
     Xbyak::Label loop;
     L(loop);
-    for (int i = 0; i < 24; ++i)
-      bf16 ? vdpbf16ps(Xbyak::Zmm(i), zmm30, zmm31) : vfmadd231ps(Xbyak::Zmm(i), zmm30, zmm31);
+    for (int i = 0; i < peak_chains_n; ++i)
+      bf16 ? vdpbf16ps(reg(i), x, y) : vfmadd231ps(reg(i), x, y);
     dec(rdi);
     jnz(loop);
     vzeroupper();
@@ -79,6 +95,8 @@ std::vector<std::uint16_t> as_bf16(Buffer& b) {
   return out;
 }
 
+using DnnlStep = std::pair<dnnl::matmul, std::unordered_map<int, dnnl::memory>>;
+
 struct Case {
   std::unique_ptr<Buffer> a, b, bias, out;
   std::vector<std::uint16_t> a16, b16, bias16, out16; // bf16 workloads
@@ -93,44 +111,56 @@ struct Case {
   std::optional<CompiledKernel> jit, jit_const;
   dnnl::engine eng{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{eng};
-  std::vector<std::pair<dnnl::matmul, std::unordered_map<int, dnnl::memory>>> dnnl_by_threads;
+  std::vector<std::vector<DnnlStep>> dnnl_by_threads; // one step
 };
 
 std::string name_of(const Workload& w, int t) {
   return std::string(w.name) + "/" + std::to_string(t) + "t/";
 }
 
-void add_onednn(Case& c, const Workload& w, int t) {
+/// A oneDNN matmul out = a [m,k] x b [k,n] (+ bias [n], relu post-op with `epilogue`) created
+/// for `t` threads, weights reordered once into its preferred format, as a runtime would.
+DnnlStep onednn_matmul(const dnnl::engine& eng, dnnl::stream& stream, Dim m, Dim k, Dim n,
+                       bool bf16, bool epilogue, void* a, void* b, void* bias, void* out, int t) {
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
   const int saved = omp_get_max_threads();
   omp_set_num_threads(t);
-  const dt type = w.bf16 ? dt::bf16 : dt::f32;
-  const dnnl::memory::desc a_md({w.m, w.k}, type, tag::ab), c_md({w.m, w.n}, type, tag::ab);
-  const dnnl::memory::desc b_any({w.k, w.n}, type, tag::any);
-  const dnnl::memory::desc bias_md({1, w.n}, type, tag::ab);
+  const dt type = bf16 ? dt::bf16 : dt::f32;
+  const dnnl::memory::desc a_md({m, k}, type, tag::ab), c_md({m, n}, type, tag::ab);
+  const dnnl::memory::desc b_any({k, n}, type, tag::any);
+  const dnnl::memory::desc bias_md({1, n}, type, tag::ab);
   dnnl::primitive_attr attr;
-  if (w.epilogue) {
+  if (epilogue) {
     dnnl::post_ops po;
     po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
     attr.set_post_ops(po);
   }
-  const auto pd = w.epilogue
-                      ? dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_any, bias_md, c_md),
-                                                     attr, c.eng)
-                      : dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_any, c_md), c.eng);
-  dnnl::memory b_user({{w.k, w.n}, type, tag::ab}, c.eng, c.b_p());
+  const auto pd =
+      epilogue
+          ? dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_any, bias_md, c_md), attr, eng)
+          : dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_any, c_md), eng);
+  dnnl::memory b_user({{k, n}, type, tag::ab}, eng, b);
   dnnl::memory b_mem = b_user;
-  if (pd.weights_desc() != b_user.get_desc()) { // reorder the weights once, as a runtime would
-    b_mem = dnnl::memory(pd.weights_desc(), c.eng);
-    dnnl::reorder(b_user, b_mem).execute(c.stream, b_user, b_mem);
-    c.stream.wait();
+  if (pd.weights_desc() != b_user.get_desc()) {
+    b_mem = dnnl::memory(pd.weights_desc(), eng);
+    dnnl::reorder(b_user, b_mem).execute(stream, b_user, b_mem);
+    stream.wait();
   }
-  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, dnnl::memory(a_md, c.eng, c.a_p())},
+  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, dnnl::memory(a_md, eng, a)},
                                              {DNNL_ARG_WEIGHTS, b_mem},
-                                             {DNNL_ARG_DST, dnnl::memory(c_md, c.eng, c.out_p())}};
-  if (w.epilogue) args[DNNL_ARG_BIAS] = dnnl::memory(bias_md, c.eng, c.bias_p());
-  c.dnnl_by_threads.emplace_back(dnnl::matmul(pd), std::move(args));
+                                             {DNNL_ARG_DST, dnnl::memory(c_md, eng, out)}};
+  if (epilogue) args[DNNL_ARG_BIAS] = dnnl::memory(bias_md, eng, bias);
+  omp_set_num_threads(saved);
+  return {dnnl::matmul(pd), std::move(args)};
+}
+
+/// Executes oneDNN steps one after the other on `t` threads.
+void run_onednn(dnnl::stream& stream, std::vector<DnnlStep>& steps, int t) {
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(t);
+  for (auto& [prim, args] : steps) prim.execute(stream, args);
+  stream.wait();
   omp_set_num_threads(saved);
 }
 
@@ -152,38 +182,147 @@ G graph_of(const Workload& w, const Case& c, bool constant_weights) {
   return g;
 }
 
-/// Runs `f` once on one thread and compares the output with oneDNN's (`want`); stops the run
-/// on a mismatch (see the header).
+/// Stops the run when `got(i)` differs from oneDNN's `want` by more than `rel` times the
+/// largest |want| (NaN too): no variant is timed with a wrong result.
+void check_output(const char* workload, const char* who, const std::vector<float>& want, double rel,
+                  const std::function<float(std::size_t)>& got) {
+  double largest = 0, worst = 0;
+  for (float x : want) largest = std::max(largest, std::fabs(double(x)));
+  const double tol = rel * largest;
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const double d = std::fabs(double(got(i)) - double(want[i]));
+    bad += !(d <= tol); // NaN too
+    worst = std::max(worst, d);
+  }
+  std::printf("check %s %s: max |difference| to oneDNN %.3g (tolerance %.3g)\n", workload, who,
+              worst, tol);
+  if (bad) {
+    std::fprintf(stderr, "%s: %s differs from oneDNN; not timing a wrong result\n", workload, who);
+    std::exit(1);
+  }
+}
+
+/// Runs `f` once on one thread and compares the output with oneDNN's (`want`; see the header).
 void check_against(const Workload& w, Case& c, const std::vector<float>& want, const char* who,
                    const std::function<void()>& f) {
   std::fill_n(c.out->p, c.out->n, std::nanf("")); // nothing left from the run before
   std::fill(c.out16.begin(), c.out16.end(), std::uint16_t{0x7fc0});
   f();
-  double largest = 0, worst = 0;
-  for (float x : want) largest = std::max(largest, std::fabs(double(x)));
-  const double tol = (w.bf16 ? 0x1p-7 : 1e-4) * largest;
-  std::size_t bad = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    const double d = std::fabs(double(c.out_at(i)) - double(want[i]));
-    bad += !(d <= tol); // NaN too
-    worst = std::max(worst, d);
+  check_output(w.name, who, want, w.bf16 ? 0x1p-7 : 1e-4,
+               [&](std::size_t i) { return c.out_at(i); });
+}
+
+// ---- MLP chains: `layers` x relu(x W + b), [m, width] -> width, constant weights ----
+
+struct ChainWorkload {
+  const char* name;
+  Dim m, width;
+  int layers;
+};
+constexpr ChainWorkload chain_workloads[] = {{"mlp3x256_m8", 8, 256, 3},
+                                             {"mlp3x256_m128", 128, 256, 3}};
+
+struct Chain {
+  std::unique_ptr<Buffer> x, out;
+  std::vector<std::unique_ptr<Buffer>> w, b, hidden; // hidden: the activations between layers
+  std::optional<CompiledKernel> fused;               // the whole chain, one kernel
+  std::vector<CompiledKernel> per_layer;             // a kernel per layer
+  dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{eng};
+  std::vector<std::vector<DnnlStep>> dnnl_by_threads; // a matmul (bias, relu) per layer
+  float* layer_in(int l) const { return l == 0 ? x->p : hidden[std::size_t(l - 1)]->p; }
+  float* layer_out(int l, int layers) const {
+    return l + 1 == layers ? out->p : hidden[std::size_t(l)]->p;
   }
-  std::printf("check %s %s: max |difference| to oneDNN %.3g (tolerance %.3g)\n", w.name, who, worst,
-              tol);
-  if (bad) {
-    std::fprintf(stderr, "%s: %s differs from oneDNN; not timing a wrong result\n", w.name, who);
-    std::exit(1);
+};
+
+/// Layers [first, first + count) of the chain as one graph: x, then a bias per layer.
+G chain_graph(const Chain& c, const ChainWorkload& w, int first, int count) {
+  G g;
+  ir::Value x = g.parameter(f32, {w.m, w.width}, "x");
+  for (int l = first; l < first + count; ++l) {
+    const Buffer& wl = *c.w[std::size_t(l)];
+    const auto weights =
+        g.constant(f32, {w.width, w.width}, std::vector<double>(wl.p, wl.p + wl.n), "W");
+    x = g.relu(g.add(g.matmul(x, weights), g.parameter(f32, {w.width}, "b")));
+  }
+  g.result(x);
+  return g;
+}
+
+std::string chain_name(const ChainWorkload& w, int t) {
+  return std::string(w.name) + "/" + std::to_string(t) + "t/";
+}
+
+void register_chain(const ChainWorkload& w) {
+  auto c = std::make_shared<Chain>();
+  const std::size_t act = std::size_t(w.m * w.width), weights = std::size_t(w.width * w.width);
+  c->x = std::make_unique<Buffer>(act, -1.0f, 1.0f);
+  c->out = std::make_unique<Buffer>(act);
+  const float scale = 1.5f / std::sqrt(float(w.width)); // activations stay of order 1
+  for (int l = 0; l < w.layers; ++l) {
+    c->w.push_back(std::make_unique<Buffer>(weights, -scale, scale));
+    c->b.push_back(std::make_unique<Buffer>(std::size_t(w.width), -0.5f, 0.5f));
+    if (l + 1 < w.layers) c->hidden.push_back(std::make_unique<Buffer>(act));
+  }
+  c->fused.emplace(compile(chain_graph(*c, w, 0, w.layers)));
+  for (int l = 0; l < w.layers; ++l) c->per_layer.push_back(compile(chain_graph(*c, w, l, 1)));
+  std::vector<float> want;
+  for (int t : {1, 2}) {
+    std::vector<DnnlStep> steps;
+    for (int l = 0; l < w.layers; ++l)
+      steps.push_back(onednn_matmul(c->eng, c->stream, w.m, w.width, w.width, false, true,
+                                    c->layer_in(l), c->w[std::size_t(l)]->p,
+                                    c->b[std::size_t(l)]->p, c->layer_out(l, w.layers), t));
+    c->dnnl_by_threads.push_back(std::move(steps));
+    const std::size_t i = c->dnnl_by_threads.size() - 1;
+    auto fused = [c, t, layers = w.layers] {
+      std::vector<const void*> in{c->x->p};
+      for (int l = 0; l < layers; ++l) in.push_back(c->b[std::size_t(l)]->p);
+      void* out[] = {c->out->p};
+      c->fused->run_unchecked(in.data(), out, {.threads = t});
+    };
+    auto per_layer = [c, t, layers = w.layers] {
+      for (int l = 0; l < layers; ++l) {
+        const void* in[] = {c->layer_in(l), c->b[std::size_t(l)]->p};
+        void* out[] = {c->layer_out(l, layers)};
+        c->per_layer[std::size_t(l)].run_unchecked(in, out, {.threads = t});
+      }
+    };
+    auto onednn = [c, t, i] { run_onednn(c->stream, c->dnnl_by_threads[i], t); };
+    if (t == 1) {
+      onednn();
+      want.assign(c->out->p, c->out->p + act);
+      for (const auto& [who, f] : {std::pair<const char*, std::function<void()>>{"fused", fused},
+                                   {"per-layer", per_layer}}) {
+        std::fill_n(c->out->p, act, std::nanf(""));
+        f();
+        check_output(w.name, who, want, 1e-4, [&](std::size_t j) { return c->out->p[j]; });
+      }
+    }
+    register_benchmark(chain_name(w, t) + "fused", fused);
+    register_benchmark(chain_name(w, t) + "per_layer", per_layer);
+    register_benchmark(chain_name(w, t) + "onednn", onednn);
   }
 }
+
+/// bf16 workloads need VDPBF16PS for the peak and a bf16 oneDNN matmul: AVX512_BF16.
+bool runs(const Workload& w) { return !w.bf16 || x64::host_has_avx512_bf16(); }
 
 void register_all() {
   for (const bool bf16 : {false, true})
     for (int t : {1, 2})
-      register_benchmark(peak_name(bf16, t), [t, bf16] {
+      if (!bf16 || x64::host_has_avx512_bf16())
+        register_benchmark(peak_name(bf16, t), [t, bf16] {
 #pragma omp parallel num_threads(t)
-        peak_chains(peak_iters, bf16);
-      });
+          peak_chains(peak_iters, bf16);
+        });
   for (const Workload& w : workloads) {
+    if (!runs(w)) {
+      std::printf("%s: skipped, this host has no AVX512_BF16\n", w.name);
+      continue;
+    }
     auto c = std::make_shared<Case>();
     c->a = std::make_unique<Buffer>(std::size_t(w.m * w.k), -1.0f, 1.0f);
     c->b = std::make_unique<Buffer>(std::size_t(w.k * w.n), -1.0f, 1.0f);
@@ -197,7 +336,9 @@ void register_all() {
     if (w.epilogue) c->jit_const.emplace(compile(graph_of(w, *c, true)));
     std::vector<float> want;
     for (int t : {1, 2}) {
-      add_onednn(*c, w, t);
+      c->dnnl_by_threads.push_back(
+          {onednn_matmul(c->eng, c->stream, w.m, w.k, w.n, w.bf16, w.epilogue, c->a_p(), c->b_p(),
+                         c->bias_p(), c->out_p(), t)});
       const std::string base = name_of(w, t);
       auto jit = [c, t] {
         const void* in[] = {c->a_p(), c->b_p(), c->bias_p()};
@@ -210,13 +351,7 @@ void register_all() {
         c->jit_const->run_unchecked(in, out, {.threads = t});
       };
       const std::size_t i = c->dnnl_by_threads.size() - 1;
-      auto onednn = [c, t, i] {
-        const int saved = omp_get_max_threads();
-        omp_set_num_threads(t);
-        c->dnnl_by_threads[i].first.execute(c->stream, c->dnnl_by_threads[i].second);
-        c->stream.wait();
-        omp_set_num_threads(saved);
-      };
+      auto onednn = [c, t, i] { run_onednn(c->stream, c->dnnl_by_threads[i], t); };
       if (t == 1) {
         onednn();
         for (std::size_t j = 0; j < c->out->n; ++j) want.push_back(c->out_at(j));
@@ -228,6 +363,7 @@ void register_all() {
       register_benchmark(base + "onednn", onednn);
     }
   }
+  for (const ChainWorkload& w : chain_workloads) register_chain(w);
 }
 
 void print_table(const MedianReporter& rep) {
@@ -236,18 +372,37 @@ void print_table(const MedianReporter& rep) {
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
   for (const Workload& w : workloads)
     for (int t : {1, 2}) {
+      if (!runs(w)) continue;
       const std::string base = name_of(w, t);
       auto sec = [&](const char* v) { return rep.seconds(base + v); };
       const double flops = 2.0 * double(w.m) * double(w.k) * double(w.n);
       auto gf = [&](const char* v) { return sec(v) > 0 ? flops / sec(v) * 1e-9 : 0.0; };
       const double peak_s = rep.seconds(peak_name(w.bf16, t));
-      const double per_step = (w.bf16 ? 4.0 : 2.0) * 16 * 24; // flops of one loop step
+      const double per_step = (w.bf16 ? 4.0 : 2.0) * peak_lanes * peak_chains_n; // one step
       const double peak = peak_s > 0 ? per_step * double(peak_iters) * t / peak_s * 1e-9 : 0;
       std::printf("| %s | %d | %.1f | %.1f | %.1f | %.1f | %.0f%% | %.2fx | %.2fx |\n", w.name, t,
                   gf("jit"), gf("jit_const"), gf("onednn"), peak,
                   peak > 0 ? 100.0 * gf("jit") / peak : 0.0,
                   sec("jit") > 0 ? sec("onednn") / sec("jit") : 0.0,
                   sec("jit_const") > 0 ? sec("onednn") / sec("jit_const") : 0.0);
+    }
+  std::printf("\n| MLP chain | threads | fused us | per-layer us | oneDNN us | fused GFLOP/s | "
+              "fused %% of peak | per-layer / fused | oneDNN / fused |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  for (const ChainWorkload& w : chain_workloads)
+    for (int t : {1, 2}) {
+      auto sec = [&](const char* v) { return rep.seconds(chain_name(w, t) + v); };
+      const double flops = 2.0 * double(w.m) * double(w.width * w.width) * w.layers;
+      const double peak_s = rep.seconds(peak_name(false, t));
+      const double peak =
+          peak_s > 0 ? 2.0 * peak_lanes * peak_chains_n * double(peak_iters) * t / peak_s * 1e-9
+                     : 0;
+      const double fused = sec("fused");
+      if (fused <= 0) continue;
+      std::printf("| %s | %d | %.1f | %.1f | %.1f | %.1f | %.0f%% | %.2fx | %.2fx |\n", w.name, t,
+                  fused * 1e6, sec("per_layer") * 1e6, sec("onednn") * 1e6, flops / fused * 1e-9,
+                  peak > 0 ? 100.0 * flops / fused * 1e-9 / peak : 0.0, sec("per_layer") / fused,
+                  sec("onednn") / fused);
     }
 }
 

@@ -2,7 +2,7 @@
 //
 //  - Buffer: a 64-byte aligned f32 array, first touched by the OpenMP threads that use it;
 //  - copy_streams: the bandwidth ceiling of R read streams and W written streams (ordinary
-//    or non-temporal stores), AVX-512 with a scalar remainder;
+//    or non-temporal stores), AVX-512 (AVX2 on a host without it) with a scalar remainder;
 //  - Unfused: a graph run one op at a time (one JIT kernel per op, intermediates in memory,
 //    the Results written into the caller's buffers);
 //  - small, large, base_name: the tensor sizes of the tables and the benchmark names;
@@ -57,6 +57,7 @@ inline void copy_streams(const std::vector<const float*>& in, const std::vector<
     std::size_t lo = n * std::size_t(id) / std::size_t(nth) / 16 * 16;
     std::size_t hi = id + 1 == nth ? n : n * std::size_t(id + 1) / std::size_t(nth) / 16 * 16;
     std::size_t i = lo;
+#ifdef __AVX512F__
     for (; i + 16 <= hi; i += 16) {
       __m512 v = _mm512_loadu_ps(in[0] + i);
       for (std::size_t k = 1; k < in.size(); ++k) v = _mm512_add_ps(v, _mm512_loadu_ps(in[k] + i));
@@ -67,6 +68,18 @@ inline void copy_streams(const std::vector<const float*>& in, const std::vector<
           _mm512_storeu_ps(y + i, v);
       }
     }
+#else // an AVX2 host (-march=native without AVX-512): the same with ymm
+    for (; i + 8 <= hi; i += 8) {
+      __m256 v = _mm256_loadu_ps(in[0] + i);
+      for (std::size_t k = 1; k < in.size(); ++k) v = _mm256_add_ps(v, _mm256_loadu_ps(in[k] + i));
+      for (float* y : out) {
+        if (nt)
+          _mm256_stream_ps(y + i, v);
+        else
+          _mm256_storeu_ps(y + i, v);
+      }
+    }
+#endif
     for (; i < hi; ++i) {
       float v = in[0][i];
       for (std::size_t k = 1; k < in.size(); ++k) v += in[k][i];

@@ -4,6 +4,8 @@
 #include "snippets/compile.hpp"
 #include "snippets/reference/interpreter.hpp"
 
+#include "jit_test_util.hpp"
+
 using namespace snippets;
 constexpr auto f32 = ElementType::f32;
 
@@ -36,7 +38,7 @@ TEST_CASE("values beyond the register file are spilled to the stack") {
 }
 
 TEST_CASE("a kernel with spills matches the reference on both ISAs") {
-  for (auto isa : {x64::Isa::avx2, x64::Isa::avx512})
+  jit_test::for_each_isa([](x64::Isa isa) {
     for (Dim n : {Dim{1}, Dim{37}, Dim{1000}}) {
       CAPTURE(n);
       auto g = many_constants(n);
@@ -50,6 +52,7 @@ TEST_CASE("a kernel with spills matches the reference on both ISAs") {
       for (std::size_t i = 0; i < v.size(); ++i) bad += out[0].at(i) != ref[0].at(i);
       CHECK(bad == 0);
     }
+  });
 }
 
 TEST_CASE("a kernel that fits in registers has no spill slots") {

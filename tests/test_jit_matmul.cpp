@@ -193,20 +193,21 @@ struct Layer {
   enum { relu, gelu, none } act = relu;
 };
 
-/// x [..., M, K0] through `layers` as one graph, its inputs (x, then each input W and each b),
-/// and the bound on |got - want| of the output (the header's per-product bound, carried
-/// through the next products: e_l = (K + 2) 2^-24 (|x| |W| + |b|) + e_{l-1} |W|, times the
-/// activation's slope, plus its own rounding).
+/// x [..., M, K0] through `layers` (then `+ x` if `residual`) as one graph, its inputs (x, then
+/// each input W and each b), and the bound on |got - want| of the output (the header's
+/// per-product bound, carried through the next products: e_l = (K + 2) 2^-24 (|x| |W| + |b|) +
+/// e_{l-1} |W|, times the activation's slope, plus its own rounding).
 struct Mlp {
   Graph g;
   std::vector<Tensor> inputs;
   Tensor bound;
 };
-Mlp mlp(const Shape& x_shape, const std::vector<Layer>& layers) {
+Mlp mlp(const Shape& x_shape, const std::vector<Layer>& layers, bool residual = false) {
   Mlp m;
   const std::size_t R = x_shape.rank();
   const std::size_t rows = std::size_t(x_shape.element_count() / x_shape[R - 1]);
-  ir::Value x = m.g.parameter(f32, x_shape, "x");
+  const ir::Value x0 = m.g.parameter(f32, x_shape, "x");
+  ir::Value x = x0;
   m.inputs.push_back(uniform(x_shape, 1));
   std::vector<double> v(m.inputs[0].size()), e(v.size(), 0.0); // values and bounds, row-major
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = m.inputs[0].at(i);
@@ -252,6 +253,13 @@ Mlp mlp(const Shape& x_shape, const std::vector<Layer>& layers) {
       }
     v = std::move(nv), e = std::move(ne), k = L.width;
   }
+  if (residual) { // the epilogue reads A again: the pointer it shares moves once
+    x = m.g.add(x, x0);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      v[i] += m.inputs[0].at(i);
+      e[i] += 0x1p-24 * std::fabs(v[i]);
+    }
+  }
   m.g.result(x, "y");
   Shape out_shape = x_shape;
   out_shape[R - 1] = k;
@@ -265,9 +273,13 @@ TEST_CASE("matmul: a chain of products (an MLP) is one kernel, its activations i
   struct Case {
     Shape x;
     std::vector<Layer> layers;
+    bool residual = false;
   };
   const std::vector<Case> cases{
       {{1, 64}, {{64}, {64}, {64}}},
+      {{9, 24}, {{24}}, true},
+      {{64, 64}, {{256, true, false, L::gelu}, {64, true, false, L::none}}, true},
+      {{2, 3, 17, 20}, {{33, false}, {20, true, false, L::none}}, true},
       {{7, 17}, {{33, true, false, L::gelu}, {15}, {31, true, false, L::none}}},
       {{33, 100}, {{65, false}, {17, true, true}}},
       {{130, 48}, {{96}, {200, false, true, L::gelu}, {40}, {24, true, false, L::none}}},
@@ -275,8 +287,9 @@ TEST_CASE("matmul: a chain of products (an MLP) is one kernel, its activations i
       {{384, 64}, {{256}, {256}, {64}}},
   };
   for (const Case& c : cases) {
-    INFO("x " << c.x.to_string() << ", " << c.layers.size() << " layers");
-    const Mlp m = mlp(c.x, c.layers);
+    const std::string plus = c.residual ? ", + x" : "";
+    INFO("x " << c.x.to_string() << ", " << c.layers.size() << " layers" << plus);
+    const Mlp m = mlp(c.x, c.layers, c.residual);
     check_matmul(m.g, m.bound, m.inputs, {1, 2, 3});
     auto lowered = lower(m.g, x64::best_host_isa());
     const std::string text = ir::to_string(lowered);
@@ -333,6 +346,12 @@ TEST_CASE("matmul: bodies outside the Brgemm form are rejected with a clear erro
     const auto y1 = g.relu(g.matmul(a, w));
     g.result(y1);
     g.result(g.matmul(y1, w));
+    CHECK(error_id([&] { compile(g); }) == "snippets.compile.unsupported_matmul");
+  }
+  SUBCASE("an epilogue that reads B") {
+    Graph g;
+    const auto a = g.parameter(f32, Shape{4, 4}), w = g.parameter(f32, Shape{4, 4});
+    g.result(g.add(g.matmul(a, w), w));
     CHECK(error_id([&] { compile(g); }) == "snippets.compile.unsupported_matmul");
   }
   SUBCASE("A computed in the kernel") {
@@ -432,22 +451,31 @@ TEST_CASE("matmul: an MLP chain is one Subgraph while its tensors fit the kernel
 }
 
 TEST_CASE("matmul: an activation read outside the chain ends its Subgraph there") {
-  Graph g;
-  const auto x = g.parameter(f32, Shape{8, 32}, "x");
-  const auto w = g.parameter(f32, Shape{32, 32}, "w");
-  const auto h = g.relu(g.matmul(x, w));
-  g.result(h, "hidden");
-  g.result(g.relu(g.matmul(h, w)), "y");
-  const Graph t = passes::tokenize(g);
-  int subgraphs = 0;
-  for (ir::NodeId id = 0; id < t.size(); ++id)
-    subgraphs += std::holds_alternative<ir::Subgraph<x64::Traits>>(t.node(id).op);
-  CHECK(subgraphs == 2);
-  const std::vector<Tensor> in{uniform(Shape{8, 32}, 1), uniform(Shape{32, 32}, 2)};
-  const auto want = reference::evaluate(g, std::span<const Tensor>(in));
-  const auto got = Program<>(g).run(in, with_threads(2));
-  for (std::size_t o = 0; o < 2; ++o) {
-    const std::string report = compare(got[o], want[o], {64, 1e-5});
-    CHECK_MESSAGE(report.empty(), report);
+  for (const bool residual : {false, true}) {
+    const std::string reader = residual ? "a residual add" : "a Result";
+    INFO(reader << " reads it");
+    Graph g;
+    const auto x = g.parameter(f32, Shape{8, 32}, "x");
+    const auto w = g.parameter(f32, Shape{32, 32}, "w");
+    const auto h = g.relu(g.matmul(x, w));
+    const auto y = g.relu(g.matmul(h, w));
+    if (residual) {
+      g.result(g.add(y, h), "y"); // mixes the values of two products: not one chain
+    } else {
+      g.result(h, "hidden");
+      g.result(y, "y");
+    }
+    const Graph t = passes::tokenize(g);
+    int subgraphs = 0;
+    for (ir::NodeId id = 0; id < t.size(); ++id)
+      subgraphs += std::holds_alternative<ir::Subgraph<x64::Traits>>(t.node(id).op);
+    CHECK(subgraphs == 2);
+    const std::vector<Tensor> in{uniform(Shape{8, 32}, 1), uniform(Shape{32, 32}, 2)};
+    const auto want = reference::evaluate(g, std::span<const Tensor>(in));
+    const auto got = Program<>(g).run(in, with_threads(2));
+    for (std::size_t o = 0; o < want.size(); ++o) {
+      const std::string report = compare(got[o], want[o], {64, 1e-5});
+      CHECK_MESSAGE(report.empty(), report);
+    }
   }
 }

@@ -8,6 +8,8 @@
 #include "snippets/compile.hpp"
 #include "snippets/reference/interpreter.hpp"
 
+#include "jit_test_util.hpp"
+
 using namespace snippets;
 constexpr auto f32 = ElementType::f32;
 
@@ -73,7 +75,7 @@ TEST_CASE("streaming stores are compiled only for kernels bound by memory") {
 }
 
 TEST_CASE("the streaming variant writes the same values, aligned or not, with tails") {
-  for (auto isa : {x64::Isa::avx2, x64::Isa::avx512})
+  jit_test::for_each_isa([](x64::Isa isa) {
     for (Dim n : {Dim{16}, Dim{1000}, Dim{4099}, Dim{100003}})
       for (int threads : {1, 2, 3}) {
         CAPTURE(n);
@@ -103,4 +105,5 @@ TEST_CASE("the streaming variant writes the same values, aligned or not, with ta
           CHECK(bad == 0);
         }
       }
+  });
 }

@@ -395,9 +395,24 @@ private:
       return static_cast<std::int64_t>(size_of(lir.arg_types.at(index)));
     };
     std::vector<Arg> args{{a.data_index, s1.shape.a_row, a.out_desc(0), bytes(a.data_index)}};
-    for (E* x : extras)
-      args.push_back({x->data_index, ProductStrides(x->out_desc(0)).row, x->out_desc(0),
-                      bytes(x->data_index)});
+    for (E* x : extras) {
+      const Arg g{x->data_index, ProductStrides(x->out_desc(0)).row, x->out_desc(0),
+                  bytes(x->data_index)};
+      for (const Stage<T>& s : f.stages)
+        if (s.b == x)
+          fail(*s.mm, "reads its B '" + x->name + "' again in an epilogue; pass it twice");
+      if (g.index != a.data_index) {
+        args.push_back(g);
+        continue;
+      }
+      // A read again by an epilogue (a residual): one register, so one shift per loop
+      bool same = g.row == args[0].row;
+      for (std::size_t d : batch)
+        same = same && stride_along(g.desc, d) == stride_along(args[0].desc, d);
+      if (!same)
+        fail(*s1.mm, "reads its A '" + x->name +
+                         "' again in an epilogue with other strides; pass it twice");
+    }
     for (E* r : f.results)
       args.push_back(
           {r->data_index, ProductStrides(r->in_desc(0)).row, r->in_desc(0), bytes(r->data_index)});
