@@ -30,6 +30,7 @@
 #include <memory>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -197,6 +198,10 @@ void check_output(const char* workload, const char* who, const std::vector<float
   }
   std::printf("check %s %s: max |difference| to oneDNN %.3g (tolerance %.3g)\n", workload, who,
               worst, tol);
+  if (largest == 0) { // an all-zero output would pass any kernel
+    std::fprintf(stderr, "%s: oneDNN's output is all zero; the check proves nothing\n", workload);
+    std::exit(1);
+  }
   if (bad) {
     std::fprintf(stderr, "%s: %s differs from oneDNN; not timing a wrong result\n", workload, who);
     std::exit(1);
@@ -255,15 +260,25 @@ std::string chain_name(const ChainWorkload& w, int t) {
   return std::string(w.name) + "/" + std::to_string(t) + "t/";
 }
 
+/// A buffer of uniform random values in [lo, hi): a ramp's rows are nearly parallel, and three
+/// layers of relu(x W + b) on ramps leave nothing but zeros.
+std::unique_ptr<Buffer> noise(std::size_t n, float lo, float hi, unsigned seed) {
+  auto b = std::make_unique<Buffer>(n);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  for (std::size_t i = 0; i < n; ++i) b->p[i] = u(rng);
+  return b;
+}
+
 void register_chain(const ChainWorkload& w) {
   auto c = std::make_shared<Chain>();
   const std::size_t act = std::size_t(w.m * w.width), weights = std::size_t(w.width * w.width);
-  c->x = std::make_unique<Buffer>(act, -1.0f, 1.0f);
+  c->x = noise(act, -1.0f, 1.0f, 1);
   c->out = std::make_unique<Buffer>(act);
-  const float scale = 1.5f / std::sqrt(float(w.width)); // activations stay of order 1
+  const float scale = 1.7f / std::sqrt(float(w.width)); // activations stay of order 1
   for (int l = 0; l < w.layers; ++l) {
-    c->w.push_back(std::make_unique<Buffer>(weights, -scale, scale));
-    c->b.push_back(std::make_unique<Buffer>(std::size_t(w.width), -0.5f, 0.5f));
+    c->w.push_back(noise(weights, -scale, scale, 10 + unsigned(l)));
+    c->b.push_back(noise(std::size_t(w.width), -0.5f, 0.5f, 20 + unsigned(l)));
     if (l + 1 < w.layers) c->hidden.push_back(std::make_unique<Buffer>(act));
   }
   c->fused.emplace(compile(chain_graph(*c, w, 0, w.layers)));
@@ -366,6 +381,21 @@ void register_all() {
   for (const ChainWorkload& w : chain_workloads) register_chain(w);
 }
 
+/// `v` printed with `fmt`, or "-" where nothing was measured.
+std::string cell(double v, const char* fmt) {
+  if (!(v > 0)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+/// The measured FMA (or VDPBF16PS) peak on `t` threads, GFLOP/s; 0 if it was not run.
+double peak_gflops(const MedianReporter& rep, bool bf16, int t) {
+  const double s = rep.seconds(peak_name(bf16, t));
+  const double per_step = (bf16 ? 4.0 : 2.0) * peak_lanes * peak_chains_n; // one loop step
+  return s > 0 ? per_step * double(peak_iters) * t / s * 1e-9 : 0;
+}
+
 void print_table(const MedianReporter& rep) {
   std::printf("\n| workload | threads | jit GFLOP/s | jit const-W GFLOP/s | oneDNN GFLOP/s | "
               "peak GFLOP/s | jit %% of peak | jit / oneDNN | const-W / oneDNN |\n");
@@ -377,14 +407,14 @@ void print_table(const MedianReporter& rep) {
       auto sec = [&](const char* v) { return rep.seconds(base + v); };
       const double flops = 2.0 * double(w.m) * double(w.k) * double(w.n);
       auto gf = [&](const char* v) { return sec(v) > 0 ? flops / sec(v) * 1e-9 : 0.0; };
-      const double peak_s = rep.seconds(peak_name(w.bf16, t));
-      const double per_step = (w.bf16 ? 4.0 : 2.0) * peak_lanes * peak_chains_n; // one step
-      const double peak = peak_s > 0 ? per_step * double(peak_iters) * t / peak_s * 1e-9 : 0;
-      std::printf("| %s | %d | %.1f | %.1f | %.1f | %.1f | %.0f%% | %.2fx | %.2fx |\n", w.name, t,
-                  gf("jit"), gf("jit_const"), gf("onednn"), peak,
-                  peak > 0 ? 100.0 * gf("jit") / peak : 0.0,
-                  sec("jit") > 0 ? sec("onednn") / sec("jit") : 0.0,
-                  sec("jit_const") > 0 ? sec("onednn") / sec("jit_const") : 0.0);
+      const double peak = peak_gflops(rep, w.bf16, t);
+      auto vs_onednn = [&](const char* v) { return sec(v) > 0 ? sec("onednn") / sec(v) : 0.0; };
+      std::printf("| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", w.name, t,
+                  cell(gf("jit"), "%.1f").c_str(), cell(gf("jit_const"), "%.1f").c_str(),
+                  cell(gf("onednn"), "%.1f").c_str(), cell(peak, "%.1f").c_str(),
+                  cell(peak > 0 ? 100.0 * gf("jit") / peak : 0.0, "%.0f%%").c_str(),
+                  cell(vs_onednn("jit"), "%.2fx").c_str(),
+                  cell(vs_onednn("jit_const"), "%.2fx").c_str());
     }
   std::printf("\n| MLP chain | threads | fused us | per-layer us | oneDNN us | fused GFLOP/s | "
               "fused %% of peak | per-layer / fused | oneDNN / fused |\n");
@@ -392,17 +422,16 @@ void print_table(const MedianReporter& rep) {
   for (const ChainWorkload& w : chain_workloads)
     for (int t : {1, 2}) {
       auto sec = [&](const char* v) { return rep.seconds(chain_name(w, t) + v); };
-      const double flops = 2.0 * double(w.m) * double(w.width * w.width) * w.layers;
-      const double peak_s = rep.seconds(peak_name(false, t));
-      const double peak =
-          peak_s > 0 ? 2.0 * peak_lanes * peak_chains_n * double(peak_iters) * t / peak_s * 1e-9
-                     : 0;
       const double fused = sec("fused");
       if (fused <= 0) continue;
-      std::printf("| %s | %d | %.1f | %.1f | %.1f | %.1f | %.0f%% | %.2fx | %.2fx |\n", w.name, t,
-                  fused * 1e6, sec("per_layer") * 1e6, sec("onednn") * 1e6, flops / fused * 1e-9,
-                  peak > 0 ? 100.0 * flops / fused * 1e-9 / peak : 0.0, sec("per_layer") / fused,
-                  sec("onednn") / fused);
+      const double gflops = 2.0 * double(w.m) * double(w.width * w.width) * w.layers / fused * 1e-9;
+      const double peak = peak_gflops(rep, false, t);
+      std::printf("| %s | %d | %.1f | %s | %s | %.1f | %s | %s | %s |\n", w.name, t, fused * 1e6,
+                  cell(sec("per_layer") * 1e6, "%.1f").c_str(),
+                  cell(sec("onednn") * 1e6, "%.1f").c_str(), gflops,
+                  cell(peak > 0 ? 100.0 * gflops / peak : 0.0, "%.0f%%").c_str(),
+                  cell(sec("per_layer") / fused, "%.2fx").c_str(),
+                  cell(sec("onednn") / fused, "%.2fx").c_str());
     }
 }
 
