@@ -115,8 +115,9 @@ struct Case {
   std::vector<std::vector<DnnlStep>> dnnl_by_threads; // one step
 };
 
-std::string name_of(const Workload& w, int t) {
-  return std::string(w.name) + "/" + std::to_string(t) + "t/";
+/// "<workload>/<t>t/": the prefix of a workload's benchmark names.
+std::string name_of(const char* workload, int t) {
+  return std::string(workload) + "/" + std::to_string(t) + "t/";
 }
 
 /// A oneDNN matmul out = a [m,k] x b [k,n] (+ bias [n], relu post-op with `epilogue`) created
@@ -256,10 +257,6 @@ G chain_graph(const Chain& c, const ChainWorkload& w, int first, int count) {
   return g;
 }
 
-std::string chain_name(const ChainWorkload& w, int t) {
-  return std::string(w.name) + "/" + std::to_string(t) + "t/";
-}
-
 /// A buffer of uniform random values in [lo, hi): a ramp's rows are nearly parallel, and three
 /// layers of relu(x W + b) on ramps leave nothing but zeros.
 std::unique_ptr<Buffer> noise(std::size_t n, float lo, float hi, unsigned seed) {
@@ -316,25 +313,25 @@ void register_chain(const ChainWorkload& w) {
         check_output(w.name, who, want, 1e-4, [&](std::size_t j) { return c->out->p[j]; });
       }
     }
-    register_benchmark(chain_name(w, t) + "fused", fused);
-    register_benchmark(chain_name(w, t) + "per_layer", per_layer);
-    register_benchmark(chain_name(w, t) + "onednn", onednn);
+    register_benchmark(name_of(w.name, t) + "fused", fused);
+    register_benchmark(name_of(w.name, t) + "per_layer", per_layer);
+    register_benchmark(name_of(w.name, t) + "onednn", onednn);
   }
 }
 
-/// bf16 workloads need VDPBF16PS for the peak and a bf16 oneDNN matmul: AVX512_BF16.
-bool runs(const Workload& w) { return !w.bf16 || x64::host_has_avx512_bf16(); }
+/// bf16 workloads and the bf16 peak need VDPBF16PS (and oneDNN a bf16 matmul): AVX512_BF16.
+bool runs(bool bf16) { return !bf16 || x64::host_has_avx512_bf16(); }
 
 void register_all() {
   for (const bool bf16 : {false, true})
     for (int t : {1, 2})
-      if (!bf16 || x64::host_has_avx512_bf16())
+      if (runs(bf16))
         register_benchmark(peak_name(bf16, t), [t, bf16] {
 #pragma omp parallel num_threads(t)
           peak_chains(peak_iters, bf16);
         });
   for (const Workload& w : workloads) {
-    if (!runs(w)) {
+    if (!runs(w.bf16)) {
       std::printf("%s: skipped, this host has no AVX512_BF16\n", w.name);
       continue;
     }
@@ -354,7 +351,7 @@ void register_all() {
       c->dnnl_by_threads.push_back(
           {onednn_matmul(c->eng, c->stream, w.m, w.k, w.n, w.bf16, w.epilogue, c->a_p(), c->b_p(),
                          c->bias_p(), c->out_p(), t)});
-      const std::string base = name_of(w, t);
+      const std::string base = name_of(w.name, t);
       auto jit = [c, t] {
         const void* in[] = {c->a_p(), c->b_p(), c->bias_p()};
         void* out[] = {c->out_p()};
@@ -402,8 +399,8 @@ void print_table(const MedianReporter& rep) {
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
   for (const Workload& w : workloads)
     for (int t : {1, 2}) {
-      if (!runs(w)) continue;
-      const std::string base = name_of(w, t);
+      if (!runs(w.bf16)) continue;
+      const std::string base = name_of(w.name, t);
       auto sec = [&](const char* v) { return rep.seconds(base + v); };
       const double flops = 2.0 * double(w.m) * double(w.k) * double(w.n);
       auto gf = [&](const char* v) { return sec(v) > 0 ? flops / sec(v) * 1e-9 : 0.0; };
@@ -421,7 +418,7 @@ void print_table(const MedianReporter& rep) {
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
   for (const ChainWorkload& w : chain_workloads)
     for (int t : {1, 2}) {
-      auto sec = [&](const char* v) { return rep.seconds(chain_name(w, t) + v); };
+      auto sec = [&](const char* v) { return rep.seconds(name_of(w.name, t) + v); };
       const double fused = sec("fused");
       if (fused <= 0) continue;
       const double gflops = 2.0 * double(w.m) * double(w.width * w.width) * w.layers / fused * 1e-9;

@@ -58,28 +58,21 @@ inline void copy_streams(const std::vector<const float*>& in, const std::vector<
     std::size_t hi = id + 1 == nth ? n : n * std::size_t(id + 1) / std::size_t(nth) / 16 * 16;
     std::size_t i = lo;
 #ifdef __AVX512F__
-    for (; i + 16 <= hi; i += 16) {
-      __m512 v = _mm512_loadu_ps(in[0] + i);
-      for (std::size_t k = 1; k < in.size(); ++k) v = _mm512_add_ps(v, _mm512_loadu_ps(in[k] + i));
-      for (float* y : out) {
-        if (nt)
-          _mm512_stream_ps(y + i, v);
-        else
-          _mm512_storeu_ps(y + i, v);
-      }
-    }
+    constexpr std::size_t lanes = 16;
+    auto load = [](const float* p) { return _mm512_loadu_ps(p); };
+    auto add = [](__m512 a, __m512 b) { return _mm512_add_ps(a, b); };
+    auto store = [nt](float* p, __m512 v) { nt ? _mm512_stream_ps(p, v) : _mm512_storeu_ps(p, v); };
 #else // an AVX2 host (-march=native without AVX-512): the same with ymm
-    for (; i + 8 <= hi; i += 8) {
-      __m256 v = _mm256_loadu_ps(in[0] + i);
-      for (std::size_t k = 1; k < in.size(); ++k) v = _mm256_add_ps(v, _mm256_loadu_ps(in[k] + i));
-      for (float* y : out) {
-        if (nt)
-          _mm256_stream_ps(y + i, v);
-        else
-          _mm256_storeu_ps(y + i, v);
-      }
-    }
+    constexpr std::size_t lanes = 8;
+    auto load = [](const float* p) { return _mm256_loadu_ps(p); };
+    auto add = [](__m256 a, __m256 b) { return _mm256_add_ps(a, b); };
+    auto store = [nt](float* p, __m256 v) { nt ? _mm256_stream_ps(p, v) : _mm256_storeu_ps(p, v); };
 #endif
+    for (; i + lanes <= hi; i += lanes) {
+      auto v = load(in[0] + i);
+      for (std::size_t k = 1; k < in.size(); ++k) v = add(v, load(in[k] + i));
+      for (float* y : out) store(y + i, v);
+    }
     for (; i < hi; ++i) {
       float v = in[0][i];
       for (std::size_t k = 1; k < in.size(); ++k) v += in[k][i];
