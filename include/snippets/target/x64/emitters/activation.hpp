@@ -131,25 +131,27 @@ template <> struct Emitter<ir::Gelu> {
     // max(|x|, 2^-40) (no subnormal product for tiny x)
     if constexpr (EmitContext<Vmm>::avx512) {
       c.h.vrangeps(s0, x, c.consts.bits(math::square_floor), 0x0b); // max(|x|, 2^-40)
-    } else {
-      c.h.vandps(s0, x, c.consts.bits(math::abs_mask));
-      c.h.vmaxps(s0, s0, c.consts.bits(math::square_floor));
-    }
-    c.h.vmulps(s0, s0, s0);
-    c.h.vmovups(s2, c.consts.bits(0x3fcc422a));
-    c.h.vfmadd231ps(s2, s0, c.consts.bits(0x3d922279));
-    c.h.vmulps(s2, s2, x);
-    // |2u| above 87 counts as 87 (a subnormal e would cost an assist) and the result is x * 0
-    // below x = -10 (2u < -87.3: |x sigmoid(2u)| < 2e-36, and the reference's 1 + tanh is
-    // already 0 there: -0, NaN for -inf); x's NaN comes through the numerator x or x e
-    math::logistic(c, s2, x, s0, s1, s2, {.lo = -87.0f, .nan_elsewhere = true}, x);
-    if constexpr (EmitContext<Vmm>::avx512) {
+      c.h.vmulps(s0, s0, s0);
+      c.h.vmovups(s2, c.consts.bits(0x3fcc422a));
+      c.h.vfmadd231ps(s2, s0, c.consts.bits(0x3d922279));
+      c.h.vmulps(s2, s2, x);
+      // |2u| above 87 counts as 87 (a subnormal e would cost an assist) and the result is
+      // x * 0 below x = -10 (2u < -87.3: |x sigmoid(2u)| < 2e-36, and the reference's 1 + tanh
+      // is already 0 there: -0, NaN for -inf); x's NaN comes through the numerator x or x e
+      math::logistic(c, s2, x, s0, s1, s2, {.lo = -87.0f, .nan_elsewhere = true}, x);
       c.h.vcmpps(c.kscratch, x, c.consts.value(-10.0f), detail::cmp_lt_oq);
       c.h.vmulps(s0 | c.kscratch, x, c.consts.bits(0));
     } else {
-      c.h.vcmpps(s1, x, c.consts.value(-10.0f), detail::cmp_lt_oq);
-      c.h.vmulps(s2, x, c.consts.bits(0));
-      c.h.vblendvps(s0, s0, s2, s1);
+      // -|2u| = |x| * -(c1 + c2 x^2), what the logistic needs; e = exp(-|2u|) reaches 0 at
+      // -|2u| = -104 (|x| > 10.7): x e is -0 there, NaN for -inf, and subnormal (computed,
+      // not an error) for x in [-10.7, -9.9]; x's NaN comes through |x|
+      c.h.vandps(s0, x, c.consts.bits(math::abs_mask));
+      c.h.vmaxps(s1, s0, c.consts.bits(math::square_floor));
+      c.h.vmulps(s1, s1, s1);
+      c.h.vmovups(s2, c.consts.bits(0xbfcc422a));
+      c.h.vfmadd231ps(s2, s1, c.consts.bits(0xbd922279));
+      c.h.vmulps(s2, s2, s0);
+      math::logistic(c, s2, x, s0, s1, s2, {.negative_abs = true}, x);
     }
     c.h.vmovaps(dst, s0);
   }

@@ -15,7 +15,9 @@
 // docs/math_accuracy.md.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <span>
 #include <type_traits>
@@ -223,6 +225,59 @@ void exp_neg_abs(EmitContext<Vmm>& c, Vmm out, Vmm v, Vmm t0, Vmm t1, float lo =
   scale(c, out, out, t1, t0);
 }
 
+/// The constant `k` as a register operand: its pinned register, or `tmp` loaded with it (for
+/// the operands that must be a register: a VMAXPS whose NaN must come from the other source,
+/// an FMA accumulator, VBLENDVPS' first source).
+template <class Vmm> Vmm in_register(EmitContext<Vmm>& c, const Xbyak::Operand& k, Vmm tmp) {
+  if (!k.isMEM()) return Vmm(k.getIdx());
+  c.h.vmovups(tmp, k);
+  return tmp;
+}
+
+/// exp_q and the 1s of exp_poly times 2^-24 (exact: the exponent field minus 24).
+inline constexpr auto exp_q_scaled = [] {
+  std::array<std::uint32_t, std::size(exp_q)> k{};
+  for (std::size_t i = 0; i < k.size(); ++i) k[i] = exp_q[i] - (24u << 23);
+  return k;
+}();
+inline constexpr std::uint32_t two_m24 = 0x33800000, two_24 = 0x4b800000;
+
+/// AVX2: exp(-|v|) as an unrounded product p * s, p = 2^-24 exp(r) (exp_poly with every
+/// coefficient scaled, so it rounds as exp_poly does) and s = 2^(n + 24) from the bits of the
+/// rounding sum shifter + n (n in [-150, 0]: s is normal, no VCVTPS2DQ and no second factor).
+/// Then e = p * s rounds once, into the subnormals too, and 1 + e = fma(p, s, 1) rounds once.
+/// -|v| is clamped to lo in [exp_lo, 0) and, for v > 0, to -87 (1 + e does not need e below
+/// e^-87, and a subnormal e would cost a microcode assist); NaN stays NaN. With
+/// `negative_abs`, v already holds -|v| and only lo bounds it. p, s, t distinct; v is read
+/// first (it may be p or s).
+template <class Vmm>
+void exp_neg_abs_split(EmitContext<Vmm>& c, Vmm p, Vmm s, Vmm v, Vmm t, float lo,
+                       bool negative_abs = false) {
+  static_assert(!EmitContext<Vmm>::avx512);
+  // the second source of VMINPS / VMAXPS is the one a NaN comes through
+  Vmm a = v;
+  if (!negative_abs && lo < -87.0f) {
+    c.h.vminps(t, in_register(c, c.consts.value(87.0f), t), v);
+    c.h.vorps(t, t, c.consts.bits(sign));
+    a = t;
+  } else if (!negative_abs) {
+    c.h.vorps(t, v, c.consts.bits(sign));
+    a = t;
+  }
+  c.h.vmaxps(t, in_register(c, c.consts.value(lo), s), a); // n >= -150: s stays normal
+  c.h.vmovups(s, c.consts.bits(shifter));
+  c.h.vfmadd231ps(s, t, c.consts.bits(log2e)); // shifter + n, an integer
+  c.h.vsubps(p, s, c.consts.bits(shifter));    // n
+  c.h.vfnmadd231ps(t, p, c.consts.bits(ln2_hi));
+  c.h.vfnmadd231ps(t, p, c.consts.bits(ln2_lo)); // r
+  horner(c, p, t, exp_q_scaled);
+  c.h.vfmadd213ps(p, t, c.consts.bits(two_m24));
+  c.h.vfmadd213ps(p, t, c.consts.bits(two_m24));
+  // bits(shifter + n) << 23 keeps n mod 2^9 in the exponent field: + bits(2^24) is 2^(n + 24)
+  c.h.vpslld(s, s, 23);
+  c.h.vpaddd(s, s, c.consts.bits(two_24));
+}
+
 /// t = n / d to within about half an ulp, without a division: c = 1/d from RCP14PS (2^-14)
 /// or RCPPS (2^-11.5) refined by one Newton step, q = n c, then q + r c with the residual
 /// r = n - q d_exact, which the caller forms exactly: `residual(n, q)` overwrites n with it
@@ -261,11 +316,33 @@ struct LogisticOptions {
   bool invert = false;        // v has the opposite sign of sign_src
   float lo = exp_lo;          // -|v| below counts as lo (see exp_neg_abs)
   bool nan_elsewhere = false; // see exp_neg_abs
+  bool negative_abs = false;  // AVX2: v holds -|v| already (see exp_neg_abs_split)
 };
 template <class Vmm>
 void logistic(EmitContext<Vmm>& c, Vmm v, Vmm sign_src, Vmm s0, Vmm s1, Vmm s2,
               const LogisticOptions& o = {},
               std::type_identity_t<std::optional<Vmm>> factor = std::nullopt) {
+  if constexpr (!EmitContext<Vmm>::avx512) {
+    // e = p s and 1 + e = fma(p, s, 1), each rounded once; the numerator f where v >= 0,
+    // f e below (VBLENDVPS takes its second source where the mask's sign bit is set)
+    const Vmm p = s2, s = s1;
+    exp_neg_abs_split(c, p, s, v, s0, o.lo, o.negative_abs);
+    c.h.vmulps(s0, p, s);
+    c.h.vfmadd213ps(p, s, c.consts.bits(one));
+    if (factor) {
+      c.h.vmulps(s1, *factor, s0);
+      if (o.invert)
+        c.h.vblendvps(s0, s1, *factor, sign_src);
+      else
+        c.h.vblendvps(s0, *factor, s1, sign_src);
+    } else if (o.invert) {
+      c.h.vblendvps(s0, s0, c.consts.bits(one), sign_src);
+    } else {
+      c.h.vblendvps(s0, in_register(c, c.consts.bits(one), s1), s0, sign_src);
+    }
+    c.h.vdivps(s0, s0, p);
+    return;
+  }
   const Vmm e = s2;
   exp_neg_abs(c, e, v, s1, s0, o.lo, o.nan_elsewhere);
   // numerator: f where v >= 0, f e below
