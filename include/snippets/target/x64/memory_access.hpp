@@ -173,9 +173,10 @@ public:
         h_.vmovdqu16(full ? h_.ptr[at] : h_.ptr[at] | Opmask(1), y1);
       } else {
         to_bf16_words(src);
-        if (one) return h_.vpextrw(h_.ptr[at], x1, 0);
-        h_.vextracti128(x0, s1, 1);
-        h_.vpackusdw(x1, x1, x0); // the words are at most 0xffff: no saturation
+        if (one) return h_.vpextrw(h_.ptr[at], x1, 1);
+        // the top words of each lane's dwords into its low qword, then the two qwords together
+        h_.vpshufb(s1, s1, consts_.bits64(0x0f0e0b0a07060302u));
+        h_.vpermq(s1, s1, 0x08);
         if (full) return h_.vmovdqu(h_.ptr[at], x1);
         scatter_bytes(at, x1, t, count);
       }
@@ -294,7 +295,7 @@ private:
   }
 
   /// bf16 bits of src, rounded to nearest even. AVX-512: in the low words of ymm(s1) (16
-  /// words); AVX2: in the low half of each dword of s1.
+  /// words); AVX2: in the top half of each dword of s1 (NaN lanes all ones: 0xffff is a NaN).
   void to_bf16_words(Vmm src) {
     const Vmm s0 = scratch_[0], s1 = scratch_[1];
     constexpr int unord_q = 0x03;
@@ -322,10 +323,7 @@ private:
     } else {
       round_bf16(s1, src);
       h_.vcmpps(s0, src, src, unord_q);
-      h_.vblendvps(s1, s1, src, s0);
-      h_.vpand(s0, s0, consts_.bits(0x00400000u)); // NaN: quieted
       h_.vpor(s1, s1, s0);
-      h_.vpsrld(s1, s1, 16);
     }
   }
 
