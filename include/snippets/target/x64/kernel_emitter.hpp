@@ -80,12 +80,13 @@ template <class T, class Vmm> class KernelEmitter {
   using E = ir::Expression<T>;
 
 public:
-  /// `streaming`: full-vector stores are non-temporal (VMOVNTPS); the caller guarantees
-  /// vector-aligned output addresses, and the kernel ends with SFENCE. `instr`: debug
-  /// instrumentation (nullptr: none).
-  KernelEmitter(CodeBuffer& h, ir::LinearIR<T>& lir, bool streaming = false,
+  /// `streamed_outputs`: the full-vector stores of the first this many outputs are
+  /// non-temporal (VMOVNTPS); the caller guarantees vector-aligned output addresses, and the
+  /// kernel then ends with SFENCE. `instr`: debug instrumentation (nullptr: none).
+  KernelEmitter(CodeBuffer& h, ir::LinearIR<T>& lir, int streamed_outputs = 0,
                 const Instrumentation<T>* instr = nullptr)
-      : h_(h), lir_(lir), consts_(sizeof(float) * lanes_), streaming_(streaming), instr_(instr) {
+      : h_(h), lir_(lir), consts_(sizeof(float) * lanes_), streamed_outputs_(streamed_outputs),
+        instr_(instr) {
     static const Xbyak::Reg64 pool[usable_gprs] = {
         Xbyak::util::rbx, Xbyak::util::rbp, Xbyak::util::r12, Xbyak::util::r13, Xbyak::util::r14,
         Xbyak::util::r15, Xbyak::util::rsi, Xbyak::util::rdx, Xbyak::util::rcx, Xbyak::util::r8,
@@ -132,7 +133,7 @@ public:
     SNIPPETS_ASSERT(!instr_ || counter_brackets_ == 2 * instr_->counter_regions.size())
         << "a counter region names an expression that is no longer in the LIR; run "
            "InsertPerfCounters after every pass that moves or erases expressions";
-    if (streaming_) h_.sfence(); // order the streaming stores before the caller reads them
+    if (streamed_outputs_ > 0) h_.sfence(); // order the streaming stores before the caller reads
     if (stack_bytes()) h_.add(Xbyak::util::rsp, static_cast<int>(stack_bytes()));
     h_.vzeroupper();
     for (auto it = saved.rbegin(); it != saved.rend(); ++it) h_.pop(*it);
@@ -308,6 +309,12 @@ private:
     k1_lanes_ = -1; // the gather's mask (VGATHERDPS clears it)
   }
 
+  /// Whether `e` stores into one of the outputs written with non-temporal stores.
+  bool streamed(const E& e) const {
+    const std::int64_t output = std::int64_t(e.data_index) - std::int64_t(lir_.num_inputs);
+    return output >= 0 && output < streamed_outputs_ && output < std::int64_t(lir_.num_outputs);
+  }
+
   void emit_store(const E& e, std::int64_t count, std::int64_t offset, ElementType type) {
     const Vmm src = vmm(e.in_desc(0).reg);
     const bool output = e.data_index < lir_.num_inputs + lir_.num_outputs; // not a Buffer
@@ -315,7 +322,7 @@ private:
     if (type != ElementType::f32)
       return converting().store(data_at(e, offset), src, type, count,
                                 [&] { return tail_mask(count); });
-    if (count == lanes_ && streaming_ && output)
+    if (count == lanes_ && streamed(e))
       h_.vmovntps(data_ptr(e, offset), src);
     else if (count == lanes_)
       h_.vmovups(data_ptr(e, offset), src);
@@ -591,7 +598,7 @@ private:
     std::ostringstream os;
     auto access = [&](std::int64_t count, bool store) {
       if (count == lanes_)
-        os << (store && streaming_ ? "vmovntps (non-temporal)" : "vmovups") << ", full vector";
+        os << (store && streamed(e) ? "vmovntps (non-temporal)" : "vmovups") << ", full vector";
       else if (count == ir::runtime_count)
         os << (avx512 ? "vmovups masked by k1" : "vmaskmovps") << ", remaining lanes (run time)";
       else if (count == 1)
@@ -654,7 +661,7 @@ private:
   CodeBuffer& h_;
   ir::LinearIR<T>& lir_;
   ConstantTable consts_;
-  bool streaming_;
+  int streamed_outputs_;
   std::vector<Vmm> scratch_;
   std::vector<Xbyak::Reg64> data_, counters_, pool_;
   std::size_t skip_ = 0; // expressions left of the Brgemm epilogue just emitted

@@ -256,12 +256,9 @@ void exp_neg_abs_split(EmitContext<Vmm>& c, Vmm p, Vmm s, Vmm v, Vmm t, float lo
   static_assert(!EmitContext<Vmm>::avx512);
   // the second source of VMINPS / VMAXPS is the one a NaN comes through
   Vmm a = v;
-  if (!negative_abs && lo < -87.0f) {
-    c.h.vminps(t, in_register(c, c.consts.value(87.0f), t), v);
-    c.h.vorps(t, t, c.consts.bits(sign));
-    a = t;
-  } else if (!negative_abs) {
-    c.h.vorps(t, v, c.consts.bits(sign));
+  if (!negative_abs) {
+    if (lo < -87.0f) c.h.vminps(t, in_register(c, c.consts.value(87.0f), t), v);
+    c.h.vorps(t, lo < -87.0f ? t : v, c.consts.bits(sign));
     a = t;
   }
   c.h.vmaxps(t, in_register(c, c.consts.value(lo), s), a); // n >= -150: s stays normal
