@@ -195,12 +195,82 @@ template <class Vmm> void scale(EmitContext<Vmm>& c, Vmm dst, Vmm v, Vmm n, Vmm 
   }
 }
 
+/// The constant `k` as a register operand: its pinned register, or `tmp` loaded with it (for
+/// the operands that must be a register: a VMAXPS whose NaN must come from the other source,
+/// an FMA accumulator, VBLENDVPS' first source).
+template <class Vmm> Vmm in_register(EmitContext<Vmm>& c, const Xbyak::Operand& k, Vmm tmp) {
+  if (!k.isMEM()) return Vmm(k.getIdx());
+  c.h.vmovups(tmp, k);
+  return tmp;
+}
+
+/// exp_q and the 1s of exp_poly times 2^-24 (exact: the exponent field minus 24).
+inline constexpr auto exp_q_scaled = [] {
+  std::array<std::uint32_t, std::size(exp_q)> k{};
+  for (std::size_t i = 0; i < k.size(); ++i) k[i] = exp_q[i] - (24u << 23);
+  return k;
+}();
+inline constexpr std::uint32_t two_m24 = 0x33800000, two_24 = 0x4b800000;
+
+/// AVX2 range reduction without VCVTPS2DQ: bits = shifter + n with n = round(m log2e), an
+/// integer whose bit pattern holds n (mod 2^9 in the bits the exponent field takes after a
+/// shift by 23), nreg = n, and a -= n ln2 (a becomes r). m may be a or nreg; a, bits and nreg
+/// distinct.
+template <class Vmm> void exp_reduce_bits(EmitContext<Vmm>& c, Vmm a, Vmm m, Vmm bits, Vmm nreg) {
+  c.h.vmovups(bits, c.consts.bits(shifter));
+  c.h.vfmadd231ps(bits, m, c.consts.bits(log2e));
+  c.h.vsubps(nreg, bits, c.consts.bits(shifter));
+  c.h.vfnmadd231ps(a, nreg, c.consts.bits(ln2_hi));
+  c.h.vfnmadd231ps(a, nreg, c.consts.bits(ln2_lo));
+}
+
+/// AVX2, for n in [-150, 0] (exp of x <= 0): p = 2^-24 exp(r) (exp_poly with every coefficient
+/// scaled, so it rounds as exp_poly does) and bits (from exp_reduce_bits) becomes 2^(n + 24),
+/// always normal: exp = p * bits rounds once, into the subnormals too. p != r.
+template <class Vmm> void exp_split_poly(EmitContext<Vmm>& c, Vmm p, Vmm bits, Vmm r) {
+  horner(c, p, r, exp_q_scaled);
+  c.h.vfmadd213ps(p, r, c.consts.bits(two_m24));
+  c.h.vfmadd213ps(p, r, c.consts.bits(two_m24));
+  c.h.vpslld(bits, bits, 23); // n mod 2^9 in the exponent field; + bits(2^24): 2^(n + 24)
+  c.h.vpaddd(bits, bits, c.consts.bits(two_24));
+}
+
 /// dst = exp(x): NaN -> NaN, -inf -> 0, +inf and x > 88.72 -> inf, subnormal results for
-/// x in [-103.97, -87.34]. Temps t0, t1; dst may be x.
-template <class Vmm> void exp(EmitContext<Vmm>& c, Vmm dst, Vmm x, Vmm t0, Vmm t1) {
-  exp_reduce(c, t0, t1, x, exp_lo, exp_hi);
-  exp_poly(c, dst, t0);
-  scale(c, dst, dst, t1, t0);
+/// x in [-103.97, -87.34]. With `nonpositive` the caller guarantees x <= 0 or NaN (x - max in
+/// a Softmax): no overflow clamp. AVX2 takes n from the bits of the rounding sum shifter + n
+/// (no VCVTPS2DQ): 2^(n/2) and 2^(n - n/2) by shifts, or, for x <= 0, one factor 2^(n + 24)
+/// times the polynomial scaled by 2^-24 (see exp_neg_abs_split). Temps t0, t1; dst may be x.
+template <class Vmm>
+void exp(EmitContext<Vmm>& c, Vmm dst, Vmm x, Vmm t0, Vmm t1, bool nonpositive = false) {
+  if constexpr (EmitContext<Vmm>::avx512) {
+    exp_reduce(c, t0, t1, x, exp_lo, nonpositive ? std::nullopt : std::optional(exp_hi));
+    exp_poly(c, dst, t0);
+    scale(c, dst, dst, t1, t0);
+  } else {
+    c.h.vmaxps(t0, in_register(c, c.consts.value(exp_lo), t0), x); // x second: NaN comes through
+    Vmm m = t0;
+    if (!nonpositive) { // n from min(x, hi), r from x: x > hi overflows in the polynomial
+      c.h.vminps(dst, t0, c.consts.value(exp_hi));
+      m = dst;
+    }
+    exp_reduce_bits(c, t0, m, t1, dst);
+    if (nonpositive) {
+      exp_split_poly(c, dst, t1, t0);
+      c.h.vmulps(dst, dst, t1);
+      return;
+    }
+    exp_poly(c, dst, t0);
+    // bits(shifter + n) >> 1 is bits(shifter) / 2 + floor(n / 2); shifted into the exponent
+    // field, both bits(shifter) terms drop out (multiples of 2^9)
+    c.h.vpsrld(t0, t1, 1);
+    c.h.vpslld(t0, t0, 23); // n / 2
+    c.h.vpslld(t1, t1, 23);
+    c.h.vpsubd(t1, t1, t0); // n - n / 2
+    c.h.vpaddd(t0, t0, c.consts.bits(one));
+    c.h.vpaddd(t1, t1, c.consts.bits(one));
+    c.h.vmulps(dst, dst, t0); // exact: 2^(n/2) and the product are normal
+    c.h.vmulps(dst, dst, t1);
+  }
 }
 
 /// out = exp(-|v|) in (0, 1] (NaN for NaN): the building block of the logistic functions.
@@ -225,27 +295,8 @@ void exp_neg_abs(EmitContext<Vmm>& c, Vmm out, Vmm v, Vmm t0, Vmm t1, float lo =
   scale(c, out, out, t1, t0);
 }
 
-/// The constant `k` as a register operand: its pinned register, or `tmp` loaded with it (for
-/// the operands that must be a register: a VMAXPS whose NaN must come from the other source,
-/// an FMA accumulator, VBLENDVPS' first source).
-template <class Vmm> Vmm in_register(EmitContext<Vmm>& c, const Xbyak::Operand& k, Vmm tmp) {
-  if (!k.isMEM()) return Vmm(k.getIdx());
-  c.h.vmovups(tmp, k);
-  return tmp;
-}
-
-/// exp_q and the 1s of exp_poly times 2^-24 (exact: the exponent field minus 24).
-inline constexpr auto exp_q_scaled = [] {
-  std::array<std::uint32_t, std::size(exp_q)> k{};
-  for (std::size_t i = 0; i < k.size(); ++i) k[i] = exp_q[i] - (24u << 23);
-  return k;
-}();
-inline constexpr std::uint32_t two_m24 = 0x33800000, two_24 = 0x4b800000;
-
-/// AVX2: exp(-|v|) as an unrounded product p * s, p = 2^-24 exp(r) (exp_poly with every
-/// coefficient scaled, so it rounds as exp_poly does) and s = 2^(n + 24) from the bits of the
-/// rounding sum shifter + n (n in [-150, 0]: s is normal, no VCVTPS2DQ and no second factor).
-/// Then e = p * s rounds once, into the subnormals too, and 1 + e = fma(p, s, 1) rounds once.
+/// AVX2: exp(-|v|) as an unrounded product p * s (exp_reduce_bits, exp_split_poly): e = p * s
+/// rounds once, into the subnormals too, and 1 + e = fma(p, s, 1) rounds once.
 /// -|v| is clamped to lo in [exp_lo, 0) and, for v > 0, to -87 (1 + e does not need e below
 /// e^-87, and a subnormal e would cost a microcode assist); NaN stays NaN. With
 /// `negative_abs`, v already holds -|v| and only lo bounds it. p, s, t distinct; v is read
@@ -262,17 +313,8 @@ void exp_neg_abs_split(EmitContext<Vmm>& c, Vmm p, Vmm s, Vmm v, Vmm t, float lo
     a = t;
   }
   c.h.vmaxps(t, in_register(c, c.consts.value(lo), s), a); // n >= -150: s stays normal
-  c.h.vmovups(s, c.consts.bits(shifter));
-  c.h.vfmadd231ps(s, t, c.consts.bits(log2e)); // shifter + n, an integer
-  c.h.vsubps(p, s, c.consts.bits(shifter));    // n
-  c.h.vfnmadd231ps(t, p, c.consts.bits(ln2_hi));
-  c.h.vfnmadd231ps(t, p, c.consts.bits(ln2_lo)); // r
-  horner(c, p, t, exp_q_scaled);
-  c.h.vfmadd213ps(p, t, c.consts.bits(two_m24));
-  c.h.vfmadd213ps(p, t, c.consts.bits(two_m24));
-  // bits(shifter + n) << 23 keeps n mod 2^9 in the exponent field: + bits(2^24) is 2^(n + 24)
-  c.h.vpslld(s, s, 23);
-  c.h.vpaddd(s, s, c.consts.bits(two_24));
+  exp_reduce_bits(c, t, t, s, p);
+  exp_split_poly(c, p, s, t);
 }
 
 /// t = n / d to within about half an ulp, without a division: c = 1/d from RCP14PS (2^-14)

@@ -93,9 +93,7 @@ private:
     sweep([&](int k, const Xbyak::Address& at, std::int64_t count) {
       load(val(k), at, count);
       h_.vsubps(val(k), val(k), bcast());
-      math::exp_reduce(c, scratch_[0], scratch_[1], val(k), math::exp_lo); // no overflow
-      math::exp_poly(c, val(k), scratch_[0]);
-      math::scale(c, val(k), val(k), scratch_[1], scratch_[0]);
+      math::exp(c, val(k), val(k), scratch_[0], scratch_[1], true); // x - max <= 0
       store(at, val(k), count); // sets the mask again: exp uses its registers
       if (count < lanes && !avx512) h_.vandps(val(k), val(k), mask());
       detail::fold(c, ir::ReduceKind::sum, acc(k), val(k), avx512 && count < lanes);
