@@ -62,6 +62,8 @@ TEST_CASE("attributes are printed in braces after the inputs, shortest exact num
   g.make(Opaque{"Nms", {{i32, {Q, 3}}, {f32, {Q}}}}, {x, b}, "nms");
   g.scalar(f32, 0.1, {}, "s");
   g.constant(f32, {10}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, "many");
+  g.make(Exp{.nonpositive = true}, {x}, "exp");
+  g.make(Exp{}, {x}, "exp_plain");
   CHECK(to_string(g) ==
         "%0 = Parameter 'x'() {layout=acdb} -> f32[1,4,2,2]\n"
         "%1 = Parameter 'b'() {layout=aBcd2b} -> f32[1,4,2,2]\n"
@@ -82,7 +84,9 @@ TEST_CASE("attributes are printed in braces after the inputs, shortest exact num
         "%15 = MatMul 'mm'(%0:0, %1:0) {transpose_a=false, transpose_b=true} -> f32[1,4,2,2]\n"
         "%16 = Opaque 'nms'(%0:0, %1:0) {type_name=Nms} -> i32[?,3], f32[?]\n"
         "%17 = Scalar 's'() {value=0.1} -> f32[]\n"
-        "%18 = Constant 'many'() {values=[1,2,3,4,5,6,7,8,...]} -> f32[10]\n");
+        "%18 = Constant 'many'() {values=[1,2,3,4,5,6,7,8,...]} -> f32[10]\n"
+        "%19 = Exp 'exp'(%0:0) {nonpositive=true} -> f32[1,4,2,2]\n"
+        "%20 = Exp 'exp_plain'(%0:0) -> f32[1,4,2,2]\n");
 }
 
 TEST_CASE("a Subgraph prints its absorbed ops and its body indented") {

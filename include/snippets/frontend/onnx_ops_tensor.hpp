@@ -189,7 +189,7 @@ template <Reduction R, class T> void convert_reduce(NodeContext<T>& c) {
   if constexpr (R == Reduction::log_sum) y = c.op(ir::Log{}, {sum(x, keep)});
   if constexpr (R == Reduction::log_sum_exp) {
     const ir::Value m = c.op(ir::ReduceMax{*axes, true, true}, {x}); // NaN: through the sum
-    const ir::Value e = c.op(ir::Exp{}, {c.op(ir::Subtract{}, {x, m})});
+    const ir::Value e = c.op(ir::Exp{.nonpositive = true}, {c.op(ir::Subtract{}, {x, m})});
     y = c.op(ir::Add{}, {c.op(ir::Log{}, {sum(e, true)}), m});
     if (!keep) {
       const Shape out =
@@ -220,8 +220,8 @@ template <bool Log, class T> void convert_softmax(NodeContext<T>& c) {
   } else {
     const ir::Value m = c.op(ir::ReduceMax{{axis}, true, true}, {x}); // NaN: through the sum
     const ir::Value d = c.op(ir::Subtract{}, {x, m});
-    const ir::Value l =
-        c.op(ir::Log{}, {c.op(ir::ReduceSum{{axis}, true}, {c.op(ir::Exp{}, {d})})});
+    const ir::Value l = c.op(
+        ir::Log{}, {c.op(ir::ReduceSum{{axis}, true}, {c.op(ir::Exp{.nonpositive = true}, {d})})});
     y = c.op(ir::Subtract{}, {d, l});
   }
   c.set_out(0, reshaped ? reshape_to<T>(c, y, s.dims()) : y);

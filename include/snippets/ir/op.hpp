@@ -55,8 +55,10 @@ namespace detail {
 template <class T, class List> struct DefaultOpByName;
 template <class T, class... Ts> struct DefaultOpByName<T, TypeList<Ts...>> {
   static bool make(std::string_view name, Op<T>& out) {
-    // attribute-free ops, and Result (its only attribute, the output layout, has a default)
-    return ((Ts::name == name && (std::is_empty_v<Ts> || std::is_same_v<Ts, Result>)
+    // attribute-free ops, Result (its only attribute, the output layout, has a default) and Exp
+    // (nonpositive is an optimization hint, off by default)
+    return ((Ts::name == name &&
+                     (std::is_empty_v<Ts> || std::is_same_v<Ts, Result> || std::is_same_v<Ts, Exp>)
                  ? (out = Ts{}, true)
                  : false) ||
             ...);

@@ -126,7 +126,15 @@ struct Round {
   bool operator==(const Round&) const = default;
 };
 SNIPPETS_OP_TAG(Sqrt, unary, true);
-SNIPPETS_OP_TAG(Exp, unary, true);
+/// e^x. `nonpositive` is a promise that x <= 0 or NaN (DecomposeSoftmax's x - max): the kernel
+/// then skips the overflow clamp and scales by one factor; a positive x gives garbage.
+struct Exp {
+  static constexpr std::string_view name = "Exp";
+  static constexpr OpCategory category = OpCategory::unary;
+  static constexpr bool float_only = true;
+  bool nonpositive = false;
+  bool operator==(const Exp&) const = default;
+};
 SNIPPETS_OP_TAG(Log, unary, true);
 SNIPPETS_OP_TAG(Sigmoid, unary, true);
 SNIPPETS_OP_TAG(Tanh, unary, true);

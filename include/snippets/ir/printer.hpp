@@ -68,6 +68,8 @@ template <class T> std::string format_attributes(const Op<T>& op) {
              << (tag.mode == RoundMode::half_to_even ? "half_to_even" : "half_away_from_zero");
         } else if constexpr (std::is_same_v<Tag, Gelu>) {
           os << "approximation=" << (tag.approximation == GeluApproximation::erf ? "erf" : "tanh");
+        } else if constexpr (std::is_same_v<Tag, Exp>) {
+          if (tag.nonpositive) os << "nonpositive=true"; // printed only when set
         } else if constexpr (std::is_same_v<Tag, Swish>) {
           os << "beta=" << format_number(tag.beta);
         } else if constexpr (std::is_same_v<Tag, Elu> || std::is_same_v<Tag, LeakyRelu>) {

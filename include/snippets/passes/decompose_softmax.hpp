@@ -51,7 +51,7 @@ struct DecomposeSoftmax {
             // NaN reaches every element through the sum, whatever m is
             const auto m = reduce(ir::ReduceMax{inner, true, true}, x, n.name + "/max");
             const auto d = out.make(ir::Subtract{}, {x, m}, n.name + "/sub")[0];
-            const auto e = out.make(ir::Exp{}, {d}, n.name + "/exp")[0];
+            const auto e = out.make(ir::Exp{.nonpositive = true}, {d}, n.name + "/exp")[0];
             const auto s = reduce(ir::ReduceSum{inner, true}, e, n.name + "/sum");
             const auto one = out.scalar(shape_type.type, 1.0, {}, n.name + "/one");
             const auto r = out.make(ir::Divide{}, {one, s}, n.name + "/rcp")[0];

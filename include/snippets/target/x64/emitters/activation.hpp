@@ -51,8 +51,8 @@ template <class Vmm> void multiply_by(EmitContext<Vmm>& c, Vmm dst, Vmm x, doubl
 template <> struct Emitter<ir::Exp> {
   static constexpr int scratch = 2;
   template <class Vmm>
-  static void emit(EmitContext<Vmm>& c, const ir::Exp&, Vmm dst, std::span<const Vmm> in) {
-    math::exp(c, dst, in[0], c.scratch[0], c.scratch[1]);
+  static void emit(EmitContext<Vmm>& c, const ir::Exp& op, Vmm dst, std::span<const Vmm> in) {
+    math::exp(c, dst, in[0], c.scratch[0], c.scratch[1], op.nonpositive);
   }
 };
 
