@@ -175,23 +175,30 @@ template <class Vmm> void exp_poly(EmitContext<Vmm>& c, Vmm p, Vmm r) {
   c.h.vfmadd213ps(p, r, c.consts.bits(one));
 }
 
+/// AVX2: dst = v * 2^n with bits = shifter + n (the rounding sum of round_times_log2e, n in
+/// [-252, 254]) as 2^(n/2) * 2^(n - n/2), both factors normal, so only the second product
+/// rounds. bits >> 1 is bits(shifter) / 2 + floor(n / 2); shifted into the exponent field,
+/// both bits(shifter) terms drop out (multiples of 2^9). Destroys bits; tmp != v; dst may be v.
+template <class Vmm> void scale_bits(EmitContext<Vmm>& c, Vmm dst, Vmm v, Vmm bits, Vmm tmp) {
+  c.h.vpsrld(tmp, bits, 1);
+  c.h.vpslld(tmp, tmp, 23); // n / 2
+  c.h.vpslld(bits, bits, 23);
+  c.h.vpsubd(bits, bits, tmp); // n - n / 2
+  c.h.vpaddd(tmp, tmp, c.consts.bits(one));
+  c.h.vpaddd(bits, bits, c.consts.bits(one));
+  c.h.vmulps(dst, v, tmp); // exact: 2^(n/2) and the product are normal
+  c.h.vmulps(dst, dst, bits);
+}
+
 /// dst = v * 2^n for integral n in [-252, 254] (f32), with one rounding: subnormal results
-/// are rounded once, overflow gives inf. AVX-512: VSCALEFPS. AVX2: 2^(n/2) * 2^(n - n/2),
-/// both factors normal, so only the second product rounds. Destroys n; AVX2 uses tmp
-/// (!= v). dst may be v.
+/// are rounded once, overflow gives inf. AVX-512: VSCALEFPS; AVX2: scale_bits. Destroys n;
+/// AVX2 uses tmp (!= v). dst may be v.
 template <class Vmm> void scale(EmitContext<Vmm>& c, Vmm dst, Vmm v, Vmm n, Vmm tmp) {
   if constexpr (EmitContext<Vmm>::avx512) {
     c.h.vscalefps(dst, v, n);
   } else {
-    c.h.vcvtps2dq(n, n);
-    c.h.vpsrad(tmp, n, 1);
-    c.h.vpsubd(n, n, tmp);
-    c.h.vpslld(tmp, tmp, 23);
-    c.h.vpaddd(tmp, tmp, c.consts.bits(one)); // 2^(n/2)
-    c.h.vmulps(dst, v, tmp);
-    c.h.vpslld(n, n, 23);
-    c.h.vpaddd(n, n, c.consts.bits(one)); // 2^(n - n/2)
-    c.h.vmulps(dst, dst, n);
+    c.h.vaddps(n, n, c.consts.bits(shifter)); // exact: shifter + n
+    scale_bits(c, dst, v, n, tmp);
   }
 }
 
@@ -239,7 +246,7 @@ template <class Vmm> void exp_split_poly(EmitContext<Vmm>& c, Vmm p, Vmm bits, V
 /// x in [-103.97, -87.34]. With `nonpositive` the caller guarantees x <= 0 or NaN (x - max in
 /// a Softmax): no overflow clamp. AVX2 takes n from the bits of the rounding sum shifter + n
 /// (no VCVTPS2DQ): 2^(n/2) and 2^(n - n/2) by shifts, or, for x <= 0, one factor 2^(n + 24)
-/// times the polynomial scaled by 2^-24 (see exp_neg_abs_split). Temps t0, t1; dst may be x.
+/// times the polynomial scaled by 2^-24 (exp_split_poly). Temps t0, t1; dst may be x.
 template <class Vmm>
 void exp(EmitContext<Vmm>& c, Vmm dst, Vmm x, Vmm t0, Vmm t1, bool nonpositive = false) {
   if constexpr (EmitContext<Vmm>::avx512) {
@@ -260,16 +267,7 @@ void exp(EmitContext<Vmm>& c, Vmm dst, Vmm x, Vmm t0, Vmm t1, bool nonpositive =
       return;
     }
     exp_poly(c, dst, t0);
-    // bits(shifter + n) >> 1 is bits(shifter) / 2 + floor(n / 2); shifted into the exponent
-    // field, both bits(shifter) terms drop out (multiples of 2^9)
-    c.h.vpsrld(t0, t1, 1);
-    c.h.vpslld(t0, t0, 23); // n / 2
-    c.h.vpslld(t1, t1, 23);
-    c.h.vpsubd(t1, t1, t0); // n - n / 2
-    c.h.vpaddd(t0, t0, c.consts.bits(one));
-    c.h.vpaddd(t1, t1, c.consts.bits(one));
-    c.h.vmulps(dst, dst, t0); // exact: 2^(n/2) and the product are normal
-    c.h.vmulps(dst, dst, t1);
+    scale_bits(c, dst, dst, t1, t0);
   }
 }
 
@@ -308,8 +306,11 @@ void exp_neg_abs_split(EmitContext<Vmm>& c, Vmm p, Vmm s, Vmm v, Vmm t, float lo
   // the second source of VMINPS / VMAXPS is the one a NaN comes through
   Vmm a = v;
   if (!negative_abs) {
-    if (lo < -87.0f) c.h.vminps(t, in_register(c, c.consts.value(87.0f), t), v);
-    c.h.vorps(t, lo < -87.0f ? t : v, c.consts.bits(sign));
+    if (lo < -87.0f) {
+      c.h.vminps(t, in_register(c, c.consts.value(87.0f), t), v);
+      a = t;
+    }
+    c.h.vorps(t, a, c.consts.bits(sign));
     a = t;
   }
   c.h.vmaxps(t, in_register(c, c.consts.value(lo), s), a); // n >= -150: s stays normal
