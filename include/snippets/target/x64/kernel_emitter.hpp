@@ -464,6 +464,22 @@ private:
     if (!open_loops_.empty() && !loop_marker) open_loops_.back().bytes += h_.getSize() - before;
   }
 
+  /// The significand bits e's consumers keep (EmitContext::result_bits): 8 when each one
+  /// stores the value as bf16 or converts it to bf16, else 24.
+  static int kept_bits(const E& e) {
+    const auto users = e.output(0).consumers();
+    if (users.empty()) return 24;
+    for (const auto& use : users) {
+      const auto& op = use.owner().op;
+      const auto* store = std::get_if<ir::Store>(&op);
+      const auto* convert = std::get_if<ir::Convert>(&op);
+      if (!(store && store->type == ElementType::bf16) &&
+          !(convert && convert->to == ElementType::bf16))
+        return 24;
+    }
+    return 8;
+  }
+
   void emit_op(E& e) {
     std::visit(
         [&](const auto& tag) {
@@ -519,7 +535,8 @@ private:
             Vmm in[4];
             SNIPPETS_ASSERT(e.num_inputs() <= 4) << e.name;
             for (std::size_t i = 0; i < e.num_inputs(); ++i) in[i] = vmm(e.in_desc(i).reg);
-            EmitContext<Vmm> ctx{h_, consts_, scratch_};
+            EmitContext<Vmm> ctx{
+                .h = h_, .consts = consts_, .scratch = scratch_, .result_bits = kept_bits(e)};
             Emitter<Tag>::emit(ctx, tag, vmm(e.out_desc(0).reg),
                                std::span<const Vmm>(in, e.num_inputs()));
           } else {

@@ -68,10 +68,10 @@ template <> struct Emitter<ir::Log> {
 
 /// 1 / (1 + exp(-x)) as 1 / (1 + e) or e / (1 + e), e = exp(-|x|) (see math::logistic).
 template <> struct Emitter<ir::Sigmoid> {
-  static constexpr int scratch = 3;
+  static constexpr int scratch = 4;
   template <class Vmm>
   static void emit(EmitContext<Vmm>& c, const ir::Sigmoid&, Vmm dst, std::span<const Vmm> in) {
-    math::logistic(c, in[0], in[0], c.scratch[0], c.scratch[1], c.scratch[2]);
+    math::logistic(c, in[0], in[0], c.scratch[0], c.scratch[1], c.scratch[2], c.scratch[3]);
     c.h.vmovaps(dst, c.scratch[0]);
   }
 };
@@ -117,10 +117,10 @@ template <> struct Emitter<ir::Erf> {
 /// tanh form: 0.5 x (1 + tanh(u)) = x * sigmoid(2u), 2u = x (c1 + c2 x^2), the sigmoid as for
 /// Sigmoid (2u has the sign of x).
 template <> struct Emitter<ir::Gelu> {
-  static constexpr int scratch = 3;
+  static constexpr int scratch = 4;
   template <class Vmm>
   static void emit(EmitContext<Vmm>& c, const ir::Gelu& op, Vmm dst, std::span<const Vmm> in) {
-    const Vmm x = in[0], s0 = c.scratch[0], s1 = c.scratch[1], s2 = c.scratch[2];
+    const Vmm x = in[0], s0 = c.scratch[0], s1 = c.scratch[1], s2 = c.scratch[2], s3 = c.scratch[3];
     if (op.approximation == ir::GeluApproximation::erf) {
       math::erf(c, s2, x, s0, s1, math::gelu_erf_tables, true); // 1 + erf(x / sqrt 2)
       c.h.vmulps(s0, x, c.consts.value(0.5f));
@@ -138,7 +138,7 @@ template <> struct Emitter<ir::Gelu> {
       // |2u| above 87 counts as 87 (a subnormal e would cost an assist) and the result is
       // x * 0 below x = -10 (2u < -87.3: |x sigmoid(2u)| < 2e-36, and the reference's 1 + tanh
       // is already 0 there: -0, NaN for -inf); x's NaN comes through the numerator x or x e
-      math::logistic(c, s2, x, s0, s1, s2, {.lo = -87.0f, .nan_elsewhere = true}, x);
+      math::logistic(c, s2, x, s0, s1, s2, s3, {.lo = -87.0f, .nan_elsewhere = true}, x);
       c.h.vcmpps(c.kscratch, x, c.consts.value(-10.0f), detail::cmp_lt_oq);
       c.h.vmulps(s0 | c.kscratch, x, c.consts.bits(0));
     } else {
@@ -151,7 +151,7 @@ template <> struct Emitter<ir::Gelu> {
       c.h.vmovups(s2, c.consts.bits(0xbfcc422a));
       c.h.vfmadd231ps(s2, s1, c.consts.bits(0xbd922279));
       c.h.vmulps(s2, s2, s0);
-      math::logistic(c, s2, x, s0, s1, s2, {.negative_abs = true}, x);
+      math::logistic(c, s2, x, s0, s1, s2, s3, {.negative_abs = true}, x);
     }
     c.h.vmovaps(dst, s0);
   }
@@ -161,18 +161,18 @@ template <> struct Emitter<ir::Gelu> {
 /// beta * x with beta split into two f32 when it is not one. x = +inf gives inf (e is
 /// bounded below, 1 + e is 1).
 template <> struct Emitter<ir::Swish> {
-  static constexpr int scratch = 3;
+  static constexpr int scratch = 4;
   static bool supports(const ir::Swish& op) { return detail::finite_f32(op.beta); }
   template <class Vmm>
   static void emit(EmitContext<Vmm>& c, const ir::Swish& op, Vmm dst, std::span<const Vmm> in) {
-    const Vmm x = in[0], s0 = c.scratch[0], s1 = c.scratch[1], s2 = c.scratch[2];
+    const Vmm x = in[0], s0 = c.scratch[0], s1 = c.scratch[1], s2 = c.scratch[2], s3 = c.scratch[3];
     Vmm v = x;
     if (op.beta != 1.0) {
       detail::multiply_by(c, s2, x, op.beta);
       v = s2;
     }
     // beta * x has the sign of x, or the opposite one for a negative beta
-    math::logistic(c, v, x, s0, s1, s2, {.invert = op.beta < 0}, x);
+    math::logistic(c, v, x, s0, s1, s2, s3, {.invert = op.beta < 0}, x);
     c.h.vmovaps(dst, s0);
   }
 };
