@@ -220,6 +220,16 @@ TEST_CASE("jit math accuracy: exp-based ops kept as bf16 are within 1 bf16 ulp o
                     << " not the f32 kernel's");
       CHECK_MESSAGE(st.bad == 0, label << ": " << st.report);
       if (must_change) CHECK(changed > 0);
+      // the code map says which emitters were told (debug::disassemble prints it)
+      const auto told = [&](const Graph& g) {
+        const CompiledKernel k = compile(g, {.isa = isa, .debug = {.code_map = true}});
+        for (const debug::CodeRecord& r : k.kernel_code().map->records)
+          if (r.emitter.ends_with(", result kept as bf16")) return true;
+        return false;
+      };
+      CHECK(told(narrow));
+      CHECK_FALSE(told(wide));
+      CHECK_FALSE(told(both));
     });
   };
   check("Exp", ir::Exp{}, true);

@@ -72,10 +72,6 @@ struct CompileOptions {
   /// slower (78-89 bytes): a loop that computes between its stores hides the ordinary
   /// stores' cost, and streaming ones then only stall it.
   int streaming_max_code_bytes = 64;
-  /// ...and only the first this many outputs use them (0: none). On the project's Zen 3 host
-  /// two non-temporal output streams beside three inputs (64 MiB each) took 18.5 ms where one
-  /// took 12.6 (and ordinary stores 16.4): the second stream stalls the first.
-  int streaming_max_outputs = 1;
   /// bf16 outputs of AVX-512 kernels use VCVTNEPS2BF16 when the host has AVX512_BF16 (false:
   /// integer rounding everywhere; the bits are the same, tests compare the two).
   bool native_bf16 = true;
@@ -259,7 +255,7 @@ template <class T> int reserved_registers(ir::LinearIR<T>& lir, x64::Isa isa) {
 }
 
 template <class T, class Vmm>
-KernelCode emit(ir::LinearIR<T>& lir, int streamed_outputs, const x64::Instrumentation<T>* instr) {
+KernelCode emit(ir::LinearIR<T>& lir, bool streaming, const x64::Instrumentation<T>* instr) {
   std::size_t bytes = 16384 + 512 * lir.size();
   for (;;) {
     auto buf = std::make_shared<x64::CodeBuffer>(bytes);
@@ -267,7 +263,7 @@ KernelCode emit(ir::LinearIR<T>& lir, int streamed_outputs, const x64::Instrumen
     std::uint32_t text_bytes = 0;
     double store_loop_bytes = 0;
     try {
-      x64::KernelEmitter<T, Vmm> emitter(*buf, lir, streamed_outputs, instr);
+      x64::KernelEmitter<T, Vmm> emitter(*buf, lir, streaming, instr);
       emitter.emit();
       map = emitter.code_map();
       text_bytes = emitter.text_bytes();
@@ -372,7 +368,7 @@ KernelSignature describe(const ir::Graph<T>& body, const ir::Graph<T>& canonical
 inline bool use_streaming(const KernelSignature& sig, const KernelCode& code,
                           const CompileOptions& opt) {
   const std::int64_t threshold_bytes = opt.streaming_threshold_bytes;
-  if (threshold_bytes <= 0 || opt.streaming_max_outputs <= 0 || sig.outputs.empty()) return false;
+  if (threshold_bytes <= 0 || sig.outputs.empty()) return false;
   for (const auto& o : sig.outputs)
     if (o.type != ElementType::f32) return false;
   if (opt.streaming_max_code_bytes >= 0) {
@@ -571,14 +567,13 @@ CompiledKernel compile(const ir::Graph<T>& body, const CompileOptions& opt = {})
   // no Instrumentation at all unless asked: the plain kernel's code is exactly unchanged
   const x64::Instrumentation<T> instr{dbg.code_map, dbg.segfault_detector, lowered.counter_regions};
   const x64::Instrumentation<T>* use = dbg.code_map ? &instr : nullptr; // implied by the rest
-  auto emit = [&](int streamed_outputs) {
-    return isa == x64::Isa::avx512 ? detail::emit<T, Xbyak::Zmm>(lir, streamed_outputs, use)
-                                   : detail::emit<T, Xbyak::Ymm>(lir, streamed_outputs, use);
+  auto emit = [&](bool streaming) {
+    return isa == x64::Isa::avx512 ? detail::emit<T, Xbyak::Zmm>(lir, streaming, use)
+                                   : detail::emit<T, Xbyak::Ymm>(lir, streaming, use);
   };
-  KernelCode code = emit(0);
-  KernelCode streaming = detail::use_streaming(sig, code, opt) && !passes::has_brgemm(lir)
-                             ? emit(opt.streaming_max_outputs)
-                             : KernelCode{};
+  KernelCode code = emit(false);
+  KernelCode streaming =
+      detail::use_streaming(sig, code, opt) && !passes::has_brgemm(lir) ? emit(true) : KernelCode{};
   clock.lap("Emit");
   auto info = detail::debug_info(dbg, std::move(name), isa, lowered);
   detail::DynamicVariants::Compile variants;

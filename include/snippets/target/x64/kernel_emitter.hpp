@@ -80,13 +80,12 @@ template <class T, class Vmm> class KernelEmitter {
   using E = ir::Expression<T>;
 
 public:
-  /// `streamed_outputs`: the full-vector stores of the first this many outputs are
-  /// non-temporal (VMOVNTPS); the caller guarantees vector-aligned output addresses, and the
-  /// kernel then ends with SFENCE. `instr`: debug instrumentation (nullptr: none).
-  KernelEmitter(CodeBuffer& h, ir::LinearIR<T>& lir, int streamed_outputs = 0,
+  /// `streaming`: full-vector stores to outputs are non-temporal (VMOVNTPS); the caller
+  /// guarantees vector-aligned output addresses, and the kernel ends with SFENCE. `instr`:
+  /// debug instrumentation (nullptr: none).
+  KernelEmitter(CodeBuffer& h, ir::LinearIR<T>& lir, bool streaming = false,
                 const Instrumentation<T>* instr = nullptr)
-      : h_(h), lir_(lir), consts_(sizeof(float) * lanes_), streamed_outputs_(streamed_outputs),
-        instr_(instr) {
+      : h_(h), lir_(lir), consts_(sizeof(float) * lanes_), streaming_(streaming), instr_(instr) {
     static const Xbyak::Reg64 pool[usable_gprs] = {
         Xbyak::util::rbx, Xbyak::util::rbp, Xbyak::util::r12, Xbyak::util::r13, Xbyak::util::r14,
         Xbyak::util::r15, Xbyak::util::rsi, Xbyak::util::rdx, Xbyak::util::rcx, Xbyak::util::r8,
@@ -133,7 +132,7 @@ public:
     SNIPPETS_ASSERT(!instr_ || counter_brackets_ == 2 * instr_->counter_regions.size())
         << "a counter region names an expression that is no longer in the LIR; run "
            "InsertPerfCounters after every pass that moves or erases expressions";
-    if (streamed_outputs_ > 0) h_.sfence(); // order the streaming stores before the caller reads
+    if (streaming_) h_.sfence(); // order the streaming stores before the caller reads them
     if (stack_bytes()) h_.add(Xbyak::util::rsp, static_cast<int>(stack_bytes()));
     h_.vzeroupper();
     for (auto it = saved.rbegin(); it != saved.rend(); ++it) h_.pop(*it);
@@ -309,10 +308,10 @@ private:
     k1_lanes_ = -1; // the gather's mask (VGATHERDPS clears it)
   }
 
-  /// Whether `e` stores into one of the outputs written with non-temporal stores.
+  /// Whether `e` stores into an output (not a Buffer) with non-temporal stores.
   bool streamed(const E& e) const {
-    const std::int64_t output = std::int64_t(e.data_index) - std::int64_t(lir_.num_inputs);
-    return output >= 0 && output < streamed_outputs_ && output < std::int64_t(lir_.num_outputs);
+    return streaming_ && e.data_index >= lir_.num_inputs &&
+           e.data_index < lir_.num_inputs + lir_.num_outputs;
   }
 
   void emit_store(const E& e, std::int64_t count, std::int64_t offset, ElementType type) {
@@ -658,8 +657,10 @@ private:
             os << Tag::name << ": vmovups, stack slot " << tag.slot;
           else if constexpr (std::is_same_v<Tag, ir::LoopBegin> || std::is_same_v<Tag, ir::LoopEnd>)
             os << Tag::name << " #" << tag.loop_id << ": counter and pointer arithmetic";
-          else
+          else {
             os << "x64::Emitter<" << Tag::name << ">";
+            if (e.num_outputs() == 1 && kept_bits(e) == 8) os << ", result kept as bf16";
+          }
         },
         e.op);
     return os.str();
@@ -678,7 +679,7 @@ private:
   CodeBuffer& h_;
   ir::LinearIR<T>& lir_;
   ConstantTable consts_;
-  int streamed_outputs_;
+  bool streaming_;
   std::vector<Vmm> scratch_;
   std::vector<Xbyak::Reg64> data_, counters_, pool_;
   std::size_t skip_ = 0; // expressions left of the Brgemm epilogue just emitted
