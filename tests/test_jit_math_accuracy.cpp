@@ -205,14 +205,15 @@ TEST_CASE("jit math accuracy: exp-based ops kept as bf16 are within 1 bf16 ulp o
       const auto two = compile(both, {.isa = isa}).run(std::span<const Tensor>(x));
       CHECK(compare(two.at(1), full, exact).empty()); // the f32 consumer: the full polynomial
       const AccuracyStats st = measure_accuracy(got, want, {1 << 16, abs});
-      std::size_t off = 0, changed = 0;
+      std::size_t off = 0, changed = 0, not_rounded = 0;
       for (std::size_t i = 0; i < got.size(); ++i) {
         const float g = as_float(got.at(i)), rounded = as_float(two[0].at(i));
-        REQUIRE(
-            close_enough(rounded, float(round_to(ElementType::bf16, full.at(i))), exact_any_zero));
+        not_rounded +=
+            !close_enough(rounded, float(round_to(ElementType::bf16, full.at(i))), exact_any_zero);
         off += !close_enough(g, as_float(want.at(i)), exact_any_zero);
         changed += !close_enough(g, rounded, exact_any_zero);
       }
+      CHECK(not_rounded == 0); // the bf16 output beside the f32 one is that one rounded
       MESSAGE(label << " stored as bf16 [" << x64::to_string(isa) << "]: max "
                     << ((abs > 0 ? st.max_ulp_large : st.max_ulp) >> 16) << " bf16 ulp"
                     << std::string(abs > 0 ? " where |y| >= 1e-3" : "") << "; " << off << " of "

@@ -10,7 +10,7 @@
 // of them: a load that comes after a store to the same address modulo 4 KiB waits for the
 // store (4K aliasing), and tensors allocated on their own pages usually share their page
 // offset. Behind a non-temporal store the wait is long: y1 = a + b, y2 = y1 * c on 64 MiB
-// tensors took 18.1 ms with c loaded after y1's store and 12.3 with it before (Zen 3). A value
+// tensors took 18.1 ms with c loaded after y1's store and 9.7 with it before (Zen 3). A value
 // that reaches a Result without any computation (the input itself) gets a Load first.
 // Memory-access expressions carry the kernel argument (or buffer) index in `data_index` and
 // its element type in memory (LinearIR::arg_types; Buffers hold f32) as their `type`.

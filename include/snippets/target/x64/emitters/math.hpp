@@ -172,10 +172,22 @@ void exp_reduce(EmitContext<Vmm>& c, Vmm r, Vmm n, Vmm x, std::optional<float> l
   c.h.vfnmadd231ps(r, n, c.consts.bits(ln2_lo));
 }
 
-/// exp_q, or exp_q_bf16 where the result is kept as bf16.
-template <class Vmm> std::span<const std::uint32_t> exp_q_for(const EmitContext<Vmm>& c) {
-  if (c.result_bits <= 8) return exp_q_bf16;
-  return exp_q;
+/// A coefficient table times 2^-24 (exact: the exponent field minus 24).
+template <std::size_t N>
+constexpr std::array<std::uint32_t, N> times_two_m24(const std::uint32_t (&q)[N]) {
+  std::array<std::uint32_t, N> k{};
+  for (std::size_t i = 0; i < N; ++i) k[i] = q[i] - (24u << 23);
+  return k;
+}
+inline constexpr auto exp_q_scaled = times_two_m24(exp_q);
+inline constexpr auto exp_q_bf16_scaled = times_two_m24(exp_q_bf16);
+
+/// exp_q, or exp_q_bf16 where the result is kept as bf16; `scaled`: times 2^-24.
+template <class Vmm>
+std::span<const std::uint32_t> exp_q_for(const EmitContext<Vmm>& c, bool scaled = false) {
+  if (c.result_bits <= 8)
+    return scaled ? std::span<const std::uint32_t>(exp_q_bf16_scaled) : exp_q_bf16;
+  return scaled ? std::span<const std::uint32_t>(exp_q_scaled) : exp_q;
 }
 
 /// p = exp(r) for the reduced r: 1 + r (1 + r q(r)). p != r.
@@ -221,15 +233,6 @@ template <class Vmm> Vmm in_register(EmitContext<Vmm>& c, const Xbyak::Operand& 
   return tmp;
 }
 
-/// A coefficient table times 2^-24 (exact: the exponent field minus 24).
-template <std::size_t N>
-constexpr std::array<std::uint32_t, N> times_two_m24(const std::uint32_t (&q)[N]) {
-  std::array<std::uint32_t, N> k{};
-  for (std::size_t i = 0; i < N; ++i) k[i] = q[i] - (24u << 23);
-  return k;
-}
-inline constexpr auto exp_q_scaled = times_two_m24(exp_q);
-inline constexpr auto exp_q_bf16_scaled = times_two_m24(exp_q_bf16);
 inline constexpr std::uint32_t two_m24 = 0x33800000, two_24 = 0x4b800000;
 
 /// AVX2 range reduction without VCVTPS2DQ: bits = shifter + n with n = round(m log2e), an
@@ -255,12 +258,9 @@ void exp_reduce_bits(EmitContext<Vmm>& c, Vmm a, Vmm m, Vmm bits, Vmm nreg, bool
 /// always normal: exp = p * bits rounds once, into the subnormals too. q takes r_hi (r before
 /// its ln2_lo step, exp_reduce_bits' split; or r itself): that moves r^2 q(r) by at most
 /// r^2 q'(r) |n ln2_lo| < 2^-27 relative for |n| <= 150, and takes 4 cycles off the chain
-/// (Sigmoid, 64 Ki f32 on Zen 3: 29.1 -> 27.9 us). p differs from r_hi and r.
+/// (Sigmoid, 64 Ki f32 on Zen 3: 29.1 -> 28.2 us). p differs from r_hi and r.
 template <class Vmm> void exp_split_poly(EmitContext<Vmm>& c, Vmm p, Vmm bits, Vmm r_hi, Vmm r) {
-  if (c.result_bits <= 8)
-    horner(c, p, r_hi, exp_q_bf16_scaled);
-  else
-    horner(c, p, r_hi, exp_q_scaled);
+  horner(c, p, r_hi, exp_q_for(c, true));
   c.h.vfmadd213ps(p, r, c.consts.bits(two_m24));
   c.h.vfmadd213ps(p, r, c.consts.bits(two_m24));
   c.h.vpslld(bits, bits, 23); // n mod 2^9 in the exponent field; + bits(2^24): 2^(n + 24)
