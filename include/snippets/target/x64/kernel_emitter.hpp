@@ -308,16 +308,15 @@ private:
     k1_lanes_ = -1; // the gather's mask (VGATHERDPS clears it)
   }
 
-  /// Whether `e` stores into an output (not a Buffer) with non-temporal stores.
-  bool streamed(const E& e) const {
-    return streaming_ && e.data_index >= lir_.num_inputs &&
-           e.data_index < lir_.num_inputs + lir_.num_outputs;
-  }
+  /// Whether the Store `e` writes a kernel output (not a Buffer).
+  bool writes_output(const E& e) const { return e.data_index < lir_.num_inputs + lir_.num_outputs; }
+  /// Whether the Store `e` is non-temporal.
+  bool streamed(const E& e) const { return streaming_ && writes_output(e); }
 
   void emit_store(const E& e, std::int64_t count, std::int64_t offset, ElementType type) {
     const Vmm src = vmm(e.in_desc(0).reg);
-    const bool output = e.data_index < lir_.num_inputs + lir_.num_outputs; // not a Buffer
-    if (output && count == lanes_ && !open_loops_.empty()) open_loops_.back().stores_output = true;
+    if (writes_output(e) && count == lanes_ && !open_loops_.empty())
+      open_loops_.back().stores_output = true;
     if (type != ElementType::f32)
       return converting().store(data_at(e, offset), src, type, count,
                                 [&] { return tail_mask(count); });
