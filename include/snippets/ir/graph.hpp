@@ -17,6 +17,7 @@
 // make() with a hand-built tag is checked exactly like the builder methods.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -124,12 +125,11 @@ public:
     node->outputs = std::move(out_types);
     node->users.resize(node->outputs.size());
     // Reserve everything first so that nothing below can throw after the first change.
-    nodes_.reserve(nodes_.size() + 1);
+    make_room(nodes_, 1);
     for (const Output& o : node->inputs)
-      nodes_[o.node]->users[o.port].reserve(nodes_[o.node]->users[o.port].size() +
-                                            node->inputs.size());
-    if (is<Parameter>(node->op)) parameters_.reserve(parameters_.size() + 1);
-    if (is<Result>(node->op)) results_.reserve(results_.size() + 1);
+      make_room(nodes_[o.node]->users[o.port], node->inputs.size());
+    if (is<Parameter>(node->op)) make_room(parameters_, 1);
+    if (is<Result>(node->op)) make_room(results_, 1);
     std::vector<Value> values;
     values.reserve(node->outputs.size());
     for (std::uint32_t p = 0; p < node->outputs.size(); ++p) values.push_back({id_, {id, p}});
@@ -204,7 +204,7 @@ public:
                                                 " would change the outputs of " + n.describe() +
                                                 "; build a new node instead");
     auto& new_users = nodes_[src.node]->users[src.port];
-    new_users.reserve(new_users.size() + 1);
+    make_room(new_users, 1);
     auto& old_users = nodes_[n.inputs[index].node]->users[n.inputs[index].port];
     std::erase(old_users, Use{node_id, index});
     new_users.push_back({node_id, index});
@@ -244,6 +244,13 @@ private:
   static std::uint64_t next_id() {
     static std::atomic<std::uint64_t> counter{1};
     return counter++;
+  }
+
+  /// Reserves room for `extra` more elements, growing geometrically: reserving exactly one
+  /// more per node copied the whole vector at every make(), which made building a graph
+  /// quadratic in its size.
+  template <class V> static void make_room(V& v, std::size_t extra) {
+    if (v.size() + extra > v.capacity()) v.reserve(std::max(v.size() + extra, 2 * v.capacity()));
   }
 
   void clear_after_move() noexcept {
