@@ -18,8 +18,9 @@
 // INT32, INT8, UINT8, BOOL); int64 appears only in values known at load time.
 //
 // Errors ([snippets.onnx.*], docs/errors.md) name the ONNX node and the problem: bad_model,
-// missing_input, unsupported_op, unsupported_type, unsupported_attribute, not_constant,
-// dynamic_shape, bad_tensor, file.
+// missing_input, duplicate_name, unsupported_version, unsupported_op, unsupported_type,
+// unsupported_attribute, not_constant, dynamic_shape, bad_tensor, file, not_a_file,
+// file_too_large; element counts that overflow int64 raise [snippets.shape.too_many_elements].
 // This header and the other frontend/ headers are the only ones that include protobuf and ONNX.
 #pragma once
 

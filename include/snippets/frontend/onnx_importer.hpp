@@ -1,6 +1,8 @@
 // snippets/frontend/onnx_importer.hpp: ModelProto -> Graph (the work behind onnx::load).
 //
 // Order of work:
+//  0. the model's opset (default domain) and IR version must be ones the ONNX library we build
+//     with knows ([snippets.onnx.unsupported_version]);
 //  1. initializers become known values; graph inputs that are not initializers become
 //     Parameters (shape from the model or LoadOptions::input_shapes, which must be static),
 //     unless they are only used as shapes/axes and LoadOptions::input_values has them;
@@ -9,6 +11,9 @@
 //     an op outside the table, or one the table cannot express with its inputs, becomes an
 //     ir::Opaque node whose output types come from ONNX shape inference;
 //  3. graph outputs become Results, checked against their declared types.
+// Every name is defined once (graph input, initializer or node output; an initializer may also
+// be a graph input) or the import fails ([snippets.onnx.duplicate_name]), and every declared
+// shape (inputs, outputs, value_info, initializers) must have an element count int64 holds.
 // Errors name the ONNX node: builder errors keep their id ([snippets.graph.*],
 // [snippets.shape.*]) and get "ONNX node <op> '<name>': " in front.
 #pragma once
@@ -37,13 +42,29 @@ inline std::int64_t default_opset(const pb::ModelProto& m) {
   return 1;
 }
 
-/// The declared shape of a value (dynamic where the model gives no number), or nothing.
-inline std::optional<Shape> declared_shape(const pb::TypeProto& t) {
+/// The newest opset of the default domain and IR version the importer reads: those of the ONNX
+/// library it is built with, whose shape inference and op schemas it relies on (17 and 8 for
+/// ONNX 1.12).
+inline int max_opset() {
+  return ::onnx::OpSchemaRegistry::DomainToVersionRange::Instance()
+      .Map()
+      .at(::onnx::ONNX_DOMAIN)
+      .second;
+}
+inline std::int64_t max_ir_version() { return ::onnx::IR_VERSION; }
+
+/// The declared shape of a value (dynamic where the model gives no number), or nothing; `what`
+/// names the value in the error of dimensions whose product overflows int64.
+inline std::optional<Shape> declared_shape(const pb::TypeProto& t, const std::string& what) {
   if (!t.has_tensor_type() || !t.tensor_type().has_shape()) return std::nullopt;
-  std::vector<Dim> dims;
-  for (const auto& d : t.tensor_type().shape().dim())
+  std::vector<Dim> dims, fixed;
+  for (const auto& d : t.tensor_type().shape().dim()) {
     dims.push_back(d.has_dim_value() ? d.dim_value() : dynamic);
-  return Shape(std::move(dims));
+    if (d.has_dim_value() && d.dim_value() >= 0) fixed.push_back(d.dim_value());
+  }
+  Shape shape(std::move(dims));
+  counted(Shape(std::move(fixed)), what);
+  return shape;
 }
 
 template <class T> class Importer {
@@ -52,14 +73,27 @@ public:
     if (!m.has_graph())
       raise("snippets.onnx.bad_model", "the model has no graph (is this an ONNX model file?)");
     model_.opset = default_opset(m);
+    if (model_.opset > max_opset())
+      raise("snippets.onnx.unsupported_version",
+            "the model imports opset " + std::to_string(model_.opset) +
+                " of the default ONNX domain; the importer reads opsets up to " +
+                std::to_string(max_opset()) + " (convert the model with onnx.version_converter)");
+    if (m.ir_version() > max_ir_version())
+      raise("snippets.onnx.unsupported_version",
+            "the model has IR version " + std::to_string(m.ir_version()) +
+                "; the importer reads IR versions up to " + std::to_string(max_ir_version()) +
+                " (save the model with an older ONNX)");
     model_.producer =
         m.producer_name() + (m.producer_version().empty() ? "" : " ") + m.producer_version();
   }
 
   Model<T> run() {
     const pb::GraphProto& gp = m_.graph();
-    for (const auto& init : gp.initializer())
+    for (const auto& init : gp.initializer()) {
+      define(init.name(), "an initializer");
       values_[init.name()] = Entry{std::nullopt, to_host(init, "initializer")};
+    }
+    for (const auto& v : gp.value_info()) declared_shape(v.type(), "value '" + v.name() + "'");
     add_inputs(gp);
     for (const auto& node : gp.node()) convert_node(node);
     for (const auto& out : gp.output()) add_output(out);
@@ -71,6 +105,16 @@ public:
   }
 
 private:
+  /// Records that `name` is defined by `by`; ONNX graphs define each name once (an initializer
+  /// may also be a graph input, its default).
+  void define(const std::string& name, std::string by) {
+    if (const auto it = defined_by_.find(name); it != defined_by_.end())
+      raise("snippets.onnx.duplicate_name",
+            "'" + name + "' is defined by " + it->second + " and again by " + by +
+                "; an ONNX graph defines each name once (rename one of them)");
+    defined_by_.emplace(name, std::move(by));
+  }
+
   /// How each graph input is used: as a run-time operand, and/or as a shape/axes operand.
   void scan_uses(const pb::GraphProto& gp) {
     const auto& table = op_table<T>();
@@ -85,10 +129,15 @@ private:
 
   void add_inputs(const pb::GraphProto& gp) {
     scan_uses(gp);
+    std::set<std::string, std::less<>> listed;
     for (const auto& in : gp.input()) {
       const std::string& name = in.name();
+      if (!listed.insert(name).second)
+        raise("snippets.onnx.duplicate_name",
+              "the graph lists input '" + name + "' twice; an ONNX graph defines each name once");
       if (values_.count(name)) continue; // an initializer: its value is the default
       declared_inputs_.insert(name);
+      define(name, "a graph input");
       const auto given = opt_.input_values.find(name);
       if (given != opt_.input_values.end() && !data_uses_.count(name) &&
           constant_uses_.count(name)) {
@@ -103,7 +152,7 @@ private:
                   "supported)");
       const ElementType type =
           require_element_type(in.type().tensor_type().elem_type(), "graph input '" + name + "'");
-      const std::optional<Shape> declared = declared_shape(in.type());
+      const std::optional<Shape> declared = declared_shape(in.type(), "graph input '" + name + "'");
       Shape shape;
       if (const auto s = opt_.input_shapes.find(name); s != opt_.input_shapes.end()) {
         shape = s->second;
@@ -125,6 +174,7 @@ private:
                   " with symbolic dimensions; snippets compiles for static shapes, so fix them "
                   "with LoadOptions::input_shapes (snippets-run --shape " +
                   name + "=...)");
+      counted(shape, "graph input '" + name + "'");
       values_[name] = Entry{model_.graph.parameter(type, shape, name), std::nullopt};
       model_.inputs.push_back(name);
       fixed_shapes_[name] = shape;
@@ -133,6 +183,8 @@ private:
 
   void convert_node(const pb::NodeProto& node) {
     NodeContext<T> c(model_.graph, values_, node, static_cast<int>(model_.opset));
+    for (std::size_t i = 0; i < c.output_count(); ++i)
+      if (c.has_out(i)) define(node.output(int(i)), "ONNX node " + c.who());
     const auto& table = op_table<T>();
     const auto it = default_domain(node.domain()) ? table.find(node.op_type()) : table.end();
     if (it == table.end()) {
@@ -186,7 +238,7 @@ private:
     for (std::size_t i = 0; i < c.output_count(); ++i) {
       const std::string& out = c.node().output(int(i));
       const pb::TypeProto* t = out.empty() ? nullptr : inferred_type(out);
-      const auto shape = t ? declared_shape(*t) : std::nullopt;
+      const auto shape = t ? declared_shape(*t, c.who() + ": output '" + out + "'") : std::nullopt;
       if (!shape || !shape->is_static())
         raise("snippets.onnx.unsupported_op",
               what + ", and ONNX shape inference gives no static shape for its output '" + out +
@@ -222,7 +274,7 @@ private:
     const ir::TensorType& got = model_.graph.type(*e.value);
     if (out.type().has_tensor_type() && out.type().tensor_type().elem_type() != 0) {
       const int declared = out.type().tensor_type().elem_type();
-      const auto shape = declared_shape(out.type());
+      const auto shape = declared_shape(out.type(), "graph output '" + out.name() + "'");
       if (declared != data_type_of(got.type) || (shape && !compatible(*shape, got.shape)))
         raise("snippets.onnx.bad_model", "graph output '" + out.name() + "' is declared " +
                                              data_type_name(declared) +
@@ -238,6 +290,7 @@ private:
   Model<T> model_;
   std::map<std::string, Entry, std::less<>> values_;
   std::set<std::string, std::less<>> data_uses_, constant_uses_, declared_inputs_;
+  std::map<std::string, std::string, std::less<>> defined_by_; // value name -> what defines it
   std::map<std::string, Shape, std::less<>> fixed_shapes_;
   pb::ModelProto shape_model_;
   std::optional<std::unordered_map<std::string, const pb::TypeProto*>> inferred_;

@@ -30,11 +30,10 @@
 
 namespace snippets::onnx::detail {
 
-/// The product of extents (1 for none).
+/// The product of extents (1 for none); raises [snippets.shape.too_many_elements] when it
+/// overflows int64.
 inline std::int64_t product(std::span<const std::int64_t> dims) {
-  std::int64_t n = 1;
-  for (auto d : dims) n *= d;
-  return n;
+  return Shape(dims).element_count();
 }
 
 /// The op cannot be expressed with our op set (with these inputs): the importer makes it Opaque.

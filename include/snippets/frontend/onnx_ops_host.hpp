@@ -236,15 +236,19 @@ template <class T> void gather(NodeContext<T>& c) {
 /// Reshape, Flatten, Squeeze, Unsqueeze of a known value: the same values, new dims.
 template <class T> void reshape(NodeContext<T>& c, std::vector<std::int64_t> dims) {
   HostTensor h = known(c, 0);
-  std::int64_t known_count = 1, infer = -1;
+  std::int64_t infer = -1;
+  std::vector<std::int64_t> known_dims;
   for (std::size_t k = 0; k < dims.size(); ++k) {
     if (dims[k] == 0 && c.node().op_type() == "Reshape" && c.attr_int("allowzero", 0) == 0)
       dims[k] = h.dims.at(k);
-    if (dims[k] == -1)
-      infer = std::int64_t(k);
+    if (dims[k] != -1)
+      known_dims.push_back(dims[k]);
+    else if (infer >= 0)
+      c.bad_attribute("the new shape has more than one -1");
     else
-      known_count *= dims[k];
+      infer = std::int64_t(k);
   }
+  const std::int64_t known_count = product(known_dims);
   if (infer >= 0) dims[std::size_t(infer)] = known_count ? h.element_count() / known_count : 0;
   h.dims = std::move(dims);
   if (h.element_count() != static_cast<std::int64_t>(h.values.size()))

@@ -18,8 +18,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -86,11 +86,8 @@ struct HostTensor {
   std::vector<std::int64_t> dims;
   std::vector<double> values;
 
-  std::int64_t element_count() const {
-    std::int64_t n = 1;
-    for (auto d : dims) n *= d;
-    return n;
-  }
+  /// Raises [snippets.shape.too_many_elements] when the count overflows int64.
+  std::int64_t element_count() const { return shape().element_count(); }
   Shape shape() const { return Shape(std::vector<Dim>(dims.begin(), dims.end())); }
   /// The values as integers (shapes, axes).
   std::vector<std::int64_t> ints() const {
@@ -143,6 +140,16 @@ inline double half_like(int dtype, std::uint32_t bits) {
   return dtype == pb::TensorProto::FLOAT16 ? from_f16_bits(b) : from_bf16_bits(b);
 }
 
+/// s.element_count(), with `who` named in the error of a count that overflows int64.
+inline std::int64_t counted(const Shape& s, const std::string& who) {
+  try {
+    return s.element_count();
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    raise(e.id(), who + ": " + what.substr(what.find("] ") + 2));
+  }
+}
+
 } // namespace detail
 
 /// Decodes a TensorProto; `what` names it in errors.
@@ -155,6 +162,7 @@ inline HostTensor to_host(const pb::TensorProto& p, const std::string& what = "t
       raise("snippets.onnx.bad_tensor", who + " has a negative dimension " + std::to_string(d));
     h.dims.push_back(d);
   }
+  const std::int64_t count = detail::counted(h.shape(), who);
   if (p.data_location() == pb::TensorProto::EXTERNAL || p.external_data_size() > 0)
     raise("snippets.onnx.bad_tensor",
           who + " keeps its data in an external file, which snippets does not read; save the "
@@ -202,8 +210,8 @@ inline HostTensor to_host(const pb::TensorProto& p, const std::string& what = "t
     default: v.assign(p.int32_data().begin(), p.int32_data().end()); // int32 and narrower, bool
     }
   }
-  if (static_cast<std::int64_t>(v.size()) != h.element_count())
-    raise("snippets.onnx.bad_tensor", who + " has shape with " + std::to_string(h.element_count()) +
+  if (static_cast<std::int64_t>(v.size()) != count)
+    raise("snippets.onnx.bad_tensor", who + " has shape with " + std::to_string(count) +
                                           " elements but " + std::to_string(v.size()) + " values");
   return h;
 }
@@ -219,16 +227,30 @@ inline pb::TensorProto to_proto(const reference::Tensor& t, const std::string& n
 }
 
 namespace detail {
+/// The bytes of a model or tensor file. Only regular files are read (a device such as /dev/zero
+/// or a pipe never ends), no more than the size the file had when opened, and at most 2 GiB,
+/// the most protobuf parses.
 inline std::string read_file(const std::filesystem::path& path, const char* what) {
+  // messages are appended piecewise: g++ 12 reports a false -Wrestrict on a chain of operator+
+  std::string who = what;
+  who.append(" '").append(path.string()).append("'");
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    raise("snippets.onnx.not_a_file",
+          who + " is not a regular file (a folder, device or pipe); give the path of a file");
+  const auto size = std::filesystem::file_size(path, ec);
   std::ifstream in(path, std::ios::binary);
-  if (!in) { // appended piecewise: g++ 12 reports a false -Wrestrict on a chain of operator+
-    std::string msg = "cannot open ";
-    msg.append(what).append(" '").append(path.string()).append("'");
-    raise("snippets.onnx.file", msg);
-  }
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  if (ec || !in) raise("snippets.onnx.file", "cannot open " + who);
+  if (size > static_cast<std::uintmax_t>(std::numeric_limits<int>::max()))
+    raise("snippets.onnx.file_too_large",
+          who + " has " + std::to_string(size) +
+              " bytes; protobuf parses at most 2 GiB, so snippets reads no larger model or "
+              "tensor file");
+  std::string bytes(static_cast<std::size_t>(size), '\0');
+  if (!in.read(bytes.data(), static_cast<std::streamsize>(size)))
+    raise("snippets.onnx.file", "cannot read the " + std::to_string(size) + " bytes of " + who);
+  return bytes;
 }
 } // namespace detail
 
