@@ -6,10 +6,12 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "command_line.hpp"
 #include "snippets/frontend/onnx.hpp"
 #include "snippets/snippets.hpp"
 #include "tensor_check.hpp"
@@ -28,9 +30,10 @@ const char* usage = R"(usage: snippets-onnx-conformance [options] [DIR...]
 Runs every case under DIR (default /usr/share/libonnx-testdata/data/node, the ONNX node tests
 of Debian's libonnx-testdata). A case is a folder with model.onnx and test_data_set_*/ holding
 input_<n>.pb and output_<n>.pb (TensorProto files); a DIR that itself holds model.onnx is one
-case. Each case is imported, tokenized, compiled with JIT and run on the stored inputs, and its
-outputs are compared with the stored ones: |got - expected| <= atol + rtol * |expected| for
-floats, equality for integers and booleans, NaN matching NaN.
+case, and a folder under DIR without model.onnx fails as a malformed case. Each case is
+imported, tokenized, compiled with JIT and run on the stored inputs, and its outputs are
+compared with the stored ones: |got - expected| <= atol + rtol * |expected| for floats,
+equality for integers and booleans, NaN matching NaN.
 
 One line per case:
   passed       NAME  [k kernel(s), r reference step(s)]
@@ -42,14 +45,18 @@ options:
   --rtol X          relative tolerance (default 1e-5)
   --atol X          absolute tolerance (default 1e-6)
   --isa avx2|avx512 kernel ISA (default: the best of this host)
-  --threads N       threads per kernel run (default 1)
+  --threads N       threads per kernel run (default 1; 0: OpenMP's choice)
   --filter TEXT     only cases whose name contains TEXT (repeatable: any of them)
   --failed-only     print only failed cases (the summary is always printed)
   --reference-only  run every step through the reference interpreter (no JIT)
+  --min-passed N    fail unless at least N cases pass (pins the count: a case that falls
+                    from passed to unsupported fails the run)
+  --max-unsupported N  fail when more than N cases are unsupported
   --list-ops        print the ONNX ops the importer maps and exit
   -h, --help        this text
 
-exit status: 0 when no case failed, 1 when any case failed, 2 for a usage error.
+exit status: 0 when no case failed (and the pinned counts hold), 1 when any case failed or a
+pinned count does not hold, 2 for a usage error ([snippets.tool.usage]).
 )";
 
 struct Options {
@@ -58,6 +65,7 @@ struct Options {
   int threads = 1;
   std::vector<std::string> filters;
   bool failed_only = false, reference_only = false;
+  std::optional<long long> min_passed, max_unsupported;
   std::vector<fs::path> dirs;
 };
 
@@ -74,9 +82,12 @@ bool unsupported_id(const std::string& id) {
   static const std::set<std::string> ids{
       "snippets.onnx.unsupported_op",        "snippets.onnx.unsupported_type",
       "snippets.onnx.unsupported_attribute", "snippets.onnx.not_constant",
-      "snippets.onnx.dynamic_shape",         "snippets.graph.unsupported_type"};
+      "snippets.onnx.dynamic_shape",         "snippets.graph.unsupported_type",
+      "snippets.onnx.unsupported_version"};
   return ids.count(id) > 0;
 }
+
+bool is_case(const fs::path& p) { return fs::exists(p / "model.onnx"); }
 
 Outcome run_case(const fs::path& dir, const Options& opt) {
   Outcome o;
@@ -85,6 +96,9 @@ Outcome run_case(const fs::path& dir, const Options& opt) {
     o.detail = std::move(why);
     return o;
   };
+  if (!is_case(dir))
+    return fail("no model.onnx: not a test case (each folder under DIR must hold model.onnx and "
+                "test_data_set_*/)");
   try {
     ox::pb::ModelProto proto = ox::read_model(dir / "model.onnx");
     o.missing_ops = ox::unsupported_ops(proto);
@@ -167,13 +181,11 @@ Outcome run_case(const fs::path& dir, const Options& opt) {
   return o;
 }
 
-bool is_case(const fs::path& p) { return fs::exists(p / "model.onnx"); }
-
 bool parse(int argc, char** argv, Options& opt) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+      if (i + 1 >= argc) raise("snippets.tool.usage", a + " needs a value");
       return argv[++i];
     };
     if (a == "-h" || a == "--help") {
@@ -183,23 +195,27 @@ bool parse(int argc, char** argv, Options& opt) {
       for (const auto& op : ox::supported_ops()) std::cout << op << '\n';
       std::exit(0);
     } else if (a == "--rtol") {
-      opt.tol.rtol = std::stod(value());
+      opt.tol.rtol = tools::tolerance(a, value());
     } else if (a == "--atol") {
-      opt.tol.atol = std::stod(value());
+      opt.tol.atol = tools::tolerance(a, value());
     } else if (a == "--isa") {
       const std::string v = value();
       opt.isa = x64::isa_from_string(v);
-      if (!opt.isa) throw std::invalid_argument("--isa takes avx2 or avx512, not " + v);
+      if (!opt.isa) raise("snippets.tool.usage", "--isa takes avx2 or avx512, not " + v);
     } else if (a == "--threads") {
-      opt.threads = std::stoi(value());
+      opt.threads = static_cast<int>(tools::whole_number(a, value(), 0));
     } else if (a == "--filter") {
       opt.filters.push_back(value());
+    } else if (a == "--min-passed") {
+      opt.min_passed = tools::whole_number(a, value(), 0);
+    } else if (a == "--max-unsupported") {
+      opt.max_unsupported = tools::whole_number(a, value(), 0);
     } else if (a == "--failed-only") {
       opt.failed_only = true;
     } else if (a == "--reference-only") {
       opt.reference_only = true;
     } else if (!a.empty() && a[0] == '-') {
-      throw std::invalid_argument("unknown option " + a);
+      raise("snippets.tool.usage", "unknown option " + a);
     } else {
       opt.dirs.emplace_back(a);
     }
@@ -214,22 +230,22 @@ int main(int argc, char** argv) {
   Options opt;
   try {
     parse(argc, argv, opt);
-  } catch (const std::exception& e) {
+    for (const auto& d : opt.dirs)
+      if (!fs::is_directory(d)) raise("snippets.tool.usage", "'" + d.string() + "' is no folder");
+  } catch (const Error& e) {
     std::cerr << "snippets-onnx-conformance: " << e.what() << "\n(see --help)\n";
     return 2;
   }
+  // every folder under DIR is a case; one without model.onnx fails as malformed (a DIR with no
+  // folders at all is such a case itself), so a broken copy of the suite cannot pass by
+  // running fewer cases
   std::vector<fs::path> cases;
   for (const auto& d : opt.dirs) {
-    if (!fs::is_directory(d)) {
-      std::cerr << "snippets-onnx-conformance: '" << d.string() << "' is not a directory\n";
-      return 2;
-    }
-    if (is_case(d)) {
-      cases.push_back(d);
-      continue;
-    }
-    for (const auto& e : fs::directory_iterator(d))
-      if (e.is_directory() && is_case(e.path())) cases.push_back(e.path());
+    const std::size_t before = cases.size();
+    if (!is_case(d))
+      for (const auto& e : fs::directory_iterator(d))
+        if (e.is_directory()) cases.push_back(e.path());
+    if (cases.size() == before) cases.push_back(d);
   }
   std::sort(cases.begin(), cases.end());
   std::erase_if(cases, [&](const fs::path& p) {
@@ -311,5 +327,22 @@ int main(int argc, char** argv) {
     std::cout << '\n';
   }
   std::cout << passed << " passed, " << failed << " failed, " << unsupported << " unsupported\n";
-  return failed ? 1 : 0;
+  bool pins_hold = true;
+  if (opt.min_passed && passed < *opt.min_passed) {
+    std::cout << "PINNED COUNT BROKEN: " << passed << " cases passed, fewer than the "
+              << *opt.min_passed << " pinned (--min-passed)\n";
+    pins_hold = false;
+  } else if (opt.min_passed && passed > *opt.min_passed) {
+    std::cout << "note: " << passed - *opt.min_passed
+              << " more case(s) passed than pinned; raise the pin (--min-passed) to " << passed
+              << '\n';
+  }
+  if (opt.max_unsupported && unsupported > *opt.max_unsupported) {
+    std::cout << "PINNED COUNT BROKEN: " << unsupported << " cases unsupported, more than the "
+              << *opt.max_unsupported << " pinned (--max-unsupported)\n";
+    pins_hold = false;
+  }
+  if (pins_hold && (opt.min_passed || opt.max_unsupported))
+    std::cout << "pinned counts hold (--min-passed, --max-unsupported)\n";
+  return failed || !pins_hold ? 1 : 0;
 }

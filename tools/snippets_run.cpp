@@ -7,12 +7,15 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <random>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
+#include "command_line.hpp"
 #include "snippets/debug.hpp"
 #include "snippets/frontend/onnx.hpp"
 #include "snippets/snippets.hpp"
@@ -46,12 +49,12 @@ inputs and outputs:
   --save-outputs DIR           write the outputs as DIR/output_<n>.pb
 
 execution:
-  --threads N                  threads per kernel run (default: OpenMP's choice)
+  --threads N                  threads per kernel run (default 0: OpenMP's choice)
   --isa avx2|avx512            kernel ISA (default: the best of this host)
   --repeat N                   timed runs of each variant (default 10; 0: run once, no timing)
   --reference-only             run every step through the reference interpreter
-  --rtol X, --atol X           tolerance of the checks (default 1e-4 and 1e-5:
-                               |got - want| <= atol + rtol * |want|)
+  --rtol X, --atol X           tolerance of the checks, finite and >= 0 (default 1e-4 and
+                               1e-5: |got - want| <= atol + rtol * |want|)
 
 what to print and dump:
   --print-graph                the tokenized model, every op
@@ -63,8 +66,10 @@ what to print and dump:
   -h, --help                   this text
 
 exit status: 0 all checks passed; 1 an output differs from the reference or the expected
-output; 2 usage error or unreadable file; 3 the model cannot be imported or compiled; 4 the
-model loads but has ops that snippets cannot run (listed; they become Opaque nodes).
+output; 2 usage error, or a file that cannot be read or written; 3 the model cannot be
+imported, compiled or run (also when a tensor needs more memory than this machine has); 4 the
+model loads but has ops that snippets cannot run (listed; they become Opaque nodes). Errors
+start with their id, e.g. [snippets.tool.usage] (docs/errors.md).
 )";
 
 struct Options {
@@ -80,9 +85,7 @@ struct Options {
   tools::Tolerance tol{1e-4, 1e-5};
 };
 
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+[[noreturn]] void usage_error(const std::string& what) { raise("snippets.tool.usage", what); }
 
 std::pair<std::string, fs::path> named_file(const std::string& arg) {
   const auto eq = arg.find('=');
@@ -90,12 +93,13 @@ std::pair<std::string, fs::path> named_file(const std::string& arg) {
   return {arg.substr(0, eq), arg.substr(eq + 1)};
 }
 
-Shape parse_shape(const std::string& s) {
+Shape parse_shape(const std::string& name, const std::string& s) {
   std::vector<Dim> dims;
   std::size_t at = 0;
   while (at < s.size()) {
     const auto x = std::min(s.find('x', at), s.size());
-    dims.push_back(std::stoll(s.substr(at, x - at)));
+    dims.push_back(tools::whole_number("--shape " + name, std::string_view(s).substr(at, x - at), 0,
+                                       std::numeric_limits<Dim>::max()));
     at = x + 1;
   }
   return Shape(std::move(dims));
@@ -106,7 +110,7 @@ Options parse(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw UsageError(a + " needs a value");
+      if (i + 1 >= argc) usage_error(a + " needs a value");
       return argv[++i];
     };
     if (a == "-h" || a == "--help") {
@@ -118,35 +122,32 @@ Options parse(int argc, char** argv) {
       o.expected.push_back(named_file(value()));
     } else if (a == "--data") {
       const fs::path dir = value();
-      if (!fs::is_directory(dir)) throw UsageError("--data: '" + dir.string() + "' is no folder");
+      if (!fs::is_directory(dir)) usage_error("--data: '" + dir.string() + "' is no folder");
       for (const auto& f : tools::numbered_files(dir, "input_")) o.inputs.push_back({"", f});
       for (const auto& f : tools::numbered_files(dir, "output_")) o.expected.push_back({"", f});
     } else if (a == "--shape") {
       const auto [name, spec] = named_file(value());
-      if (name.empty()) throw UsageError("--shape takes NAME=AxBxC");
-      try {
-        o.shapes[name] = parse_shape(spec.string());
-      } catch (const std::exception&) {
-        throw UsageError("--shape " + name + ": '" + spec.string() + "' is not AxBxC");
-      }
+      if (name.empty()) usage_error("--shape takes NAME=AxBxC");
+      o.shapes[name] = parse_shape(name, spec.string());
     } else if (a == "--seed") {
-      o.seed = static_cast<unsigned>(std::stoul(value()));
+      o.seed = static_cast<unsigned>(
+          tools::whole_number(a, value(), 0, std::numeric_limits<unsigned>::max()));
     } else if (a == "--save-outputs") {
       o.save_outputs = value();
     } else if (a == "--threads") {
-      o.threads = std::stoi(value());
+      o.threads = static_cast<int>(tools::whole_number(a, value(), 0));
     } else if (a == "--isa") {
       const std::string v = value();
       o.isa = x64::isa_from_string(v);
-      if (!o.isa) throw UsageError("--isa takes avx2 or avx512, not " + v);
+      if (!o.isa) usage_error("--isa takes avx2 or avx512, not " + v);
     } else if (a == "--repeat") {
-      o.repeat = std::max(0, std::stoi(value()));
+      o.repeat = static_cast<int>(tools::whole_number(a, value(), 0));
     } else if (a == "--reference-only") {
       o.reference_only = true;
     } else if (a == "--rtol") {
-      o.tol.rtol = std::stod(value());
+      o.tol.rtol = tools::tolerance(a, value());
     } else if (a == "--atol") {
-      o.tol.atol = std::stod(value());
+      o.tol.atol = tools::tolerance(a, value());
     } else if (a == "--print-graph") {
       o.print_graph = true;
     } else if (a == "--dot") {
@@ -158,14 +159,14 @@ Options parse(int argc, char** argv) {
     } else if (a == "-q" || a == "--quiet") {
       o.quiet = true;
     } else if (!a.empty() && a[0] == '-') {
-      throw UsageError("unknown option " + a);
+      usage_error("unknown option " + a);
     } else if (o.model.empty()) {
       o.model = a;
     } else {
-      throw UsageError("more than one model given ('" + o.model.string() + "', '" + a + "')");
+      usage_error("more than one model given ('" + o.model.string() + "', '" + a + "')");
     }
   }
-  if (o.model.empty()) throw UsageError("no model given");
+  if (o.model.empty()) usage_error("no model given");
   return o;
 }
 
@@ -207,11 +208,12 @@ public:
       std::string name = o_.inputs[i].first;
       if (name.empty()) {
         if (i >= names.size())
-          throw UsageError("input file " + std::to_string(i) + " is one more than the model's " +
-                           std::to_string(names.size()) + " inputs");
+          usage_error("input file " + std::to_string(i + 1) + " ('" + o_.inputs[i].second.string() +
+                      "') is one more than the model's " + std::to_string(names.size()) +
+                      " input(s); name its input with -i NAME=FILE");
         name = names[i];
       }
-      if (!declared.count(name)) throw UsageError("the model has no input named '" + name + "'");
+      if (!declared.count(name)) usage_error("the model has no input named '" + name + "'");
       const auto t = tools::as_declared(ox::read_tensor(o_.inputs[i].second), declared[name]);
       lo.input_shapes[name] = t.shape();
       lo.input_values[name] = t;
@@ -220,6 +222,8 @@ public:
     const auto model = ox::import_model(proto, lo);
     describe(model);
     if (!model.opaque.empty()) return cannot_run(model);
+    check_memory(model);
+    const auto expected = read_expected(model);
 
     ProgramOptions<x64::Traits> po;
     po.compile.isa = o_.isa;
@@ -248,7 +252,7 @@ public:
     progress("running the reference interpreter");
     const auto ref = reference::evaluate(model.graph, in);
     bool ok = check("reference", model, out, ref);
-    ok = check_expected(model, out) && ok;
+    ok = check_expected(model, out, expected) && ok;
     if (o_.save_outputs) save(model, out);
     if (o_.repeat > 0) timing(model, program, in, ro);
     std::cout << (ok ? "all checks passed\n" : "CHECK FAILED\n");
@@ -318,7 +322,11 @@ private:
               << " on the reference path; intermediate memory " << p.arena_bytes() << " B\n";
     if (o_.print_graph) std::cout << ir::to_string(p.graph()) << '\n';
     if (o_.dot) {
-      std::ofstream(*o_.dot) << debug::to_dot(p.graph());
+      std::ofstream dot(*o_.dot);
+      dot << debug::to_dot(p.graph());
+      dot.close();
+      if (!dot)
+        raise("snippets.tool.write_failed", "--dot: cannot write '" + o_.dot->string() + "'");
       std::cout << "wrote " << o_.dot->string() << '\n';
     }
   }
@@ -337,19 +345,45 @@ private:
     return ok;
   }
 
-  bool check_expected(const ox::Model<>& m, const std::vector<reference::Tensor>& out) {
-    bool ok = true;
+  /// An expected output: the index of the model output and the tensor.
+  struct Expected {
+    std::size_t output;
+    fs::path file;
+    ox::HostTensor tensor;
+  };
+
+  /// The -e files, matched to the model's outputs (by name, else in order) and read before
+  /// anything is compiled.
+  std::vector<Expected> read_expected(const ox::Model<>& m) const {
+    std::vector<Expected> out;
     for (std::size_t i = 0; i < o_.expected.size(); ++i) {
-      std::string name = o_.expected[i].first.empty() && i < m.outputs.size()
-                             ? m.outputs[i]
-                             : o_.expected[i].first;
-      const auto at = std::find(m.outputs.begin(), m.outputs.end(), name) - m.outputs.begin();
-      if (std::size_t(at) >= m.outputs.size())
-        throw UsageError("expected output '" + name + "' is not an output of the model");
-      const auto declared = ox::data_type_of(out[std::size_t(at)].type());
-      const auto want = tools::as_declared(ox::read_tensor(o_.expected[i].second), declared);
-      const auto r = tools::check_tensor(out[std::size_t(at)], want, o_.tol);
-      std::cout << "output '" << name << "' vs " << o_.expected[i].second.string() << ": "
+      const auto& [given, file] = o_.expected[i];
+      if (given.empty() && i >= m.outputs.size())
+        usage_error("expected file " + std::to_string(i + 1) + " ('" + file.string() +
+                    "') is one more than the model's " + std::to_string(m.outputs.size()) +
+                    " output(s); name its output with -e NAME=FILE");
+      const std::string name = given.empty() ? m.outputs[i] : given;
+      const auto at =
+          std::size_t(std::find(m.outputs.begin(), m.outputs.end(), name) - m.outputs.begin());
+      if (at >= m.outputs.size()) {
+        std::string names;
+        for (const auto& o : m.outputs) names += (names.empty() ? "'" : ", '") + o + "'";
+        usage_error("-e " + name + "=" + file.string() + ": the model has no output '" + name +
+                    "' (its outputs: " + names + ")");
+      }
+      const auto& r = m.graph.node(m.graph.results()[at]);
+      const int declared = ox::data_type_of(m.graph.type(r.inputs[0]).type);
+      out.push_back({at, file, tools::as_declared(ox::read_tensor(file), declared)});
+    }
+    return out;
+  }
+
+  bool check_expected(const ox::Model<>& m, const std::vector<reference::Tensor>& out,
+                      const std::vector<Expected>& expected) {
+    bool ok = true;
+    for (const auto& e : expected) {
+      const auto r = tools::check_tensor(out[e.output], e.tensor, o_.tol);
+      std::cout << "output '" << m.outputs[e.output] << "' vs " << e.file.string() << ": "
                 << (r.ok ? "ok" : "MISMATCH, " + r.message) << " (max abs error " << r.max_abs_error
                 << ")\n";
       ok = ok && r.ok;
@@ -358,11 +392,47 @@ private:
   }
 
   void save(const ox::Model<>& m, const std::vector<reference::Tensor>& out) const {
-    fs::create_directories(*o_.save_outputs);
+    std::error_code ec;
+    fs::create_directories(*o_.save_outputs, ec);
+    if (ec)
+      raise("snippets.tool.write_failed", "--save-outputs: cannot create the folder '" +
+                                              o_.save_outputs->string() + "': " + ec.message());
     for (std::size_t i = 0; i < out.size(); ++i) {
       const fs::path f = *o_.save_outputs / ("output_" + std::to_string(i) + ".pb");
       ox::write_tensor(f, out[i], m.outputs[i]);
       std::cout << "wrote " << f.string() << '\n';
+    }
+  }
+
+  /// Refuses, before anything is allocated, a model with a tensor this machine cannot hold: the
+  /// run would end in std::bad_alloc (or the kernel's OOM killer) after a long compile. The
+  /// reference interpreter holds each value as doubles, and the inputs and outputs live
+  /// together, so each value and their sum must fit in the physical memory, at 8 bytes an
+  /// element.
+  void check_memory(const ox::Model<>& m) const {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || page <= 0) return; // unknown: leave it to the allocator
+    const std::uint64_t memory = std::uint64_t(pages) * std::uint64_t(page);
+    const std::uint64_t elements = memory / sizeof(double);
+    auto refuse = [&](const std::string& what, std::uint64_t n) {
+      raise("snippets.tool.out_of_memory",
+            what + " holds " + std::to_string(n) + " elements, " +
+                std::to_string(n / (1u << 20) * sizeof(double)) +
+                " MiB as the reference interpreter's doubles; this machine has " +
+                std::to_string(memory >> 20) + " MiB of memory (give smaller shapes with --shape)");
+    };
+    std::uint64_t io = 0;
+    for (ir::NodeId id : m.graph.topological_order()) {
+      const auto& n = m.graph.node(id);
+      const bool parameter = std::holds_alternative<ir::Parameter>(n.op);
+      for (const auto& t : n.outputs) {
+        const auto count = std::uint64_t(t.shape.element_count());
+        if (count > elements) refuse("value '" + n.name + "' " + t.to_string(), count);
+        if (parameter) io += count;
+      }
+      if (std::holds_alternative<ir::Result>(n.op))
+        io += std::uint64_t(m.graph.type(n.inputs[0]).shape.element_count());
+      if (io > elements) refuse("the inputs and outputs together", io);
     }
   }
 
@@ -442,24 +512,33 @@ private:
   std::map<std::string, ox::HostTensor> given_;
 };
 
+/// The exit status of an error (see the usage text): 2 for the command line and for files that
+/// cannot be read or written, 3 for everything else.
+int exit_status(const std::string& id) {
+  for (const char* file_or_usage :
+       {"snippets.tool.usage", "snippets.tool.write_failed", "snippets.onnx.file",
+        "snippets.onnx.not_a_file", "snippets.onnx.file_too_large", "snippets.debug.dump_failed"})
+    if (id == file_or_usage) return 2;
+  return 3;
+}
+
+int report(const Error& e) {
+  std::cerr << "snippets-run: " << e.what() << '\n';
+  if (e.id() == "snippets.tool.usage") std::cerr << "(see snippets-run --help)\n";
+  return exit_status(e.id());
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
-  Options o;
   try {
-    o = parse(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << "snippets-run: " << e.what() << "\n(see snippets-run --help)\n";
-    return 2;
-  }
-  try {
-    return Run(o).main();
-  } catch (const UsageError& e) {
-    std::cerr << "snippets-run: " << e.what() << '\n';
-    return 2;
+    return Run(parse(argc, argv)).main();
   } catch (const Error& e) {
-    std::cerr << "snippets-run: " << e.what() << '\n';
-    return e.id() == "snippets.onnx.file" ? 2 : 3;
+    return report(e);
+  } catch (const std::bad_alloc&) {
+    return report(Error("snippets.tool.out_of_memory",
+                        "an allocation failed: the model's tensors do not fit in this machine's "
+                        "memory (give smaller shapes with --shape)"));
   } catch (const std::exception& e) {
     std::cerr << "snippets-run: " << e.what() << '\n';
     return 3;
