@@ -331,15 +331,24 @@ private:
     }
   }
 
+  /// A mismatch's message says what differs (the shape, the type, or the largest error and
+  /// where); an error figure is printed apart only for a match.
+  static void print_check(const std::string& output, const std::string& against,
+                          const tools::CheckResult& r) {
+    std::cout << "output '" << output << "' vs " << against << ": ";
+    if (r.ok)
+      std::cout << "ok (max abs error " << r.max_abs_error << ")\n";
+    else
+      std::cout << "MISMATCH, " << r.message << '\n';
+  }
+
   bool check(const std::string& against, const ox::Model<>& m,
              const std::vector<reference::Tensor>& out,
              const std::vector<reference::Tensor>& want) {
     bool ok = true;
     for (std::size_t i = 0; i < out.size(); ++i) {
       const auto r = tools::check_tensor(out[i], want[i], o_.tol);
-      std::cout << "output '" << m.outputs[i] << "' vs " << against << ": "
-                << (r.ok ? "ok" : "MISMATCH, " + r.message) << " (max abs error " << r.max_abs_error
-                << ")\n";
+      print_check(m.outputs[i], against, r);
       ok = ok && r.ok;
     }
     return ok;
@@ -383,9 +392,7 @@ private:
     bool ok = true;
     for (const auto& e : expected) {
       const auto r = tools::check_tensor(out[e.output], e.tensor, o_.tol);
-      std::cout << "output '" << m.outputs[e.output] << "' vs " << e.file.string() << ": "
-                << (r.ok ? "ok" : "MISMATCH, " + r.message) << " (max abs error " << r.max_abs_error
-                << ")\n";
+      print_check(m.outputs[e.output], e.file.string(), r);
       ok = ok && r.ok;
     }
     return ok;
