@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "error_id.hpp"
+#include "host_skips.hpp"
 #include "snippets/snippets.hpp"
 
 namespace snippets::jit_test {
@@ -47,11 +48,12 @@ inline constexpr double qnan = std::numeric_limits<double>::quiet_NaN();
 
 inline constexpr x64::Isa all_isas[] = {x64::Isa::avx2, x64::Isa::avx512};
 
-/// Calls f(isa) for AVX2 and AVX-512; an ISA the host cannot run is reported and skipped.
+/// Calls f(isa) for AVX2 and AVX-512; an ISA the host cannot run is skipped and reported
+/// (host_skips.hpp).
 template <class F> void for_each_isa(F&& f) {
   for (const x64::Isa isa : all_isas) {
     if (!x64::host_supports(isa)) {
-      MESSAGE("this host cannot run " << x64::to_string(isa) << "; its JIT checks are skipped");
+      test::skip_on_host(x64::to_string(isa));
       continue;
     }
     INFO("isa = " << x64::to_string(isa));
@@ -156,9 +158,9 @@ struct Tolerance {
   bool zero_sign = true;
 };
 inline constexpr Tolerance exact{};
-/// Bit equality except that +0 matches -0: for the sweeps of ops whose sign of zero is
-/// known to differ from the reference (each such case is pinned by a skipped test that
-/// names the bug), so the sweep still checks every other value bit for bit.
+/// Bit equality except that +0 matches -0: for values whose sign of zero is not defined, such
+/// as a -0 converted through an integer (docs/math_accuracy.md), so every other value is still
+/// checked bit for bit.
 inline constexpr Tolerance exact_any_zero{0, 0, false};
 /// FMA contraction (one rounding instead of the reference's double rounding), PowerStatic
 /// (repeated squaring, a division for negative exponents), HSwish/HSigmoid/SoftSign (a few
@@ -290,6 +292,16 @@ inline void check_jit(const Graph& g, const std::vector<Tensor>& inputs,
       }
     }
   });
+}
+
+/// Every step of `p` that holds a Subgraph runs as a kernel, with no note: a test comparing a
+/// Program with the reference would otherwise pass on the reference fallback.
+inline void check_steps_are_kernels(const Program<x64::Traits>& p) {
+  for (const auto& s : p.steps())
+    if (std::holds_alternative<ir::Subgraph<x64::Traits>>(p.graph().node(s.node).op)) {
+      CHECK_MESSAGE(s.kind == Program<x64::Traits>::StepKind::kernel, s.note);
+      CHECK(s.note.empty());
+    }
 }
 
 // ---- accuracy sweeps (test_jit_math_*.cpp) ----

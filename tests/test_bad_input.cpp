@@ -1,16 +1,19 @@
 // tests/test_bad_input.cpp: error catalogue cases that need their own process or many
 // compilations (docs/errors.md lists every id and the test that triggers it):
 //  - SNIPPETS_MAX_ISA, SNIPPETS_KERNEL_CACHE_CAPACITY and the debugging variables (read once
-//    per process): bad values, and a capped host that refuses a higher ISA, checked by
-//    re-running this binary with the variable set;
+//    per process): bad values, good ones that turn their tools on, and a capped host that
+//    refuses a higher ISA, checked by re-running this binary with the variable set;
 //  - empty tensors through whole-model execution;
 //  - compiling thousands of kernels leaves no mapping behind (every code buffer is released).
 #include <doctest/doctest.h>
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -62,6 +65,8 @@ std::size_t mapping_count() {
 TEST_CASE("bad input child: SNIPPETS_MAX_ISA names no ISA") {
   if (!in_child()) return; // runs only when re-executed by the test below
   CHECK(error_id([] { compile(small_graph()); }) == "snippets.isa.bad_env");
+  // a Program raises it too: a malformed variable is never a reason to fall back
+  CHECK(error_id([] { const Program<> p(small_graph()); }) == "snippets.isa.bad_env");
 }
 
 TEST_CASE("bad input child: a host capped at AVX2 refuses AVX-512") {
@@ -71,15 +76,22 @@ TEST_CASE("bad input child: a host capped at AVX2 refuses AVX-512") {
   CHECK(error_id([] { compile(small_graph(), {.isa = x64::Isa::avx512}); }) ==
         "snippets.isa.unsupported_host");
   CHECK(compile(small_graph()).signature().isa == "avx2");
+  // emitted for inspection, refused at run time
+  const CompiledKernel k = compile(small_graph(), {.isa = x64::Isa::avx512, .emit_only = true});
+  CHECK_FALSE(k.signature().runnable);
+  CHECK(error_id([&] { k.run({make_tensor({16}, 1)}); }) == "snippets.run.emit_only");
 }
 
 TEST_CASE("bad input: SNIPPETS_MAX_ISA is checked and honoured (in child processes)") {
   if (in_child()) return;
   CHECK(run_child("bad input child: SNIPPETS_MAX_ISA names no ISA", {"SNIPPETS_MAX_ISA=avx1024"}) ==
         0);
+  CHECK(run_child("bad input child: SNIPPETS_MAX_ISA names no ISA", {"SNIPPETS_MAX_ISA=sse"}) == 0);
   if (x64::cpu_supports(x64::Isa::avx512))
     CHECK(run_child("bad input child: a host capped at AVX2 refuses AVX-512",
                     {"SNIPPETS_MAX_ISA=avx2"}) == 0);
+  else
+    test::skip_on_host("avx512 (capping it needs a host that has it)");
 }
 
 TEST_CASE("bad input child: a debugging variable with an unknown value") {
@@ -93,6 +105,62 @@ TEST_CASE("bad input: debugging variables are checked when the first kernel comp
                   {"SNIPPETS_PERF_COUNTERS=instructions"}) == 0);
   CHECK(run_child("bad input child: a debugging variable with an unknown value",
                   {"SNIPPETS_SEGFAULT_DETECTOR=maybe"}) == 0);
+}
+
+TEST_CASE("bad input child: a JIT dump directory that cannot be written") {
+  if (!in_child()) return;
+  CHECK(error_id([] { compile(small_graph()); }) == "snippets.debug.dump_failed");
+  CHECK(error_id([] { const Program<> p(small_graph(), {.cache = nullptr}); }) ==
+        "snippets.debug.dump_failed");
+}
+
+TEST_CASE("bad input: an unwritable SNIPPETS_JIT_DUMP is an error in compile() and Program "
+          "alike (in a child process)") {
+  if (in_child()) return;
+  CHECK(run_child("bad input child: a JIT dump directory that cannot be written",
+                  {"SNIPPETS_JIT_DUMP=/proc/self/no-such-dir"}) == 0);
+}
+
+namespace {
+/// The text of a file ("" when it does not exist).
+std::string file_text(const std::string& path) {
+  std::ifstream f(path);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+} // namespace
+
+TEST_CASE("bad input child: the debugging variables turn their tools on") {
+  if (!in_child()) return;
+  const std::string dir = std::getenv("SNIPPETS_TEST_DIR");
+  const CompiledKernel k = compile(small_graph(), {.name = "from_env"});
+  // SNIPPETS_JIT_DUMP: the code and its disassembly
+  CHECK(file_text(dir + "/code/from_env.bin").size() == k.code().size());
+  CHECK(file_text(dir + "/code/from_env.asm").find("; kernel 'from_env'") != std::string::npos);
+  // SNIPPETS_DUMP_LIR: the chosen pass, nothing else
+  CHECK(file_text(dir + "/lir/from_env_00_Body.txt").empty());
+  bool found = false;
+  for (int i = 0; i < 40 && !found; ++i) {
+    std::string n = std::to_string(i);
+    if (n.size() < 2) n.insert(n.begin(), '0');
+    found = !file_text(dir + "/lir/from_env_" + n + "_InsertLoops.txt").empty();
+  }
+  CHECK(found);
+  // SNIPPETS_JIT_PROFILE=perf: a perf map entry naming the kernel
+  CHECK(file_text(debug::perf_map_path()).find("snippets:from_env") != std::string::npos);
+  std::remove(debug::perf_map_path().c_str());
+}
+
+TEST_CASE("bad input: SNIPPETS_JIT_DUMP, SNIPPETS_DUMP_LIR and SNIPPETS_JIT_PROFILE work through "
+          "the environment (in a child process)") {
+  if (in_child()) return;
+  char tmpl[] = "/tmp/snippets-env-XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const std::string dir = tmpl;
+  CHECK(run_child("bad input child: the debugging variables turn their tools on",
+                  {"SNIPPETS_TEST_DIR=" + dir, "SNIPPETS_JIT_DUMP=" + dir + "/code",
+                   "SNIPPETS_DUMP_LIR=passes=InsertLoops dir=" + dir + "/lir formats=text",
+                   "SNIPPETS_JIT_PROFILE=perf"}) == 0);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("bad input child: SNIPPETS_KERNEL_CACHE_CAPACITY is not a count") {

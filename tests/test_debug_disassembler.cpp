@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "host_skips.hpp"
 #include "snippets/compile.hpp"
 #include "snippets/debug/disassembler.hpp"
 
@@ -78,7 +79,10 @@ TEST_CASE("debug code map: records cover the code in order and name every expres
 
 TEST_CASE("debug disassembly: each expression's instructions follow its LIR line") {
   for (auto isa : {x64::Isa::avx2, x64::Isa::avx512}) {
-    if (!x64::host_supports(isa)) continue;
+    if (!x64::host_supports(isa)) {
+      snippets::test::skip_on_host(x64::to_string(isa));
+      continue;
+    }
     CAPTURE(x64::to_string(isa));
     auto k = compile(relu_fma(), {.isa = isa, .name = "relu", .debug = {.code_map = true}});
     const std::string text = debug::disassemble(k);
@@ -119,7 +123,10 @@ TEST_CASE("debug disassembly: raw bytes with the objdump command when not decodi
 TEST_CASE("debug options that only observe leave every instruction unchanged") {
   const auto g = relu_fma();
   for (auto isa : {x64::Isa::avx2, x64::Isa::avx512}) {
-    if (!x64::host_supports(isa)) continue;
+    if (!x64::host_supports(isa)) {
+      snippets::test::skip_on_host(x64::to_string(isa));
+      continue;
+    }
     const auto plain = bytes_of(compile(g, {.isa = isa}));
     CHECK(bytes_of(compile(g, {.isa = isa, .debug = {.code_map = true}})) == plain);
     CHECK(bytes_of(compile(g, {.isa = isa, .debug = {.counters = debug::Counters::chrono}})) ==
@@ -156,4 +163,48 @@ TEST_CASE("debug JIT dump: the code and its disassembly are written per kernel v
   CHECK(std::filesystem::exists(dir / "out/jit_dump.nt.bin"));
   CHECK(std::filesystem::exists(dir / "out/jit_dump.nt.asm"));
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("debug disassembly: AVX-512 kernels are emitted and decoded on any host (emit_only)") {
+  // every kind of kernel: elementwise with a tail and a broadcast, a row reduction, Softmax,
+  // a MatMul with an epilogue, an attention block
+  std::vector<ir::Graph<x64::Traits>> bodies(5);
+  bodies[0] = relu_fma();
+  {
+    auto& g = bodies[1];
+    g.result(g.reduce_max(g.parameter(f32, {5, 37}, "x"), {1}, true), "y");
+  }
+  {
+    auto& g = bodies[2];
+    g.result(g.softmax(g.parameter(f32, {5, 37}, "x")), "y");
+  }
+  {
+    auto& g = bodies[3];
+    const auto m = g.matmul(g.parameter(f32, {9, 24}, "a"), g.parameter(f32, {24, 40}, "b"));
+    g.result(g.relu(g.add(m, g.parameter(f32, {40}, "bias"))), "y");
+  }
+  {
+    auto& g = bodies[4];
+    const auto q = g.parameter(f32, {2, 16, 8}, "q"), k = g.parameter(f32, {2, 16, 8}, "k"),
+               v = g.parameter(f32, {2, 16, 8}, "v");
+    g.result(g.matmul(g.softmax(g.matmul(q, k, false, true)), v), "y");
+  }
+  for (const auto& g : bodies) {
+    const CompiledKernel k = compile(g, {.isa = x64::Isa::avx512, .emit_only = true});
+    CHECK(k.signature().isa == "avx512");
+    CHECK(k.code().size() > 64);
+    CHECK(k.signature().runnable == x64::host_supports(x64::Isa::avx512));
+    const std::string text = debug::disassemble(k);
+#if SNIPPETS_WITH_ZYDIS
+    CHECK(text.find("zmm") != std::string::npos);
+    CHECK(text.find("(bad)") == std::string::npos);
+#else
+    CHECK(!parse_raw_listing(text).empty());
+#endif
+    if (!k.signature().runnable) {
+      std::vector<reference::Tensor> in;
+      for (ir::NodeId p : g.parameters()) in.emplace_back(f32, g.node(p).outputs[0].shape);
+      CHECK_THROWS_WITH(k.run(in), doctest::Contains("[snippets.run.emit_only]"));
+    }
+  }
 }

@@ -6,9 +6,8 @@
 // Tolerances (jit_test_util.hpp): ops that round once in IEEE f32 (add, subtract, multiply,
 // divide, max, min, abs, negative, relu, clamp, floor, ceiling, round, sqrt, comparisons,
 // select, logical ops, PowerStatic with exponent 0, 1, 2, -1 or 0.5) must be bit-equal to the
-// reference rounded to f32 (NaN matches NaN; +0 matches -0 only in the sweeps of the ops whose
-// sign of zero is a known bug, each pinned by a skipped test). Ops that round more than once
-// in f32 while the reference rounds once from double (FMA contraction vs double rounding,
+// reference rounded to f32 (NaN matches NaN, and the sign of a zero counts). Ops that round more
+// than once in f32 while the reference rounds once from double (FMA contraction vs double rounding,
 // SquaredDifference, PowerStatic with exponent 3, 1.5 or -2, HSwish, HSigmoid, SoftSign) may
 // differ by <= 4 ulp, or 1e-6 absolutely near zero.
 #include "jit_test_util.hpp"
@@ -68,17 +67,28 @@ template <class Tag> void check_comparison(Tag tag) {
   }
 }
 
-/// Runs the one-input, one-output graph `g` on `in` ([in.size()]) for every ISA and checks
-/// the output bit for bit against `want` (hand-computed, NaN matches NaN).
-void check_values(const Graph& g, const std::vector<double>& in, const std::vector<double>& want) {
-  const Shape s{static_cast<Dim>(in.size())};
-  const Tensor x = Tensor::from_values(f32, s, in);
-  const Tensor expected = Tensor::from_values(f32, s, want);
-  for_each_isa([&](x64::Isa isa) {
-    const auto out = compile(g, {.isa = isa}).run({x});
-    const std::string report = compare(out.at(0), expected, exact);
-    CHECK_MESSAGE(report.empty(), report);
-  });
+/// Runs the unary op `tag` on `in` for every ISA and checks the output bit for bit against
+/// `want` (hand-computed, NaN matches NaN): as given ([in.size()], a tail), and repeated to
+/// over 300 elements, which runs the unrolled main loop too.
+template <class Tag>
+void check_values(Tag tag, const std::vector<double>& in, const std::vector<double>& want) {
+  for (const std::size_t copies : {std::size_t{1}, 300 / in.size() + 1}) {
+    std::vector<double> x, y;
+    for (std::size_t c = 0; c < copies; ++c) {
+      x.insert(x.end(), in.begin(), in.end());
+      y.insert(y.end(), want.begin(), want.end());
+    }
+    const Shape s{static_cast<Dim>(x.size())};
+    INFO("shape = " << s.to_string());
+    Graph g;
+    g.result(g.apply(tag, g.parameter(f32, s)));
+    const Tensor expected = Tensor::from_values(f32, s, y);
+    for_each_isa([&](x64::Isa isa) {
+      const auto out = compile(g, {.isa = isa}).run({Tensor::from_values(f32, s, x)});
+      const std::string report = compare(out.at(0), expected, exact);
+      CHECK_MESSAGE(report.empty(), report);
+    });
+  }
 }
 
 } // namespace
@@ -124,10 +134,9 @@ TEST_CASE("jit eltwise: Abs, Negative, Floor, Ceiling and Sqrt are bit-exact on 
 }
 
 TEST_CASE("jit eltwise: Relu and Clamp are bit-exact on every tail length, NaN included") {
-  // +0 == -0 only where a bound is 0: see the skipped test on Relu(-0) below
-  check_unary(ir::Relu{}, exact_any_zero);
-  check_unary(ir::Clamp{0, 6}, exact_any_zero);
-  check_unary(ir::Clamp{-6, 0}, exact_any_zero);
+  check_unary(ir::Relu{}, exact);
+  check_unary(ir::Clamp{0, 6}, exact);
+  check_unary(ir::Clamp{-6, 0}, exact);
   check_unary(ir::Clamp{-1.5, 2.5}, exact);
   check_unary(ir::Clamp{-1e30, 0.1}, exact);
 }
@@ -152,11 +161,10 @@ TEST_CASE("jit eltwise: Relu(-0) and Clamp(-0) with a zero bound return +0 like 
 }
 
 TEST_CASE("jit eltwise: Round in both modes is bit-exact on halves and every tail length") {
-  // half away from zero: +0 == -0, see the skipped test on Round(-0.3) below
   check_unary(ir::Round{ir::RoundMode::half_to_even}, exact, Pattern::halves);
-  check_unary(ir::Round{ir::RoundMode::half_away_from_zero}, exact_any_zero, Pattern::halves);
+  check_unary(ir::Round{ir::RoundMode::half_away_from_zero}, exact, Pattern::halves);
   check_unary(ir::Round{ir::RoundMode::half_to_even}, exact);
-  check_unary(ir::Round{ir::RoundMode::half_away_from_zero}, exact_any_zero);
+  check_unary(ir::Round{ir::RoundMode::half_away_from_zero}, exact);
 }
 
 TEST_CASE("jit eltwise: Round half away from zero keeps the sign of a negative result that "
@@ -165,25 +173,17 @@ TEST_CASE("jit eltwise: Round half away from zero keeps the sign of a negative r
   // then t + (s & mask) with s = copysign(1, x). Where |x - t| < 0.5 the masked addend is
   // +0, and -0 + +0 = +0: Round(-0.3) and Round(-0.0) give +0 instead of -0 (std::round and
   // the reference give -0). AVX-512 adds under an opmask and is right.
-  Graph g;
-  g.result(g.round(g.parameter(f32, {3}), ir::RoundMode::half_away_from_zero));
-  check_values(g, {-0.3, -0.0, -0.4999999}, {-0.0, -0.0, -0.0});
+  check_values(ir::Round{ir::RoundMode::half_away_from_zero}, {-0.3, -0.0, -0.4999999},
+               {-0.0, -0.0, -0.0});
 }
 
 TEST_CASE("jit eltwise: Round rounds ties to even or away from zero as its mode says") {
-  // (the sign of a zero result of half_away_from_zero is pinned by a skipped test below)
   const std::vector<double> in = {0.5,  1.5, 2.5,       -0.5,       -1.5,      -2.5, 0.4999999,
                                   -3.7, 3.7, 8388607.5, -8388607.5, 4194302.5, qnan, inf};
-  {
-    Graph g;
-    g.result(g.round(g.parameter(f32, {Dim(in.size())}), ir::RoundMode::half_to_even));
-    check_values(g, in, {0, 2, 2, -0.0, -2, -2, 0, -4, 4, 8388608, -8388608, 4194302, qnan, inf});
-  }
-  {
-    Graph g;
-    g.result(g.round(g.parameter(f32, {Dim(in.size())}), ir::RoundMode::half_away_from_zero));
-    check_values(g, in, {1, 2, 3, -1, -2, -3, 0, -4, 4, 8388608, -8388608, 4194303, qnan, inf});
-  }
+  check_values(ir::Round{ir::RoundMode::half_to_even}, in,
+               {0, 2, 2, -0.0, -2, -2, 0, -4, 4, 8388608, -8388608, 4194302, qnan, inf});
+  check_values(ir::Round{ir::RoundMode::half_away_from_zero}, in,
+               {1, 2, 3, -1, -2, -3, 0, -4, 4, 8388608, -8388608, 4194303, qnan, inf});
 }
 
 TEST_CASE("jit eltwise: a Result fed by a Parameter copies it, and an input used twice is read "
@@ -235,9 +235,8 @@ TEST_CASE("jit eltwise: PowerStatic with exponents 0, 1, 2, -1 and 0.5 is bit-ex
     INFO("exponent = " << e);
     check_unary(ir::PowerStatic{e}, exact);
   }
-  // x ** 0.5 at -0 and -inf is pinned by a skipped test below: keep -inf out, and +0 == -0
   check_unary(ir::PowerStatic{0.5}, exact, Pattern::positive);
-  check_unary(ir::PowerStatic{0.5}, exact_any_zero, Pattern::finite);
+  check_unary(ir::PowerStatic{0.5}, exact);
 }
 
 TEST_CASE("jit eltwise: PowerStatic with exponents 3, 1.5 and -2 is within 4 ulp") {
@@ -245,8 +244,8 @@ TEST_CASE("jit eltwise: PowerStatic with exponents 3, 1.5 and -2 is within 4 ulp
     INFO("exponent = " << e);
     check_unary(ir::PowerStatic{e}, approx, Pattern::finite);
   }
-  // with NaN, infinities, huge and denormal inputs; not 1.5, whose -inf is the skipped bug
-  for (double e : {3.0, -2.0}) {
+  // with NaN, infinities, huge and denormal inputs
+  for (double e : {3.0, 1.5, -2.0}) {
     INFO("exponent = " << e);
     check_unary(ir::PowerStatic{e}, approx);
   }
@@ -258,13 +257,8 @@ TEST_CASE(
   // x ** 1.5) as vsqrtps(x). IEEE pow(x, 0.5) differs from sqrt(x) at -0 (pow: +0, sqrt: -0)
   // and at -inf (pow: +inf, sqrt: NaN); the reference (std::pow) gives +0 and +inf, and
   // pow(-inf, 1.5) = +inf where the kernel computes -inf * NaN = NaN.
-  Graph g;
-  const auto x = g.parameter(f32, {3});
-  g.result(g.power_static(x, 0.5));
-  check_values(g, {-0.0, -inf, 4}, {0.0, inf, 2});
-  Graph h;
-  h.result(h.power_static(h.parameter(f32, {3}), 1.5));
-  check_values(h, {-0.0, -inf, 4}, {0.0, inf, 8});
+  check_values(ir::PowerStatic{0.5}, {-0.0, -inf, 4}, {0.0, inf, 2});
+  check_values(ir::PowerStatic{1.5}, {-0.0, -inf, 4}, {0.0, inf, 8});
 }
 
 TEST_CASE("jit eltwise: HSwish, HSigmoid and SoftSign are within 4 ulp on every tail length") {
@@ -409,9 +403,7 @@ TEST_CASE("jit eltwise: chains of fusable ops in one kernel match the reference"
                    g.clamp(c, -2, 2));
       t = g.select(g.logical_xor(g.equal(a, c), g.less_equal(t, a)), t, g.negative(t));
       g.result(reciprocal ? g.power_static(t, -1.0) : t);
-      // Relu(-0) is the skipped bug above; it feeds a Multiply whose -0 * 0.25 ends in sums
-      check_jit(g, in,
-                {.tol = exact_any_zero, .threads = {1, 2}, .fma = false, .round_each_node = true});
+      check_jit(g, in, {.tol = exact, .threads = {1, 2}, .fma = false, .round_each_node = true});
     }
     {
       Graph g;
@@ -454,12 +446,10 @@ TEST_CASE("jit eltwise: a three-input body of 40 ops with four Results compiles 
     g.result(g.power_static(g.add(g.abs(t), g.scalar(f32, 1)), -1.0));
     g.result(g.maximum(g.hswish(a), g.softsign(c)));
     g.result(g.minimum(g.hsigmoid(b), g.squared_difference(a, c)));
-    // Relu(-0) and Round(-0.3) give a zero of the wrong sign (skipped tests above), so zeros
-    // match either sign in the exact outputs
     check_jit(g, {make_tensor(s, ++seed), make_tensor(s, ++seed), make_tensor(s, ++seed)},
               {.threads = {1, 2},
                .fma = false,
                .round_each_node = true,
-               .output_tol = {exact_any_zero, exact_any_zero, approx, approx}});
+               .output_tol = {exact, exact, approx, approx}});
   }
 }

@@ -400,7 +400,9 @@ TEST_CASE("matmul: the tokenizer keeps constant weights inside the Subgraph (pac
   CHECK(subgraphs == 1);
   const std::vector<Tensor> in{uniform(Shape{batch, width}, 1), uniform(Shape{width}, 2)};
   const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
-  const Tensor got = Program<>(g).run(in, with_threads(2))[0];
+  const Program<> program(g);
+  check_steps_are_kernels(program);
+  const Tensor got = program.run(in, with_threads(2))[0];
   const std::string report = compare(got, want, {64, 1e-5});
   CHECK_MESSAGE(report.empty(), report);
 }
@@ -442,7 +444,9 @@ TEST_CASE("matmul: an MLP chain is one Subgraph while its tensors fit the kernel
           CHECK(int(absorbed.size()) == (layers + per_subgraph - 1) / per_subgraph);
           CHECK(absorbed.front() == 3 * std::size_t(std::min(layers, per_subgraph)));
           const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
-          const Tensor got = Program<>(g).run(in, with_threads(2))[0];
+          const Program<> program(g);
+          check_steps_are_kernels(program);
+          const Tensor got = program.run(in, with_threads(2))[0];
           // each layer sums up to 256 products of magnitude <= 0.2 |x|: 1e-5 relative is far
           // above f32 noise
           const std::string report = compare(got, want, {64, 1e-5});
@@ -472,10 +476,27 @@ TEST_CASE("matmul: an activation read outside the chain ends its Subgraph there"
     CHECK(subgraphs == 2);
     const std::vector<Tensor> in{uniform(Shape{8, 32}, 1), uniform(Shape{32, 32}, 2)};
     const auto want = reference::evaluate(g, std::span<const Tensor>(in));
-    const auto got = Program<>(g).run(in, with_threads(2));
+    const Program<> program(g);
+    check_steps_are_kernels(program);
+    const auto got = program.run(in, with_threads(2));
     for (std::size_t o = 0; o < want.size(); ++o) {
       const std::string report = compare(got[o], want[o], {64, 1e-5});
       CHECK_MESSAGE(report.empty(), report);
     }
   }
+}
+
+TEST_CASE("matmul: an epilogue that keeps more values live than the registers hold is refused") {
+  // 40 scaled copies of the product, all live until a chain of Maximums folds them: no
+  // register tile fits beside them, on either ISA
+  Graph g;
+  const auto m = g.matmul(g.parameter(f32, {8, 16}, "a"), g.parameter(f32, {16, 16}, "b"));
+  std::vector<ir::Value> copies;
+  for (int i = 0; i < 40; ++i) copies.push_back(g.multiply(m, g.scalar(f32, 1.0 + i / 64.0)));
+  ir::Value acc = copies[0];
+  for (int i = 1; i < 40; ++i) acc = g.maximum(acc, copies[static_cast<std::size_t>(i)]);
+  g.result(acc, "y");
+  for_each_isa([&](x64::Isa isa) {
+    CHECK(error_id([&] { compile(g, {.isa = isa}); }) == "snippets.compile.register_pressure");
+  });
 }

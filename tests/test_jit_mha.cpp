@@ -255,7 +255,9 @@ TEST_CASE("mha: the tokenizer makes the attention block one Subgraph, and the Pr
     CHECK(t.size() == a.inputs().size() + 2); // the inputs, the Subgraph and the Result
     const std::vector<Tensor> in = make_inputs(a, 9);
     const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
-    const Tensor got = Program<>(g).run(in, with_threads(2))[0];
+    const Program<> program(g);
+    check_steps_are_kernels(program);
+    const Tensor got = program.run(in, with_threads(2))[0];
     const std::string report = compare_bounded(got, want, attention_bound(a, in));
     CHECK_MESSAGE(report.empty(), report);
   }

@@ -28,6 +28,8 @@ template <class F> void for_each_variant(F&& f, int unroll = CompileOptions{}.un
       INFO("bf16 by integer rounding (no VCVTNEPS2BF16)");
       f(CompileOptions{.isa = isa, .unroll = unroll, .native_bf16 = false});
     }
+    if (isa == x64::Isa::avx512 && !x64::host_has_avx512_bf16())
+      test::skip_on_host("AVX512_BF16 (the native bf16 conversion)");
   });
 }
 

@@ -211,6 +211,7 @@ TEST_CASE("softmax: the tokenizer fuses a transformer-style tail into one kernel
     ProgramOptions<x64::Traits> opt;
     opt.compile.isa = isa;
     const Program<> program(model, opt);
+    check_steps_are_kernels(program);
     const auto got = program.run(in, with_threads(2));
     CHECK(compare(got[0], want[0], softmax_tol) == "");
     CHECK(compare(got[1], want[1], softmax_tol) == "");

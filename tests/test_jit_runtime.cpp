@@ -334,6 +334,8 @@ TEST_CASE("jit runtime: CompileOptions selects the ISA") {
     const CompiledKernel k512 = compile(g, {.isa = x64::Isa::avx512});
     const CompiledKernel k2 = compile(g, {.isa = x64::Isa::avx2});
     CHECK(!std::equal(k512.code().begin(), k512.code().end(), k2.code().begin(), k2.code().end()));
+  } else {
+    test::skip_on_host("avx512");
   }
   // without an ISA, compile() picks the best the host has (unless SNIPPETS_MAX_ISA caps it)
   CHECK(compile(g).signature().isa == x64::to_string(x64::best_host_isa()));
@@ -566,4 +568,18 @@ TEST_CASE("compile: timings name every stage once, in order, and add up to the c
     sum += t.time;
   }
   CHECK(sum <= wall);
+}
+
+TEST_CASE("jit runtime: a thread count beyond max_threads() is capped, not handed to OpenMP") {
+  CHECK(max_threads() >= 256);
+  Graph g;
+  g.result(g.sigmoid(g.parameter(f32, {4096, 8}, "x")), "y");
+  const std::vector<Tensor> in{make_tensor({4096, 8}, 11)};
+  const auto want = reference::evaluate(g, in);
+  const CompiledKernel k = compile(g);
+  for (const int threads : {200000, -5}) {
+    INFO("threads = " << threads);
+    CHECK(compare(k.run(std::span<const Tensor>(in), with_threads(threads))[0], want[0], approx) ==
+          "");
+  }
 }

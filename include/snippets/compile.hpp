@@ -4,8 +4,8 @@
 //   auto kernel = snippets::compile<x64::Traits, MyPipeline>(body, {.isa = x64::Isa::avx2});
 //
 // Steps: run the data-flow passes on the body (DefaultDataFlow: layouts, scalars,
-// PowerStatic, f32 compute), check it (ops the traits can fuse, input and output types the
-// traits read and write, at most Traits::data_pointer_registers arguments),
+// PowerStatic, f32 compute), check it (compile_checks.hpp: ops the traits can fuse, input and
+// output types the traits read and write, at most Traits::data_pointer_registers arguments),
 // convert it to a Linear IR, run the lowering Pipeline (passes/default_pipelines.hpp unless
 // you pass your own), emit with the x64 kernel emitter for the chosen ISA. The kernel's
 // signature is the body's: its input and output shapes, or their physical shapes for inputs
@@ -14,7 +14,8 @@
 // user's shape and the kernel gathers along strided dimensions. A Transpose that keeps the
 // innermost axis innermost right before an output is folded into the store
 // (FuseTransposeIntoResult). A body that cannot be compiled throws snippets::Error
-// ([snippets.compile.*]) naming the op and the cause; nothing is left behind.
+// ([snippets.compile.*]) naming the op and the cause; nothing is left behind. A static body
+// whose outputs are all empty gets a kernel without code.
 //
 // Dynamic shapes: a body whose shapes have `dynamic` dimensions compiles once into a
 // shape-agnostic kernel (planar inputs, rank up to x64::max_dynamic_rank) that runs any shapes
@@ -33,6 +34,7 @@
 #include <memory>
 #include <optional>
 
+#include "snippets/compile_checks.hpp"
 #include "snippets/debug/disassembler.hpp"
 #include "snippets/debug/insert_perf_counters.hpp"
 #include "snippets/debug/options.hpp"
@@ -89,6 +91,10 @@ struct CompileOptions {
   /// Dumps, disassembly files, perf map, counters, segfault detector; an unset field follows
   /// its environment variable (debug/options.hpp).
   debug::DebugOptions debug;
+  /// Generate code for `isa` even when this host cannot execute it, to inspect or disassemble
+  /// it (tests of AVX-512 code on an AVX2 host). run() refuses such a kernel
+  /// ([snippets.run.emit_only]) unless the host can execute it after all.
+  bool emit_only = false;
 };
 
 namespace detail {
@@ -98,137 +104,36 @@ inline std::atomic<std::uint64_t>& compilation_counter() {
   return n;
 }
 
-template <class T> bool has_dynamic_shapes(const ir::Graph<T>& body) {
-  for (ir::NodeId id = 0; id < body.size(); ++id)
-    for (const auto& t : body.node(id).outputs)
-      if (!t.shape.is_static()) return true;
-  return false;
-}
-
-/// Dynamic bodies: planar inputs and a rank the call arguments can describe.
-template <class T> void check_dynamic_body(const ir::Graph<T>& body) {
-  for (ir::NodeId id = 0; id < body.size(); ++id) {
-    const auto& op = body.node(id).op;
-    if (ir::is<ir::MatMul>(op))
-      raise("snippets.compile.dynamic_matmul",
-            body.node(id).describe() +
-                ": MatMul kernels take static shapes for now; give the body static shapes "
-                "(compile one kernel per shape, the kernel cache keeps them)");
-    if (ir::is<ir::ReduceSum>(op) || ir::is<ir::ReduceMax>(op) || ir::is<ir::Softmax>(op))
-      raise("snippets.compile.dynamic_reduce",
-            body.node(id).describe() +
-                ": kernels with reductions take static shapes for now; give the body static "
-                "shapes (compile one kernel per shape, the kernel cache keeps them)");
-  }
-  for (ir::NodeId id = 0; id < body.size(); ++id)
-    for (const auto& t : body.node(id).outputs)
-      if (t.shape.rank() > std::size_t(x64::max_dynamic_rank))
-        raise("snippets.compile.dynamic_rank",
-              body.node(id).describe() + " has rank " + std::to_string(t.shape.rank()) +
-                  "; kernels with dynamic dimensions take ranks up to " +
-                  std::to_string(x64::max_dynamic_rank) + " (reshape, or give static shapes)");
-  for (ir::NodeId p : body.parameters())
-    if (!std::get<ir::Parameter>(body.node(p).op).layout.is_planar())
-      raise("snippets.compile.dynamic_layout",
-            body.node(p).describe() +
-                " has a non-planar layout; kernels with dynamic dimensions take planar inputs "
-                "(transpose outside the subgraph, or give static shapes)");
-  for (ir::NodeId id = 0; id < body.size(); ++id)
-    if (const auto* t = std::get_if<ir::Transpose>(&body.node(id).op);
-        t && t->order != Layout::planar(t->order.size()).order())
-      raise("snippets.compile.dynamic_layout",
-            body.node(id).describe() +
-                " reads its input in another order; kernels with dynamic dimensions take planar "
-                "inputs only (transpose outside the subgraph, or give static shapes)");
+/// A static body whose outputs are all empty (an empty batch, a product without rows or
+/// columns) needs no code: compile() gives it a kernel that checks its buffers and returns.
+template <class T> bool writes_nothing(const ir::Graph<T>& body) {
+  if (body.results().empty() || has_dynamic_shapes(body)) return false;
   for (ir::NodeId r : body.results())
-    if (!std::get<ir::Result>(body.node(r).op).layout.is_planar())
-      raise("snippets.compile.dynamic_layout",
-            body.node(r).describe() +
-                " has a non-planar layout; kernels with dynamic dimensions write planar outputs "
-                "(transpose outside the subgraph, or give static shapes)");
+    if (body.type(body.node(r).inputs[0]).shape.element_count() != 0) return false;
+  return true;
 }
 
-/// Kernels read an i32 input as the f32 nearest to it (exact up to 2^24), which is what a
-/// Convert to f32, f16, i8, u8 or boolean needs. A copy or a Convert to i32 or bf16 (two
-/// roundings) would not match the input's exact value.
-template <class T> void check_i32_input(const ir::Graph<T>& body, const ir::Node<T>& p) {
-  for (const ir::Use& u : p.users[0]) {
-    const ir::Node<T>& user = body.node(u.node);
-    const auto* c = std::get_if<ir::Convert>(&user.op);
-    if (c && c->to != ElementType::i32 && c->to != ElementType::bf16) continue;
-    raise("snippets.compile.unsupported_type",
-          p.describe() + " is i32 and feeds " + user.describe() +
-              "; kernels read i32 inputs as f32 (exact up to 2^24), so inside a kernel an i32 "
-              "input may only be converted to f32, f16, i8, u8 or boolean (copy it or convert it "
-              "to i32 or bf16 outside the subgraph)");
+/// The signature of writes_nothing()'s kernel: the buffers in memory order, no work.
+template <class T> KernelSignature empty_signature(const ir::Graph<T>& body, x64::Isa isa) {
+  KernelSignature sig;
+  for (ir::NodeId p : body.parameters()) {
+    const auto& param = std::get<ir::Parameter>(body.node(p).op);
+    const Shape& s = param.output.shape;
+    sig.inputs.push_back(
+        {param.output.type, param.layout.is_planar() ? s : param.layout.physical_shape(s)});
   }
-}
-
-template <class T> void check_body(const ir::Graph<T>& body) {
-  if (static_cast<int>(body.parameters().size() + body.results().size()) >
-      T::data_pointer_registers)
-    raise("snippets.compile.too_many_io",
-          "the body has " + std::to_string(body.parameters().size()) + " inputs and " +
-              std::to_string(body.results().size()) + " outputs but a " + std::string(T::name) +
-              " kernel takes at most " + std::to_string(T::data_pointer_registers) +
-              " in all; split the subgraph");
-  for (ir::NodeId id = 0; id < body.size(); ++id) {
-    const auto& n = body.node(id);
-    std::visit(
-        [&](const auto& tag) {
-          using Tag = std::decay_t<decltype(tag)>;
-          if constexpr (std::is_same_v<Tag, ir::Parameter> || std::is_same_v<Tag, ir::Result> ||
-                        std::is_same_v<Tag, ir::Constant> || std::is_same_v<Tag, ir::Scalar>) {
-          } else if constexpr (T::template fusable<Tag>) {
-            if constexpr (std::is_same_v<Tag, ir::ReduceSum> ||
-                          std::is_same_v<Tag, ir::ReduceMax> || std::is_same_v<Tag, ir::Softmax>)
-              if (!passes::innermost_reduction(body, n))
-                raise("snippets.compile.reduce_axis",
-                      n.describe() +
-                          " does not reduce over the innermost axis alone (with keep_dims); "
-                          "kernels reduce rows: transpose the axis to the end, or run it "
-                          "outside the subgraph");
-            if (!backend_supports<T>(tag))
-              raise("snippets.compile.unsupported_attribute",
-                    n.describe() + " has attributes the " + std::string(T::name) +
-                        " emitter does not support; run it outside the kernel");
-          } else if constexpr (std::is_same_v<Tag, ir::Transpose>) {
-            raise("snippets.compile.unsupported_op",
-                  n.describe() +
-                      " is not folded into memory access: a kernel takes a Transpose only as the "
-                      "only consumer of a subgraph input, or as the last op before an output "
-                      "when it keeps the innermost axis innermost; move it out of the subgraph "
-                      "or give it its own input");
-          } else {
-            raise("snippets.compile.unsupported_op", n.describe() + " cannot be fused by the " +
-                                                         std::string(T::name) +
-                                                         " backend; leave it out of the subgraph");
-          }
-        },
-        n.op);
-    const bool io = ir::is<ir::Parameter>(n.op) || ir::is<ir::Result>(n.op);
-    const auto& t = ir::is<ir::Result>(n.op) ? body.type(n.inputs[0]) : n.outputs.at(0);
-    if (io && !backend_io_type_supported<T>(t.type)) {
-      std::string types;
-      for (ElementType e : all_element_types)
-        if (backend_io_type_supported<T>(e))
-          types += (types.empty() ? "" : ", ") + std::string(to_string(e));
-      raise("snippets.compile.unsupported_type",
-            n.describe() + " is " + t.to_string() + "; " + std::string(T::name) +
-                " kernels read and write " + types + " (add a Convert outside the subgraph)");
-    }
-    if (ir::is<ir::Parameter>(n.op) && t.type == ElementType::i32) check_i32_input(body, n);
-    // kernels compute in f32: an integer value may only be converted, never computed on
-    if (io || ir::is<ir::Convert>(n.op)) continue;
-    auto computable = [](ElementType e) {
-      return e == ElementType::f32 || e == ElementType::boolean;
-    };
-    for (const ir::Output& o : n.inputs)
-      if (!computable(body.type(o).type))
-        raise("snippets.compile.unsupported_type",
-              n.describe() + " computes on " + body.type(o).to_string() +
-                  "; kernels compute in f32, so run integer arithmetic outside the subgraph");
+  for (ir::NodeId r : body.results()) {
+    ir::TensorType t = body.type(body.node(r).inputs[0]);
+    if (const Layout& l = std::get<ir::Result>(body.node(r).op).layout; !l.is_planar())
+      t.shape = l.physical_shape(t.shape);
+    sig.outputs.push_back(t);
   }
+  sig.domain = {0};
+  sig.outer_stride_bytes.assign(sig.inputs.size() + sig.outputs.size(), 0);
+  sig.in_place.assign(sig.inputs.size(), false);
+  sig.isa = std::string(x64::to_string(isa));
+  sig.vector_bytes = x64::lanes(isa) * 4;
+  return sig;
 }
 
 /// Vector registers kept from the allocator: the most scratch any emitter in `lir` needs,
@@ -284,6 +189,30 @@ KernelCode emit(ir::LinearIR<T>& lir, bool streaming, const x64::Instrumentation
   }
 }
 
+/// Per input: whether an output may share its buffer (KernelSignature::in_place). Yes when every
+/// expression works element by element (no product, reduction, row buffer or Softmax over rows),
+/// every output is written in planar order and the input is read in planar order; run() then
+/// requires the same shape (not broadcast) and element size.
+template <class T> std::vector<bool> in_place_inputs(ir::LinearIR<T>& lir) {
+  std::vector<bool> in_place(lir.num_inputs, false);
+  for (auto& e : lir) {
+    const bool per_element = std::visit(
+        [](const auto& tag) {
+          using Tag = std::decay_t<decltype(tag)>;
+          return !(std::is_same_v<Tag, ir::Brgemm> || std::is_same_v<Tag, ir::BrgemmCopyB> ||
+                   std::is_same_v<Tag, ir::SoftmaxRows> || std::is_same_v<Tag, ir::ReduceInit> ||
+                   std::is_same_v<Tag, ir::Buffer>);
+        },
+        e->op);
+    const bool transposed_store =
+        std::holds_alternative<ir::Result>(e->op) && !e->in_desc(0).layout.empty();
+    if (!per_element || transposed_store) return std::vector<bool>(lir.num_inputs, false);
+    if (std::holds_alternative<ir::Parameter>(e->op))
+      in_place.at(e->data_index) = e->out_desc(0).layout.empty();
+  }
+  return in_place;
+}
+
 /// What the executor needs to know about the lowered kernel. Inputs and outputs keep the
 /// body's shapes (rank alignment does not change memory) unless an input has a non-planar
 /// layout the body takes: then the buffers have the physical shapes of the canonical body.
@@ -315,6 +244,7 @@ KernelSignature describe(const ir::Graph<T>& body, const ir::Graph<T>& canonical
       t.shape = l.physical_shape(t.shape); // a Result written transposed
     sig.outputs.push_back(t);
   }
+  sig.in_place = in_place_inputs(lir);
   sig.domain = lir.domain;
   sig.buffer_pointers = lir.buffer_pointers;
   sig.scratch_bytes = lir.scratch_bytes;
@@ -551,12 +481,19 @@ template <class T = x64::Traits, class Lowering = passes::DefaultLowering,
 CompiledKernel compile(const ir::Graph<T>& body, const CompileOptions& opt = {}) {
   static_assert(check_backend_traits<T>());
   const x64::Isa isa = opt.isa.value_or(x64::best_host_isa());
-  if (!x64::host_supports(isa))
+  if (!x64::host_supports(isa) && !opt.emit_only)
     raise("snippets.isa.unsupported_host", "the " + std::string(x64::to_string(isa)) +
                                                " ISA was requested but this CPU cannot run it; "
                                                "request avx2 or leave the ISA unset");
   const debug::ResolvedDebug dbg = debug::resolve(opt.debug);
   std::string name = detail::kernel_name(opt);
+  if (detail::writes_nothing(body)) {
+    auto info = std::make_shared<debug::KernelDebugInfo>();
+    info->name = std::move(name);
+    info->isa = std::string(x64::to_string(isa));
+    detail::compilation_counter().fetch_add(1, std::memory_order_relaxed);
+    return CompiledKernel(KernelCode{}, detail::empty_signature(body, isa), KernelCode{}, info);
+  }
   std::optional<ir::Graph<T>> canonical;
   detail::StageClock clock(opt.timings);
   detail::Lowered<T> lowered =
@@ -564,6 +501,7 @@ CompiledKernel compile(const ir::Graph<T>& body, const CompileOptions& opt = {})
   ir::LinearIR<T>& lir = lowered.lir;
   KernelSignature sig = detail::describe(body, *canonical, lir, isa);
   sig.streaming_min_bytes = opt.streaming_threshold_bytes;
+  sig.runnable = x64::host_supports(isa);
   // no Instrumentation at all unless asked: the plain kernel's code is exactly unchanged
   const x64::Instrumentation<T> instr{dbg.code_map, dbg.segfault_detector, lowered.counter_regions};
   const x64::Instrumentation<T>* use = dbg.code_map ? &instr : nullptr; // implied by the rest

@@ -17,6 +17,7 @@
 // (reference/eltwise.hpp or the interpreter), an emitter if a target can fuse it, and tests.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -46,6 +47,22 @@ struct TensorType {
   bool operator==(const TensorType&) const = default;
   std::string to_string() const {
     return std::string(snippets::to_string(type)) + shape.to_string();
+  }
+  /// Whether the bytes of a tensor of this static type fit in int64 (no buffer can be larger).
+  bool countable() const {
+    if (std::find(shape.begin(), shape.end(), Dim{0}) != shape.end()) return true;
+    std::int64_t n = static_cast<std::int64_t>(size_of(type));
+    for (Dim d : shape)
+      if (__builtin_mul_overflow(n, d, &n)) return false;
+    return true;
+  }
+  /// Bytes of a tensor of this static type.
+  /// @throws [snippets.shape.too_many_elements] when they overflow int64.
+  std::int64_t bytes() const {
+    if (!countable())
+      raise("snippets.shape.too_many_elements",
+            to_string() + " has more bytes than int64 can count; use smaller tensors");
+    return shape.element_count() * static_cast<std::int64_t>(size_of(type));
   }
 };
 

@@ -185,11 +185,9 @@ inline Shape matmul(Shape a, Shape b, const MatMul& m, std::string_view who) {
   return Shape(std::move(out));
 }
 
-} // namespace detail
-
 template <class T>
-std::vector<TensorType> infer_types(const Op<T>& op, std::span<const TensorType> in,
-                                    std::string_view who) {
+std::vector<TensorType> infer_types_unchecked(const Op<T>& op, std::span<const TensorType> in,
+                                              std::string_view who) {
   return std::visit(
       [&](const auto& tag) -> std::vector<TensorType> {
         using Tag = std::decay_t<decltype(tag)>;
@@ -328,6 +326,20 @@ std::vector<TensorType> infer_types(const Op<T>& op, std::span<const TensorType>
         }
       },
       op);
+}
+
+} // namespace detail
+
+template <class T>
+std::vector<TensorType> infer_types(const Op<T>& op, std::span<const TensorType> in,
+                                    std::string_view who) {
+  std::vector<TensorType> out = detail::infer_types_unchecked<T>(op, in, who);
+  for (const TensorType& t : out) // no buffer could hold it, and counts would wrap
+    if (t.shape.is_static() && !t.countable())
+      raise("snippets.shape.too_many_elements",
+            std::string(who) + " gives " + t.to_string() +
+                ", which has more bytes than int64 can count; use smaller tensors");
+  return out;
 }
 
 } // namespace snippets::ir

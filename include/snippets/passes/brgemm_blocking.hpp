@@ -126,7 +126,9 @@ void choose_tile(ir::BrgemmShape& s, Dim M, const ir::Expression<T>& mm,
 /// products of an attention kernel), whole tiles of `m_r`, and (when the rows are the parallel
 /// loop) at least four blocks to share out.
 inline std::int64_t block_rows(int m_r, Dim M, std::int64_t row_bytes, bool parallel_rows) {
-  std::int64_t rows = std::max<std::int64_t>(1, (std::int64_t{128} << 10) / row_bytes);
+  // a product of depth 0 reads no rows: the budget limits nothing
+  std::int64_t rows =
+      row_bytes > 0 ? std::max<std::int64_t>(1, (std::int64_t{128} << 10) / row_bytes) : M;
   if (parallel_rows) rows = std::min<std::int64_t>(rows, (M + 3) / 4);
   rows = std::max<std::int64_t>(m_r, rows / m_r * m_r);
   return std::min<std::int64_t>(rows, M);

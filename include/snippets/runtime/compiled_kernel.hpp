@@ -4,7 +4,12 @@
 // threads may run it at once. run() checks the buffers first (count, null, element type,
 // shape) and throws snippets::Error before touching memory:
 //   [snippets.run.arg_count] [snippets.run.null_pointer] [snippets.run.type_mismatch]
-//   [snippets.run.shape_mismatch]
+//   [snippets.run.shape_mismatch] [snippets.shape.too_many_elements]
+// and that no output overlaps another output or an input ([snippets.run.overlapping_buffers]),
+// with one exception, running in place: an output may be exactly the buffer of an input of
+// its shape and element size when the kernel reads that input element by element, each
+// element right before it writes the same index (KernelSignature::in_place: elementwise
+// kernels, inputs read planar and not broadcast; not MatMuls, reductions or transposed reads).
 // Then it splits the outermost domain dimension across threads (executor.hpp).
 // A dynamic kernel (compiled from a body with dynamic dimensions) takes any shapes that fit
 // its partial ones: run() configures the call (runtime_config.hpp) and checks the outputs
@@ -42,7 +47,8 @@
 namespace snippets {
 
 struct RunOptions {
-  /// Threads to use; 0 picks omp_get_max_threads() capped so each thread gets enough work.
+  /// Threads to use; 0 (or less) picks omp_get_max_threads() capped so each thread gets enough
+  /// work. At most max_threads() are used, whatever is asked.
   int threads = 0;
   /// Executor; empty means OpenMP.
   ParallelFor parallel_for;
@@ -64,7 +70,17 @@ struct KernelSignature {
   /// the bytes of it a call uses (Buffers between the loops of a row-by-row kernel).
   std::size_t buffer_pointers = 0;
   std::int64_t scratch_bytes = 0;
+  /// Per input: an output may share its buffer (see the header comment).
+  std::vector<bool> in_place;
+  /// False for a kernel compiled with CompileOptions::emit_only for an ISA this host cannot
+  /// execute: run() refuses it.
+  bool runnable = true;
 };
+
+/// The most threads one run uses: the processors, and at least 256 (a request beyond what
+/// the system can start would fail inside the OpenMP runtime, and a memory-bound kernel gains
+/// nothing from more threads than processors).
+inline int max_threads() { return std::max(256, omp_get_num_procs()); }
 
 namespace detail {
 /// The calling thread's scratch memory of at least `bytes` (64-byte aligned). It grows as
@@ -156,9 +172,11 @@ public:
 
   void run(std::span<const ConstTensorView> in, std::span<const TensorView> out,
            const RunOptions& opt = {}) const {
+    check_runnable();
     if (is_dynamic()) {
       check_views(in, sig_.inputs, "input", "kernel", true);
       check_views(out, sig_.outputs, "output", "kernel", true);
+      check_in_place(in, out);
       const RuntimeConfig cfg = configure_views(in);
       check_outputs(cfg, [&](std::size_t o) -> const Shape& { return out[o].shape; });
       return with_pointers(
@@ -166,6 +184,7 @@ public:
     }
     check_views(in, sig_.inputs, "input", "kernel");
     check_views(out, sig_.outputs, "output", "kernel");
+    check_in_place(in, out);
     with_pointers(in, out, [&](const void* const* i, void* const* o) { run_unchecked(i, o, opt); });
   }
 
@@ -197,6 +216,7 @@ public:
   void run_configured(const RuntimeConfig& cfg, const void* const* in, void* const* out,
                       const RunOptions& opt = {}) const {
     SNIPPETS_ASSERT(is_dynamic()) << "run_configured on a static kernel";
+    check_runnable();
     if (cfg.elements == 0) return;
     const CompiledKernel& k = cfg.variant ? variants_->get(cfg.variant) : *this;
     const std::size_t r = cfg.rank - 1, n_in = sig_.inputs.size(), n_out = sig_.outputs.size();
@@ -258,6 +278,7 @@ public:
   /// No checks: `in` and `out` hold the data pointers in signature order, each buffer planar
   /// and as large as its shape says.
   void run_unchecked(const void* const* in, void* const* out, const RunOptions& opt = {}) const {
+    check_runnable();
     if (is_dynamic())
       raise("snippets.run.not_static", "a dynamic kernel needs the shapes of its inputs: call "
                                        "run(), or configure() and run_configured()");
@@ -292,10 +313,23 @@ private:
   /// Threads for `units` chunks of a domain of `total` elements: RunOptions::threads, or as many
   /// as OpenMP offers while each keeps at least ~16K elements (below that, fork/join costs more).
   static int threads_for(const RunOptions& opt, std::int64_t units, std::int64_t total) {
-    int n = opt.threads > 0 ? opt.threads : omp_get_max_threads();
+    int n = std::min(opt.threads > 0 ? opt.threads : omp_get_max_threads(), max_threads());
     if (opt.threads <= 0)
       n = static_cast<int>(std::min<std::int64_t>(n, std::max<std::int64_t>(1, total / 16384)));
     return static_cast<int>(std::clamp<std::int64_t>(units, 1, n));
+  }
+
+  void check_runnable() const {
+    if (!sig_.runnable)
+      raise("snippets.run.emit_only", "the kernel was compiled with emit_only for " + sig_.isa +
+                                          ", which this host cannot execute; inspect it, or "
+                                          "compile it for this host's ISA to run it");
+  }
+
+  void check_in_place(std::span<const ConstTensorView> in, std::span<const TensorView> out) const {
+    check_overlap(
+        in, out, [&](std::size_t i) { return i < sig_.in_place.size() && sig_.in_place[i]; },
+        "kernel");
   }
 
   /// The configuration of a dynamic call on inputs of these shapes (checks them).

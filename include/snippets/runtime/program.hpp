@@ -15,7 +15,8 @@
 //    reason is in Step::note), through the reference interpreter.
 // The Program is immutable and may run from many threads at once, each with its own
 // ExecutionContext. Inputs, outputs and the model's values are planar with static shapes.
-// Inputs and outputs must not overlap.
+// No output may overlap an input or another output (a model reads its inputs after it has
+// written outputs): run() checks it, [snippets.run.overlapping_buffers]. Inputs may overlap.
 #pragma once
 
 #include <cstring>
@@ -88,8 +89,9 @@ public:
               n.describe() + " has a non-planar layout; a Program writes planar outputs (add a "
                              "Transpose before the output instead: it is folded into the store)");
     }
-    // a malformed SNIPPETS_* debug variable is the caller's error, not a reason to fall back
+    // a malformed SNIPPETS_* variable is the caller's error, not a reason to fall back
     (void)debug::resolve(opt_->compile.debug);
+    (void)x64::isa_cap();
     graph_ = std::make_shared<const ir::Graph<T>>(opt_->tokenized || opt_->reference_only
                                                       ? passes::remove_dead_nodes(model)
                                                       : passes::tokenize(model, opt_->tokenize));
@@ -112,6 +114,8 @@ public:
            std::span<const TensorView> out, const RunOptions& run_opt = {}) const {
     check_views(in, input_types_, "input", "program");
     check_views(out, output_types_, "output", "program");
+    check_overlap(
+        in, out, [](std::size_t) { return false; }, "program");
     if (ctx.bytes() < arena_bytes_)
       raise("snippets.program.context_mismatch",
             std::string("the execution context holds ") + std::to_string(ctx.bytes()) +
@@ -259,7 +263,8 @@ private:
           if (co.name.empty()) co.name = n.name; // dumps, perf maps, reports use it
           step.kernel = compile_cached<T>(*sg->body, co, opt_->cache);
           step.kind = StepKind::kernel;
-        } catch (const Error& e) { // runs on the reference path instead
+        } catch (const Error& e) {
+          if (!falls_back(e)) throw;
           std::string ops;
           for (const auto& name : sg->absorbed) ops.append(ops.empty() ? "" : " ").append(name);
           step.note = std::string("Subgraph '") + n.name + "' [" + ops +
@@ -276,6 +281,16 @@ private:
       }
       steps_.push_back(std::move(step));
     }
+  }
+
+  /// A Subgraph runs on the reference path when the kernel cannot be built (what it holds,
+  /// this host, a bug of ours); a malformed SNIPPETS_* variable or option, or a dump that
+  /// cannot be written, is the caller's to fix, and is raised as compile() raises it.
+  static bool falls_back(const Error& e) {
+    const std::string_view id = e.id();
+    if (id == "snippets.compile.bad_option") return false;
+    return id.starts_with("snippets.compile.") || id.starts_with("snippets.canonicalize.") ||
+           id == "snippets.isa.unsupported_host" || id == "snippets.internal.assert";
   }
 
   void run_step(const Step& step, std::span<const ConstTensorView> in,

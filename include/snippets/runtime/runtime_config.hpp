@@ -114,6 +114,8 @@ void configure(const DynamicLayout& layout, ShapeOf&& shape_of, RuntimeConfig& c
   }
   // the broadcast domain; outputs have its shape
   c.elements = 1;
+  bool overflow = false, empty = false; // inputs that fit may broadcast to outputs that do not
+  std::int64_t bytes = 0;
   for (std::size_t d = 0; d < R; ++d) {
     Dim D = 1;
     for (std::size_t i = 0; i < layout.inputs; ++i) {
@@ -133,9 +135,15 @@ void configure(const DynamicLayout& layout, ShapeOf&& shape_of, RuntimeConfig& c
                                                " but the kernel's outputs were compiled with " +
                                                std::to_string(want));
     c.logical[d] = c.domain[d] = D;
-    c.elements *= D;
+    overflow |= __builtin_mul_overflow(c.elements, D, &c.elements) ||
+                __builtin_mul_overflow(c.elements, std::int64_t{8}, &bytes);
+    empty |= D == 0;
     for (std::size_t o = layout.inputs; o < A; ++o) c.shapes[o][d] = D;
   }
+  if (empty) c.elements = 0;
+  if (overflow && !empty)
+    raise("snippets.shape.too_many_elements",
+          "the inputs broadcast to more bytes than int64 can count; use smaller tensors");
   // collapse, innermost pairs first; positions stay
   for (std::size_t d = r; d-- > 0;) {
     if (c.domain[d] == 1) continue;

@@ -299,8 +299,12 @@ private:
   /// `count` elements `stride` apart; lanes past `count` are zero. Scratch: the lane offsets
   /// (and on AVX2 the mask, which VGATHERDPS clears).
   void emit_gather(const E& e, std::int64_t count, std::int64_t offset, std::int64_t stride) {
-    SNIPPETS_ASSERT(count != ir::runtime_count && stride * lanes_ < (std::int64_t{1} << 31))
-        << "gather of " << count << " elements, stride " << stride;
+    SNIPPETS_ASSERT(count != ir::runtime_count) << "gather of a run-time count";
+    if (stride * lanes_ > std::numeric_limits<std::int32_t>::max())
+      raise("snippets.compile.offset_too_large",
+            e.name + " is read with a stride of " + std::to_string(stride) +
+                " elements along its innermost axis, too far apart for the 32-bit lane offsets "
+                "of a gather; transpose it outside the subgraph");
     const Vmm index = scratch_.at(avx512 ? 0 : 1);
     gather(h_, consts_, vmm(e.out_desc(0).reg),
            data_.at(e.data_index) + static_cast<int>(offset * sizeof(float)), stride, count, index,
@@ -369,8 +373,15 @@ private:
                h_.qword[rax + static_cast<int>(8 * (info.dim * n_args + p.data_index))]);
         continue;
       }
-      const std::int64_t elems = finalization ? p.finalization_offset : p.ptr_increment;
-      if (elems != 0) h_.add(data_.at(p.data_index), static_cast<int>(elems * p.element_size));
+      const std::int64_t bytes =
+          (finalization ? p.finalization_offset : p.ptr_increment) * p.element_size;
+      if (bytes == static_cast<std::int32_t>(bytes)) {
+        if (bytes != 0) h_.add(data_.at(p.data_index), static_cast<int>(bytes));
+        continue;
+      }
+      h_.mov(rax, bytes); // past 2 GiB: no 32-bit immediate
+      h_.add(data_.at(p.data_index), rax);
+      table = false;
     }
   }
 
@@ -402,8 +413,6 @@ private:
     }
     const ir::Reg reg = e.out_desc(0).reg;
     loop_begin_reg_[id] = reg;
-    SNIPPETS_ASSERT(info.work_amount < (std::int64_t{1} << 31))
-        << "work amount " << info.work_amount;
     with_counter(reg, [&](const auto& cnt) {
       if (info.runtime_work_amount) {
         h_.mov(
@@ -412,8 +421,11 @@ private:
         h_.mov(cnt, Xbyak::util::rax);
         h_.cmp(cnt, static_cast<int>(info.increment));
         h_.jl(l.end, Xbyak::CodeGenerator::T_NEAR);
-      } else {
+      } else if (info.work_amount <= std::numeric_limits<std::int32_t>::max()) {
         h_.mov(cnt, static_cast<std::uint32_t>(info.work_amount));
+      } else { // a dimension of 2^31 elements or more
+        h_.mov(Xbyak::util::rax, info.work_amount);
+        h_.mov(cnt, Xbyak::util::rax);
       }
     });
     h_.L(l.begin);

@@ -96,6 +96,7 @@ public:
 
   void emit_copy_b(const E& e, const ir::BrgemmCopyB& c) {
     const ir::BrgemmShape& s = c.shape;
+    if (s.k == 0) return; // a product of depth 0 reads no B: its panels have no rows
     const Xbyak::Reg64 src = data_[e.input_expr(0).data_index], dst = data_[c.b_pointer];
     take_temps({src, dst});
     const Xbyak::Reg64 from = t_[0], to = t_[2];
