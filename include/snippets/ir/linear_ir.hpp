@@ -219,9 +219,15 @@ public:
   }
 
 private:
+  template <class> friend class LinearIR;
+
   std::vector<std::unique_ptr<Operand<T>>> operands_;
   std::vector<std::unique_ptr<PortConnector<T>>> outputs_;
   std::vector<PortDescriptor> in_desc_, out_desc_;
+  /// Where it sits in its LinearIR's list (list iterators survive inserts, splices and moves
+  /// of the list), so that finding it costs O(1), not a walk of the whole LIR.
+  typename std::list<std::unique_ptr<Expression>>::iterator place_{};
+  bool placed_ = false; // place_ is set
 };
 
 template <class T> class LinearIR {
@@ -258,7 +264,8 @@ public:
       e->in_desc(i).shape = inputs[i]->source().descriptor().shape;
     }
     Expression<T>& ref = *e;
-    exprs_.insert(pos, std::move(e));
+    ref.place_ = exprs_.insert(pos, std::move(e));
+    ref.placed_ = true;
     return ref;
   }
   Expression<T>& insert_node(iterator pos, LirOp<T> op,
@@ -300,11 +307,11 @@ public:
   /// Moves `e` so that it sits before `pos`.
   void move(Expression<T>& e, iterator pos) { exprs_.splice(pos, exprs_, find(e)); }
 
+  /// The position of `e`, which must be in this LIR.
   iterator find(const Expression<T>& e) {
-    for (auto it = exprs_.begin(); it != exprs_.end(); ++it)
-      if (it->get() == &e) return it;
-    SNIPPETS_ASSERT(false) << "expression " << e.name << " is not in this LIR";
-    return exprs_.end();
+    SNIPPETS_ASSERT(e.placed_ && e.place_->get() == &e)
+        << "expression " << e.name << " is not in a LIR";
+    return e.place_;
   }
 
   /// Sets every expression's `order` to its position.

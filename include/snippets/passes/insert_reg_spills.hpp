@@ -3,12 +3,18 @@
 //
 // Walking the live ranges (InitLiveRanges), at the first expression where the values live
 // across it plus its own result exceed the registers left after emitter scratch, the value
-// not read there whose range ends last is spilled: a Spill right after its definition stores
-// it to a new stack slot, and a Reload right before each consumer brings it back in a fresh,
-// short-lived value. Repeats until every position fits. Loop counters and reduction
-// accumulators (updated in place) are not spilled.
+// not read there whose range ends last (of those, the first defined) is spilled: a Spill
+// right after its definition stores it to a new stack slot, and a Reload right before each
+// consumer brings it back in a fresh, short-lived value. Repeats until every position fits.
+// Loop counters and reduction accumulators (updated in place) are not spilled.
 // @post LinearIR::spill_slots holds the number of stack slots; live ranges are current.
 #pragma once
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+#include <vector>
 
 #include "snippets/passes/init_live_ranges.hpp"
 
@@ -23,43 +29,58 @@ struct InsertRegSpills {
                                                            ctx.config.reserved_vector_registers);
     for (;;) {
       InitLiveRanges{}.run(lir, ctx);
-      ir::PortConnector<T>* victim = nullptr;
-      for (auto& e : lir) {
-        if (!defines_vector(*e)) continue;
-        const std::size_t p = e->order;
-        std::size_t live = 1; // the value defined here
-        std::size_t victim_end = 0;
-        for (auto& [conn, r] : ctx.analyses.live_ranges) {
-          if (r.def >= p || r.end <= p ||
-              std::holds_alternative<ir::LoopBegin>(conn->source_expr().op))
-            continue;
-          ++live;
-          bool read_here = false;
-          for (std::size_t i = 0; i < e->num_inputs(); ++i)
-            read_here |= e->input(i).connector() == conn;
-          const bool accumulator = std::holds_alternative<ir::ReduceInit>(conn->source_expr().op);
-          if (!read_here && !accumulator && r.end > victim_end) {
-            victim_end = r.end;
-            victim = &conn->source_expr().output(0);
-          }
-        }
-        if (live <= available) {
-          victim = nullptr;
-          continue;
-        }
-        if (!victim)
-          raise("snippets.compile.register_pressure",
-                "'" + e->name +
-                    "' reads more vector values at once than the target has registers; "
-                    "split the subgraph");
-        break;
-      }
+      ir::PortConnector<T>* victim = first_victim(lir, ctx.analyses.live_ranges, available);
       if (!victim) return Preserved::none;
       spill(lir, *victim, lir.spill_slots++);
     }
   }
 
 private:
+  /// One sweep over the expressions with the values live across each, latest end first: the
+  /// value to spill at the first expression where they do not fit (of those ending last, the
+  /// one defined first), or nullptr when they fit everywhere. A sweep, not a scan of every
+  /// range at every expression, which made each round cost n^2 in a kernel of n ops.
+  template <class T>
+  static ir::PortConnector<T>*
+  first_victim(ir::LinearIR<T>& lir, const std::map<const ir::PortConnector<T>*, LiveRange>& ranges,
+               std::size_t available) {
+    struct Live {
+      std::size_t end, def;
+      const ir::PortConnector<T>* value;
+    };
+    std::vector<std::pair<LiveRange, const ir::PortConnector<T>*>> by_def;
+    for (const auto& [conn, r] : ranges)
+      if (!std::holds_alternative<ir::LoopBegin>(conn->source_expr().op))
+        by_def.push_back({r, conn});
+    std::sort(by_def.begin(), by_def.end(),
+              [](const auto& a, const auto& b) { return a.first.def < b.first.def; });
+    auto later = [](const Live& a, const Live& b) {
+      return a.end != b.end ? a.end > b.end : a.def < b.def;
+    };
+    std::set<Live, decltype(later)> live(later); // across the current expression
+    std::size_t next = 0;
+    for (auto& e : lir) {
+      const std::size_t p = e->order;
+      for (; next < by_def.size() && by_def[next].first.def < p; ++next)
+        if (by_def[next].first.end > p)
+          live.insert({by_def[next].first.end, by_def[next].first.def, by_def[next].second});
+      while (!live.empty() && std::prev(live.end())->end <= p) live.erase(std::prev(live.end()));
+      if (!defines_vector(*e) || live.size() + 1 <= available) continue; // + the value it defines
+      for (const Live& l : live) {
+        bool read_here = false;
+        for (std::size_t i = 0; i < e->num_inputs(); ++i)
+          read_here |= e->input(i).connector() == l.value;
+        if (!read_here && !std::holds_alternative<ir::ReduceInit>(l.value->source_expr().op))
+          return &l.value->source_expr().output(0);
+      }
+      raise("snippets.compile.register_pressure",
+            "'" + e->name +
+                "' reads more vector values at once than the target has registers; "
+                "split the subgraph");
+    }
+    return nullptr;
+  }
+
   template <class T>
   static void spill(ir::LinearIR<T>& lir, ir::PortConnector<T>& value, std::size_t slot) {
     ir::Expression<T>& def = value.source_expr();
