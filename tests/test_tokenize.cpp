@@ -2,10 +2,12 @@
 // check that a tokenized model computes what the model computes (reference interpreter).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 
 #include "error_id.hpp"
+#include "fuzz_graph.hpp"
 #include "jit_test_util.hpp"
 #include "snippets/snippets.hpp"
 
@@ -322,4 +324,75 @@ TEST_CASE("tokenize: ops that no Result depends on are dropped, not put in an em
   REQUIRE(sgs.size() == 1);
   CHECK(absorbed(*sgs[0]) == "Negative_3");
   CHECK(t.size() == 3); // x, the Subgraph, y
+}
+
+TEST_CASE("tokenize: a run of fusable ops longer than max_ops becomes several Subgraphs") {
+  // x - 0.25, relu, x - 0.25, ...: 2 * max_ops + 5 ops in one chain
+  Graph g;
+  Value v = g.parameter(f32, {3, 17}, "x");
+  const std::size_t n = 2 * passes::default_max_ops + 5;
+  for (std::size_t i = 0; i < n; ++i) v = i % 2 ? g.relu(v) : g.subtract(v, g.scalar(f32, 0.25));
+  g.result(v, "y");
+  const Graph t = passes::tokenize(g);
+  const auto sgs = subgraphs(t);
+  REQUIRE(sgs.size() == 3);
+  CHECK(sgs[0]->absorbed.size() == passes::default_max_ops);
+  CHECK(sgs[1]->absorbed.size() == passes::default_max_ops);
+  CHECK(sgs[2]->absorbed.size() == 5);
+  CHECK(sgs[0]->absorbed.front() == "Subtract_2");
+  check_same_results(g, t);
+  // every piece is a kernel, and together they compute what the model computes
+  const Program<> program(g, {.cache = nullptr});
+  REQUIRE(program.steps().size() == 3);
+  for (const auto& step : program.steps()) CHECK(step.kind == Program<>::StepKind::kernel);
+  const auto in = std::vector{make_tensor({3, 17}, 7)};
+  reference::Options rounded;
+  rounded.round_each_node = true;
+  const auto want = reference::evaluate(g, in, rounded);
+  CHECK(compare(program.run(in)[0], want[0], exact) == "");
+  // 0: no limit
+  CHECK(subgraphs(passes::tokenize(g, Tokenize{.max_ops = 0})).size() == 1);
+}
+
+TEST_CASE("tokenize: max_ops bounds merges too, and every piece stays a valid Subgraph") {
+  for (std::size_t cap = 1; cap <= 4; ++cap)
+    for (std::uint64_t seed = 0; seed < 30; ++seed) {
+      const Graph g = fuzz::random_model(seed);
+      const Graph t = passes::tokenize(g, Tokenize{.max_ops = cap});
+      for (const auto* sg : subgraphs(t)) CHECK(sg->absorbed.size() <= cap);
+      check_same_results(g, t, identity_opaque("Identity"));
+    }
+}
+
+TEST_CASE("tokenize: an attach is refused when the cycle runs through another Subgraph") {
+  // s = abs(Foreign(a)) + c puts Abs and c in one Subgraph S (placed first in this model's
+  // topological order). Putting d = a + c into a's Subgraph would make that Subgraph feed S
+  // (through Foreign) and read S (c): no path from a to c in the model, but a cycle once S is
+  // one node. With max_ops = 3, S is full, so d joins neither and starts its own Subgraph;
+  // without the cap it joins S.
+  Graph g;
+  const Value x = g.parameter(f32, {16}, "x");
+  const Value a = g.relu(x);
+  const Value b = g.abs(opaque(g, a));
+  const Value c = g.negative(x);
+  g.result(g.add(b, c), "s");
+  g.result(g.add(a, c), "d");
+  auto names = [](const Graph& t) {
+    std::vector<std::string> out;
+    for (const auto* sg : subgraphs(t)) {
+      auto ops = sg->absorbed;
+      std::sort(ops.begin(), ops.end());
+      std::string s;
+      for (const auto& op : ops) s += (s.empty() ? "" : ",") + op;
+      out.push_back(s);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  const Graph capped = passes::tokenize(g, Tokenize{.max_result_outputs = 2, .max_ops = 3});
+  CHECK(names(capped) == std::vector<std::string>{"Abs_3,Add_5,Negative_4", "Add_7", "Relu_1"});
+  check_same_results(g, capped, identity_opaque("Foreign"));
+  const Graph free = passes::tokenize(g, Tokenize{.max_result_outputs = 2, .max_ops = 0});
+  CHECK(names(free) == std::vector<std::string>{"Abs_3,Add_5,Add_7,Negative_4", "Relu_1"});
+  check_same_results(g, free, identity_opaque("Foreign"));
 }

@@ -9,7 +9,10 @@
 // that would break a rule is narrowed to one parent Subgraph, and if that also fails the node
 // starts a Subgraph of its own. The rules:
 //  - no cycle: the model with every Subgraph contracted to one node stays acyclic (checked
-//    with Boost.Graph, ir/graph_view.hpp);
+//    by a search from the Subgraph's outputs, which only visits nodes placed before the new
+//    one: in a chain it visits none);
+//  - at most `max_ops` ops in one Subgraph (default_max_ops, 64): a longer run of fusable
+//    ops becomes several Subgraphs, so a kernel's code and compile time stay bounded;
 //  - at most `max_result_outputs` outputs of one Subgraph feed model Results (the seed: one);
 //  - inputs + outputs stay within T::data_pointer_registers (the traits' free data-pointer
 //    GPRs); Constants with one value, and a MatMul's constant B (its weights, packed when the
@@ -39,6 +42,10 @@
 //    no pass over memory.
 // The result graph keeps the model's Parameters and Results in order, so inputs and outputs
 // map one to one; each Subgraph is named after its last op and lists the ops it absorbed.
+// Cost: each Subgraph keeps its inputs and outputs, so the rules for one more node are checked
+// on those, not on the whole Subgraph or model (a MatMul's form is checked on the members, at
+// most max_ops), and the cycle search visits only what the Subgraph's outputs reach among the
+// nodes placed so far: tokenizing a chain, or an ordinary model, is linear in its size.
 #pragma once
 
 #include <algorithm>
@@ -58,9 +65,22 @@
 
 namespace snippets::passes {
 
+/// The default TokenizeOptions::max_ops. Every op is emitted into the kernel's loop once per
+/// unrolled copy, so a kernel's code grows with its ops: at 64 ops of the costlier activations
+/// (Sigmoid, GELU) the loop still fits a 32 KiB instruction cache, at a few hundred it is
+/// several times larger. Compile time per op is flat up to a few hundred ops and then grows
+/// with the register spills of long bodies. A split costs one store and one load of the value
+/// that crosses it, small beside 64 ops of compute: long chains measured no slower split
+/// there than fused (bench/bench_compile.cpp prints the scaling; the figures and the choice
+/// are in docs/benchmarks.md).
+inline constexpr std::size_t default_max_ops = 64;
+
 template <class T> struct TokenizeOptions {
   bool fuse = true;           // false: every fusable op becomes a Subgraph of its own
   int max_result_outputs = 1; // outputs of one Subgraph that may feed model Results
+  /// Ops in one Subgraph, at most (0: no limit); a longer run of fusable ops becomes several
+  /// Subgraphs. See default_max_ops.
+  std::size_t max_ops = default_max_ops;
   /// Replaces the backend's answer to "may this node go into a Subgraph?" (the built-in
   /// exclusions above still apply).
   std::function<bool(const ir::Graph<T>&, const ir::Node<T>&)> supported;
@@ -132,6 +152,9 @@ public:
     position_.assign(g_.size(), 0);
     for (std::size_t i = 0; i < order.size(); ++i) position_[order[i]] = i;
     group_.assign(g_.size(), none);
+    stage_.assign(g_.size(), 0);
+    after_.assign(g_.size(), 0);
+    for (ir::NodeId r : g_.results()) to_result_.insert(g_.node(r).inputs[0]);
     for (ir::NodeId id : order)
       if (takeable(g_.node(id))) place(id);
     return build();
@@ -139,6 +162,19 @@ public:
 
 private:
   static constexpr std::size_t none = static_cast<std::size_t>(-1);
+
+  struct Boundary {
+    std::vector<ir::Output> inputs, outputs; // in first-use / definition order (build())
+  };
+
+  /// A Subgraph being formed. What admit() reads is kept here, so that taking one more node
+  /// costs the same however large the Subgraph already is (bounded by max_ops where it is not).
+  struct Group {
+    std::vector<ir::NodeId> members;    // in topological order
+    Boundary boundary;                  // unordered (build() orders its own copy)
+    std::vector<ir::NodeId> transposes; // members that are Transposes
+    bool matmul = false;                // a member is a MatMul
+  };
 
   bool takeable(const ir::Node<T>& n) const {
     if (n.skipped_by_plugin || n.inputs.empty()) return false; // sources stay in the model
@@ -160,44 +196,70 @@ private:
     if (parents.size() > 1) // one parent at a time, the largest first
       for (std::size_t p : sorted_by_size(parents)) candidates.push_back({p});
     for (const auto& merge : candidates) {
-      std::vector<ir::NodeId> members{id};
-      for (std::size_t p : merge)
-        members.insert(members.end(), groups_[p].begin(), groups_[p].end());
-      if (!allowed(members)) continue;
+      std::optional<Boundary> b = admit(id, merge);
+      if (!b) continue;
       const std::size_t into = merge[0];
+      Group& g = groups_[into];
       for (std::size_t p : merge)
         if (p != into) {
-          for (ir::NodeId m : groups_[p]) group_[m] = into;
-          groups_[into].insert(groups_[into].end(), groups_[p].begin(), groups_[p].end());
-          groups_[p].clear();
+          Group& from = groups_[p];
+          for (ir::NodeId m : from.members) group_[m] = into;
+          merge_sorted(g.members, from.members);
+          g.transposes.insert(g.transposes.end(), from.transposes.begin(), from.transposes.end());
+          g.matmul |= from.matmul;
+          from = Group{};
         }
-      groups_[into].push_back(id);
+      g.boundary = std::move(*b);
+      add_member(g, id);
       group_[id] = into;
       return;
     }
-    if (!allowed({id})) return; // e.g. more inputs than the kernel takes
+    std::optional<Boundary> b = admit(id, {});
+    if (!b) return; // e.g. more inputs than the kernel takes
     group_[id] = groups_.size();
-    groups_.push_back({id});
+    groups_.emplace_back();
+    groups_.back().boundary = std::move(*b);
+    add_member(groups_.back(), id);
+  }
+
+  void add_member(Group& g, ir::NodeId id) const {
+    g.members.push_back(id); // the newest node is last in topological order
+    if (ir::is<ir::Transpose>(g_.node(id).op)) g.transposes.push_back(id);
+    g.matmul |= ir::is<ir::MatMul>(g_.node(id).op);
+  }
+
+  /// Appends `more` to `members`, both in topological order, keeping that order.
+  void merge_sorted(std::vector<ir::NodeId>& members, const std::vector<ir::NodeId>& more) const {
+    const auto middle = static_cast<std::ptrdiff_t>(members.size());
+    members.insert(members.end(), more.begin(), more.end());
+    std::inplace_merge(members.begin(), members.begin() + middle, members.end(),
+                       [&](ir::NodeId a, ir::NodeId b) { return position_[a] < position_[b]; });
   }
 
   std::vector<std::size_t> sorted_by_size(std::vector<std::size_t> ps) const {
     std::stable_sort(ps.begin(), ps.end(), [&](std::size_t a, std::size_t b) {
-      return groups_[a].size() > groups_[b].size();
+      return groups_[a].members.size() > groups_[b].members.size();
     });
     return ps;
   }
 
-  struct Boundary {
-    std::vector<ir::Output> inputs, outputs; // in first-use / definition order
+  /// The members of a Subgraph: `id` and the Groups in `merge`.
+  struct Candidate {
+    const Tokenizer& t;
+    ir::NodeId id;
+    const std::vector<std::size_t>& merge;
+    bool has(ir::NodeId n) const {
+      if (n == id) return true;
+      const std::size_t g = t.group_[n];
+      return g != none && std::find(merge.begin(), merge.end(), g) != merge.end();
+    }
   };
 
+  /// The ordered inputs and outputs of a Subgraph of `members` (in topological order).
   Boundary boundary(const std::vector<ir::NodeId>& members) const {
     std::set<ir::NodeId> in(members.begin(), members.end());
-    std::vector<ir::NodeId> sorted = members;
-    std::sort(sorted.begin(), sorted.end(),
-              [&](ir::NodeId a, ir::NodeId b) { return position_[a] < position_[b]; });
     Boundary b;
-    for (ir::NodeId m : sorted) {
+    for (ir::NodeId m : members) {
       const auto& n = g_.node(m);
       for (std::size_t i = 0; i < n.inputs.size(); ++i)
         if (const ir::Output& o = n.inputs[i];
@@ -214,17 +276,46 @@ private:
     return b;
   }
 
-  bool allowed(const std::vector<ir::NodeId>& members) const {
-    const Boundary b = boundary(members);
+  /// The inputs and outputs of a Subgraph of `id` and the Groups in `merge`, found from
+  /// theirs (in no particular order), or nothing when a rule forbids that Subgraph. `id` comes
+  /// after every member of those Groups in topological order.
+  std::optional<Boundary> admit(ir::NodeId id, const std::vector<std::size_t>& merge) {
+    std::size_t ops = 1;
+    for (std::size_t p : merge) ops += groups_[p].members.size();
+    if (opt_.max_ops > 0 && ops > opt_.max_ops) return std::nullopt;
+    const Candidate c{*this, id, merge};
+    Boundary b;
+    auto add_input = [&](const ir::Output& o) {
+      if (std::find(b.inputs.begin(), b.inputs.end(), o) == b.inputs.end()) b.inputs.push_back(o);
+    };
+    // an input of a part stays an input unless another part computes it; an output of a part
+    // stays one while something outside reads it (its readers inside the part are inside)
+    for (std::size_t p : merge)
+      for (const ir::Output& o : groups_[p].boundary.inputs)
+        if (!c.has(o.node)) add_input(o);
+    const ir::Node<T>& n = g_.node(id);
+    for (std::size_t i = 0; i < n.inputs.size(); ++i)
+      if (!c.has(n.inputs[i].node) && !inlined(n.inputs[i], n, i)) add_input(n.inputs[i]);
+    auto read_outside = [&](const ir::Output& o) {
+      for (const ir::Use& u : g_.users(o))
+        if (!c.has(u.node)) return true;
+      return false;
+    };
+    for (std::size_t p : merge)
+      for (const ir::Output& o : groups_[p].boundary.outputs)
+        if (read_outside(o)) b.outputs.push_back(o);
+    for (std::uint32_t p = 0; p < n.outputs.size(); ++p)
+      if (read_outside({id, p})) b.outputs.push_back({id, p});
+    if (!allowed(c, b)) return std::nullopt;
+    return b;
+  }
+
+  bool allowed(const Candidate& c, const Boundary& b) {
     if (static_cast<int>(b.inputs.size() + b.outputs.size()) > T::data_pointer_registers)
       return false;
     int to_results = 0;
     for (const ir::Output& o : b.outputs) {
-      for (const ir::Use& u : g_.users(o))
-        if (ir::is<ir::Result>(g_.node(u.node).op)) {
-          ++to_results;
-          break;
-        }
+      to_results += to_result_.count(o) ? 1 : 0;
       if (g_.type(o).shape != g_.type(b.outputs[0]).shape ||
           !backend_io_type_supported<T>(g_.type(o).type))
         return false;
@@ -232,9 +323,11 @@ private:
     if (to_results > opt_.max_result_outputs) return false;
     for (const ir::Output& o : b.inputs)
       if (!backend_io_type_supported<T>(g_.type(o).type)) return false;
-    if (!transposes_on_inputs(members)) return false;
-    if (!matmul_form(members, b)) return false;
-    return acyclic_with(members);
+    if (!transposes_on_inputs(c)) return false;
+    bool matmul = ir::is<ir::MatMul>(g_.node(c.id).op);
+    for (std::size_t p : c.merge) matmul |= groups_[p].matmul;
+    if (matmul && !matmul_form(c, b)) return false;
+    return acyclic_with(c);
   }
 
   /// LowerBrgemm's form: a chain of MatMuls, each with its epilogue (elementwise ops of its
@@ -244,11 +337,10 @@ private:
   /// at most one Softmax of the first product's epilogue value, read by a second MatMul and
   /// nothing else; then the Subgraph is sealed: nothing else joins but a Transpose of its
   /// output.
-  bool matmul_form(const std::vector<ir::NodeId>& members, const Boundary& b) const {
-    std::set<ir::NodeId> in(members.begin(), members.end());
-    std::vector<ir::NodeId> sorted = members, mms, softmax;
-    std::sort(sorted.begin(), sorted.end(),
-              [&](ir::NodeId x, ir::NodeId y) { return position_[x] < position_[y]; });
+  bool matmul_form(const Candidate& c, const Boundary& b) {
+    std::vector<ir::NodeId> sorted, mms, softmax;
+    for (std::size_t p : c.merge) merge_sorted(sorted, groups_[p].members);
+    sorted.push_back(c.id);
     for (ir::NodeId m : sorted) {
       if (ir::is<ir::MatMul>(g_.node(m).op)) mms.push_back(m);
       if (ir::is<ir::Softmax>(g_.node(m).op)) softmax.push_back(m);
@@ -256,105 +348,132 @@ private:
     if (mms.empty()) return true;
     if (softmax.size() > 1 || (!softmax.empty() && mms.size() > 2)) return false;
     auto from_outside = [&](const ir::Output& o) {
-      if (!in.count(o.node)) return true;
+      if (!c.has(o.node)) return true;
       const ir::Node<T>& n = g_.node(o.node);
-      return ir::is<ir::Transpose>(n.op) && !in.count(n.inputs[0].node);
+      return ir::is<ir::Transpose>(n.op) && !c.has(n.inputs[0].node);
     };
-    // the stage of each member: the product it computes on (-1: inputs only)
-    std::map<ir::NodeId, int> stage;
-    std::set<ir::NodeId> after(softmax.begin(), softmax.end()); // depends on the Softmax
+    // stage_[m]: the product member m computes on (-1: inputs only), written before it is
+    // read; after_[m] == mark: m depends on the Softmax
+    const std::uint64_t mark = ++marks_;
+    auto after = [&](ir::NodeId m) { return after_[m] == mark; };
+    for (ir::NodeId m : softmax) after_[m] = mark;
     for (ir::NodeId m : sorted) {
       const ir::Node<T>& n = g_.node(m);
-      std::set<int> from;
+      int from = -1; // the one product it reads values of
+      bool two = false;
       bool early = false; // reads an op on inputs only, which LowerBrgemm puts in stage 0
       for (const ir::Output& o : n.inputs)
-        if (in.count(o.node) && stage[o.node] >= 0)
-          from.insert(stage[o.node]);
-        else if (in.count(o.node))
+        if (c.has(o.node) && stage_[o.node] >= 0) {
+          two |= from >= 0 && from != stage_[o.node];
+          from = stage_[o.node];
+        } else if (c.has(o.node)) {
           early |= !ir::is<ir::Transpose>(g_.node(o.node).op);
+        }
       const bool late = std::any_of(n.inputs.begin(), n.inputs.end(),
-                                    [&](const ir::Output& o) { return after.count(o.node); });
-      if (late) after.insert(m);
+                                    [&](const ir::Output& o) { return after(o.node); });
+      if (late) after_[m] = mark;
       if (ir::is<ir::MatMul>(n.op)) {
         const int i = static_cast<int>(std::find(mms.begin(), mms.end(), m) - mms.begin());
         const bool a_ok = i == 0 ? from_outside(n.inputs[0])
-                                 : in.count(n.inputs[0].node) && stage[n.inputs[0].node] == i - 1;
+                                 : c.has(n.inputs[0].node) && stage_[n.inputs[0].node] == i - 1;
         if (!a_ok || !from_outside(n.inputs[1])) return false;
         if (!softmax.empty() && i == 1 &&
             (n.inputs[0].node != softmax[0] || g_.users(ir::Output{softmax[0], 0}).size() != 1))
           return false;
-        stage[m] = i;
+        stage_[m] = i;
         continue;
       }
-      if (from.size() > 1) return false; // reads the values of two products
-      stage[m] = from.empty() ? -1 : *from.begin();
-      if (early && stage[m] > 0) return false;
+      if (two) return false; // reads the values of two products
+      stage_[m] = from;
+      if (early && stage_[m] > 0) return false;
       if (ir::is<ir::Transpose>(n.op)) continue;
-      const int s = std::max(stage[m], 0);
+      const int s = std::max(stage_[m], 0);
       const auto& shape = g_.node(mms[std::size_t(s)]).outputs[0].shape;
       if (ir::is<ir::Softmax>(n.op)) {
-        if (stage[m] != 0 || n.outputs[0].shape != shape) return false;
+        if (stage_[m] != 0 || n.outputs[0].shape != shape) return false;
         continue;
       }
-      const ir::OpCategory c = ir::op_category<T>(n.op);
-      const bool elementwise = c == ir::OpCategory::unary || c == ir::OpCategory::binary ||
+      const ir::OpCategory cat = ir::op_category<T>(n.op);
+      const bool elementwise = cat == ir::OpCategory::unary || cat == ir::OpCategory::binary ||
                                ir::is<ir::Select>(n.op) || ir::is<ir::PRelu>(n.op);
       if (late || !elementwise || n.outputs[0].shape != shape ||
           !LowerBrgemm::product_type(n.outputs[0].type))
         return false;
     }
     for (const ir::Output& o : b.outputs) // what leaves is a value of the last product
-      if (stage[o.node] != static_cast<int>(mms.size()) - 1) return false;
-    for (ir::NodeId m : members) // input Transposes feed the MatMuls only (folded into B or A)
-      if (ir::is<ir::Transpose>(g_.node(m).op) && !after.count(m))
+      if (stage_[o.node] != static_cast<int>(mms.size()) - 1) return false;
+    for (ir::NodeId m : sorted) // input Transposes feed the MatMuls only (folded into B or A)
+      if (ir::is<ir::Transpose>(g_.node(m).op) && !after(m))
         for (const ir::Use& u : g_.users(ir::Output{m, 0}))
-          if (in.count(u.node) && !ir::is<ir::MatMul>(g_.node(u.node).op)) return false;
+          if (c.has(u.node) && !ir::is<ir::MatMul>(g_.node(u.node).op)) return false;
     for (const ir::Output& o : b.inputs)
       if (!LowerBrgemm::product_type(g_.type(o).type)) return false;
     return b.inputs.size() + b.outputs.size() <= LowerBrgemm::max_operands;
   }
 
-  /// Whether every Transpose among `members` reads a Subgraph input that no other member
-  /// reads, or feeds only nodes outside the Subgraph and keeps the last axis last: else it
-  /// could not be folded into the load of that input or the store of that output.
-  bool transposes_on_inputs(const std::vector<ir::NodeId>& members) const {
-    std::set<ir::NodeId> in(members.begin(), members.end());
-    for (ir::NodeId m : members) {
-      const auto* t = std::get_if<ir::Transpose>(&g_.node(m).op);
-      if (!t) continue;
+  /// Whether every Transpose of `c` reads a Subgraph input that no other member reads, or
+  /// feeds only nodes outside the Subgraph and keeps the last axis last: else it could not be
+  /// folded into the load of that input or the store of that output.
+  bool transposes_on_inputs(const Candidate& c) const {
+    auto check = [&](ir::NodeId m) {
+      const auto& t = std::get<ir::Transpose>(g_.node(m).op);
       const ir::Output src = g_.node(m).inputs[0];
-      bool first = !in.count(src.node);
+      bool first = !c.has(src.node);
       for (const ir::Use& u : g_.users(src))
-        if (u.node != m && in.count(u.node)) first = false;
-      bool last = FuseTransposeIntoResult::keeps_innermost(g_.type(src).shape, t->order);
+        if (u.node != m && c.has(u.node)) first = false;
+      bool last = FuseTransposeIntoResult::keeps_innermost(g_.type(src).shape, t.order);
       for (const ir::Use& u : g_.users(ir::Output{m, 0}))
-        if (in.count(u.node)) last = false;
-      if (!first && !last) return false;
-    }
-    return true;
+        if (c.has(u.node)) last = false;
+      return first || last;
+    };
+    for (std::size_t p : c.merge)
+      for (ir::NodeId m : groups_[p].transposes)
+        if (!check(m)) return false;
+    return !ir::is<ir::Transpose>(g_.node(c.id).op) || check(c.id);
   }
 
-  /// Whether contracting `members` (and every existing Subgraph) keeps the model acyclic.
-  /// Only nodes up to the newest member matter: a cycle through the merge would pass
-  /// through nodes between its members in topological order.
-  bool acyclic_with(const std::vector<ir::NodeId>& members) const {
-    std::size_t last = 0;
-    for (ir::NodeId m : members) last = std::max(last, position_[m]);
-    std::set<ir::NodeId> merged(members.begin(), members.end());
-    const std::uint32_t merged_vertex = static_cast<std::uint32_t>(g_.size() + groups_.size());
-    auto vertex = [&](ir::NodeId id) -> std::uint32_t {
-      if (merged.count(id)) return merged_vertex;
-      if (group_[id] != none) return static_cast<std::uint32_t>(g_.size() + group_[id]);
-      return id;
+  /// Whether contracting `c` (and every Group) keeps the model acyclic. The contracted model
+  /// is acyclic before, so a cycle would leave `c` along an edge and come back: a search from
+  /// the readers outside `c` of its parts' outputs, over the contracted model. Nodes after
+  /// `c.id` in topological order are in no Group yet, so a path through one never comes back:
+  /// the search stays among earlier nodes, and usually ends at once (in a chain it has nothing
+  /// to visit), where a check of the whole contracted model made tokenizing quadratic.
+  bool acyclic_with(const Candidate& c) {
+    const std::uint64_t mark = ++marks_;
+    seen_.resize(g_.size() + groups_.size(), 0);
+    std::vector<ir::NodeId>& todo = todo_;
+    todo.clear();
+    // queues the readers of `o` not seen yet; false when one is in `c` (a cycle) unless `o`
+    // is an output of `c` itself
+    auto visit = [&](const ir::Output& o, bool of_c) {
+      for (const ir::Use& u : g_.users(o)) {
+        if (c.has(u.node)) {
+          if (of_c) continue;
+          return false;
+        }
+        const std::size_t g = group_[u.node];
+        if (g == none && position_[u.node] > position_[c.id]) continue;
+        const std::size_t vertex = g == none ? u.node : g_.size() + g;
+        if (seen_[vertex] == mark) continue;
+        seen_[vertex] = mark;
+        todo.push_back(u.node);
+      }
+      return true;
     };
-    ir::detail::EdgeList edges;
-    for (ir::NodeId id = 0; id < g_.size(); ++id) {
-      if (position_[id] > last) continue;
-      for (const ir::Output& o : g_.node(id).inputs)
-        if (const auto from = vertex(o.node), to = vertex(id); from != to)
-          edges.emplace_back(from, to);
+    for (std::size_t p : c.merge)
+      for (const ir::Output& o : groups_[p].boundary.outputs) visit(o, true);
+    while (!todo.empty()) {
+      const ir::NodeId v = todo.back();
+      todo.pop_back();
+      if (const std::size_t g = group_[v]; g != none) {
+        for (const ir::Output& o : groups_[g].boundary.outputs)
+          if (!visit(o, false)) return false;
+      } else {
+        for (std::uint32_t p = 0; p < g_.node(v).outputs.size(); ++p)
+          if (!visit({v, p}, false)) return false;
+      }
     }
-    return ir::detail::topological_order(merged_vertex + 1, edges).has_value();
+    return true;
   }
 
   ir::Graph<T> build() {
@@ -374,7 +493,7 @@ private:
     for (ir::NodeId p : g_.parameters()) copy(out, p);
     for (std::uint32_t v : *contracted) {
       if (v >= n) {
-        if (!groups_[v - n].empty()) emit_subgraph(out, groups_[v - n]);
+        if (!groups_[v - n].members.empty()) emit_subgraph(out, groups_[v - n].members);
       } else if (group_[v] == none && !ir::is<ir::Parameter>(g_.node(v).op) &&
                  !ir::is<ir::Result>(g_.node(v).op) && !only_feeds_subgraphs(v)) {
         copy(out, v);
@@ -411,9 +530,7 @@ private:
     if (node.skipped_by_plugin && !values.empty()) out.mark_skipped(values[0].output.node);
   }
 
-  void emit_subgraph(ir::Graph<T>& out, std::vector<ir::NodeId> members) {
-    std::sort(members.begin(), members.end(),
-              [&](ir::NodeId a, ir::NodeId b) { return position_[a] < position_[b]; });
+  void emit_subgraph(ir::Graph<T>& out, const std::vector<ir::NodeId>& members) {
     const Boundary b = boundary(members);
     auto body = std::make_shared<ir::Graph<T>>();
     std::map<ir::Output, ir::Value, OutputLess> inner;
@@ -452,8 +569,15 @@ private:
   const TokenizeOptions<T>& opt_;
   std::vector<std::size_t> position_;                  // topological position of each node
   std::vector<std::size_t> group_;                     // Subgraph of each node, or none
-  std::vector<std::vector<ir::NodeId>> groups_;        // members; emptied when merged away
+  std::vector<Group> groups_;                          // emptied when merged away
+  std::set<ir::Output, OutputLess> to_result_;         // outputs a model Result reads
   std::map<ir::Output, ir::Value, OutputLess> mapped_; // model output -> result-graph value
+  // scratch of admit(), stamped with `marks_` instead of cleared
+  std::vector<int> stage_;           // matmul_form: the product a member computes on
+  std::vector<std::uint64_t> after_; // matmul_form: depends on the Softmax
+  std::vector<std::uint64_t> seen_;  // acyclic_with: vertex of the contracted model
+  std::vector<ir::NodeId> todo_;     // acyclic_with: vertices to visit
+  std::uint64_t marks_ = 0;
 };
 
 } // namespace detail
