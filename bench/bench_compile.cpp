@@ -7,9 +7,13 @@
 //                    run_unchecked(), and a plain out-of-line function doing the same work;
 //                    a dynamic kernel's run() (configures every call) and run_configured()
 // It then prints the median compile latency per size and, for the 10-op chain, where the time
-// goes stage by stage (CompileOptions::timings, median of 101 compiles). Usage:
+// goes stage by stage (CompileOptions::timings, median of 101 compiles), and how a whole
+// model's tokenizing and compiling scale with its size: a chain of 2,500 to 20,000 Relus
+// (passes::tokenize, then a Program with no kernel cache, which compiles every Subgraph; the
+// time per node should not grow with the model). Usage:
 //   ./build/bench/bench_compile [--benchmark_filter=...]
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -42,6 +46,17 @@ G chain(int n) {
 }
 
 constexpr int sizes[] = {1, 5, 10, 20};
+
+/// A model of n Relus in a chain over x [256, 1024] (what a model runner loads and compiles).
+G relu_chain(int n) {
+  G g;
+  ir::Value v = g.parameter(f32, {256, 1024}, "x");
+  for (int i = 0; i < n; ++i) v = g.relu(v);
+  g.result(v, "y");
+  return g;
+}
+
+constexpr int model_sizes[] = {2500, 5000, 10000, 20000};
 
 /// The out-of-line baseline for a call: relu over 16 floats.
 [[gnu::noinline]] void relu16(const float* x, float* y) {
@@ -114,6 +129,37 @@ std::vector<std::pair<std::string, double>> stage_medians(const G& body, int run
   return out;
 }
 
+/// Tokenizing, and tokenizing + compiling (a Program without a kernel cache, so equal
+/// Subgraphs are compiled again), of Relu chains of each model size, once each.
+void print_model_scaling() {
+  std::printf("\n| Relu chain, nodes | Subgraphs | tokenize (ms) | Program, no cache (ms) | "
+              "per node (us) | per node / previous |\n|---|---|---|---|---|---|\n");
+  double previous = 0; // us per node at the previous size
+  for (int n : model_sizes) {
+    const G model = relu_chain(n);
+    using Clock = std::chrono::steady_clock;
+    const auto t0 = Clock::now();
+    const G tokenized = passes::tokenize(model);
+    const auto t1 = Clock::now();
+    const Program<> program(model, {.cache = nullptr});
+    const auto t2 = Clock::now();
+    std::size_t kernels = 0;
+    for (const auto& step : program.steps())
+      kernels += step.kind == Program<>::StepKind::kernel ? 1 : 0;
+    const double tokenize_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+    const double program_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
+    const double per_node_us = program_ms * 1e3 / n;
+    std::printf("| %d | %zu | %.1f | %.1f | %.1f | ", n, kernels, tokenize_ms, program_ms,
+                per_node_us);
+    if (previous > 0)
+      std::printf("%.2f |\n", per_node_us / previous);
+    else
+      std::printf("|\n");
+    previous = per_node_us;
+    benchmark::DoNotOptimize(tokenized.size());
+  }
+}
+
 void print_tables(const MedianReporter& rep) {
   std::printf("\n| ops | compile (us) | cache hit (us) |\n|---|---|---|\n");
   for (int n : sizes)
@@ -132,6 +178,7 @@ void print_tables(const MedianReporter& rep) {
   for (const auto& [name, us] : stages)
     std::printf("| %s | %.1f | %.0f%% |\n", name.c_str(), us, 100.0 * us / total);
   std::printf("| (sum) | %.1f | |\n", total);
+  print_model_scaling();
 }
 
 } // namespace
