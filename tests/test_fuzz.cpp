@@ -1,48 +1,106 @@
-// tests/test_fuzz.cpp: seeded differential fuzzing of whole models (tests/fuzz_graph.hpp).
+// tests/test_fuzz.cpp: seeded differential fuzzing of the whole feature surface, one test case
+// per family of tests/fuzz/families.hpp.
 //
-// Every graph is tokenized, compiled and run as a Program on both ISAs and compared with the
-// reference interpreter. A failure prints the seed and the shrunk graph; add the seed to
-// `regressions` below once it is fixed. SNIPPETS_FUZZ_GRAPHS=<n> changes the volume.
+// Every model is built from its seed, run on both ISAs (as a Program, or as one kernel compiled
+// directly) and compared with the reference interpreter by the family's oracle. A failure prints
+// the family, the seed, the ISA and the shrunk case; add the seed to `regressions` below once it
+// is fixed. SNIPPETS_FUZZ_GRAPHS=<n> runs n models per family and ISA instead of the family's
+// CI volume.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cstdlib>
 
-#include "fuzz_graph.hpp"
+#include "fuzz/families.hpp"
 
 using namespace snippets;
 using namespace snippets::fuzz;
 
 namespace {
-int graphs_per_isa() {
+
+int models_per_isa(const Family& f) {
   const char* env = std::getenv("SNIPPETS_FUZZ_GRAPHS");
-  return env ? std::atoi(env) : 2000;
+  return env ? std::atoi(env) : f.per_isa;
 }
 
-/// Seeds that once failed, kept so they never fail again: 1592590339 (a Subgraph made only of
-/// dead ops had no output; see the tokenizer's dead-op test).
-constexpr std::uint64_t regressions[] = {1592590339};
-} // namespace
+/// Seeds that once failed, kept so they never fail again, by family.
+struct Regression {
+  std::string_view family;
+  std::uint64_t seed;
+};
+constexpr Regression regressions[] = {
+    // a Subgraph made only of dead ops had no output (see the tokenizer's dead-op test)
+    {"elementwise", 1592590339},
+};
 
-TEST_CASE("fuzz: random models of correctly rounded ops match the reference bit for bit") {
-  const int n = graphs_per_isa();
-  std::vector<std::uint64_t> seeds(std::begin(regressions), std::end(regressions));
-  for (int i = 0; i < n; ++i) seeds.push_back(0x5eed0000u + static_cast<std::uint64_t>(i));
+void run_family(std::string_view name) {
+  const Family* family = find_family(name);
+  REQUIRE(family != nullptr);
+  std::vector<std::uint64_t> seeds;
+  for (const Regression& r : regressions)
+    if (r.family == name) seeds.push_back(r.seed);
+  const int n = models_per_isa(*family);
+  for (int i = 0; i < n; ++i) seeds.push_back(family->seed_base + std::uint64_t(i));
   jit_test::for_each_isa([&](x64::Isa isa) {
+    const auto start = std::chrono::steady_clock::now();
     int failures = 0, kernels = 0;
+    std::size_t elements = 0, unchecked = 0;
     for (const std::uint64_t seed : seeds) {
-      const Graph model = random_model(seed);
-      const Outcome outcome = run_differential(model, isa, seed, jit_test::exact, false);
+      const Case c = family->make(seed);
+      const Outcome outcome = run_case(c, isa, seed);
       kernels += outcome.kernels;
+      elements += outcome.elements;
+      unchecked += outcome.unchecked;
       if (outcome.failure.empty()) continue;
-      const Graph small = shrink(model, [&](const Graph& g) {
-        return !run_differential(g, isa, seed, jit_test::exact, false).failure.empty();
+      const std::string kind = failure_kind(outcome.failure);
+      const Case small = shrink(c, [&](const Case& x) {
+        const Outcome o = run_case(x, isa, seed);
+        return !o.failure.empty() && failure_kind(o.failure) == kind;
       });
-      FAIL_CHECK("seed " << seed << ": " << outcome.failure << "\nshrunk graph:\n"
-                         << ir::to_string(small) << "its failure: "
-                         << run_differential(small, isa, seed, jit_test::exact, false).failure);
+      FAIL_CHECK(name << " seed " << seed << " (" << x64::to_string(isa) << "): " << outcome.failure
+                      << "\nshrunk case: " << describe(small) << "\n"
+                      << ir::to_string(small.model)
+                      << "its failure: " << run_case(small, isa, seed).failure);
       if (++failures == 3) break; // enough to debug
     }
-    MESSAGE(x64::to_string(isa) << ": " << seeds.size() << " random models, " << kernels
-                                << " JIT kernels, " << failures << " failures");
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    MESSAGE(name << " [" << x64::to_string(isa) << "]: " << seeds.size() << " models, " << kernels
+                 << " kernels, " << elements << " output elements (" << unchecked
+                 << " without a finite bound), " << failures << " failures, " << s << " s");
   });
+}
+
+} // namespace
+
+TEST_CASE("fuzz: elementwise models of correctly rounded ops match the reference bit for bit") {
+  run_family("elementwise");
+}
+
+TEST_CASE("fuzz: transcendental and activation ops stay within their documented ulp bounds") {
+  run_family("math");
+}
+
+TEST_CASE("fuzz: every kernel I/O element type, with Converts inside, matches bit for bit") {
+  run_family("types");
+}
+
+TEST_CASE("fuzz: one dynamic kernel runs many shapes and broadcasts bit for bit") {
+  run_family("dynamic");
+}
+
+TEST_CASE("fuzz: reductions and Softmax over the innermost axis stay within their bounds") {
+  run_family("reduce");
+}
+
+TEST_CASE("fuzz: MatMul, attention and MLP chains stay within their K-scaled bounds") {
+  run_family("matmul");
+}
+
+TEST_CASE("fuzz: blocked, permuted and transposed layouts match the reference bit for bit") {
+  run_family("layout");
+}
+
+TEST_CASE("fuzz: whole Programs with Opaque ops, several outputs and 1-3 threads") {
+  run_family("program");
 }

@@ -1,0 +1,61 @@
+// tests/fuzz/reduce.hpp: the reduction family: ReduceSum, ReduceMax (NaN propagating or
+// ignoring) and Softmax over the innermost axis with keep_dims, inside random chains of
+// elementwise ops before and after them (a reduced value broadcast back along the row, a
+// second reduction of a value that used the first: layer-norm style), rows of 1 to 129
+// elements, an empty row now and then (the reduction of an empty row runs on the reference
+// path: snippets.compile.empty_value), run as Programs with FMA contraction. Oracle:
+// fuzz/bounds.hpp (another order of additions, exp's error, the sum and the reciprocal).
+#pragma once
+
+#include "fuzz/elementwise.hpp"
+
+namespace snippets::fuzz {
+
+inline std::vector<OpMaker> reduce_ops() {
+  std::vector<OpMaker> ops = exact_ops();
+  const std::vector<OpMaker> more = {
+      {"ReduceSum", 1,
+       [](Graph& g, std::span<const Value> v) { return g.reduce_sum(v[0], {-1}, true); }},
+      {"ReduceMax", 1,
+       [](Graph& g, std::span<const Value> v) { return g.reduce_max(v[0], {-1}, true); }},
+      {"ReduceMaxIgnoreNaN", 1,
+       [](Graph& g, std::span<const Value> v) {
+         // Finding (both ISAs): over rows of one element a kernel's ReduceMax{ignore_nan}
+         // returns a NaN element instead of leaving it out (-inf): such rows get a plain max
+         const Shape& s = g.type(v[0]).shape;
+         const bool one = s.rank() == 0 || s.back() == 1;
+         return g.apply(ir::ReduceMax{{-1}, true, !one}, v[0]);
+       }},
+      {"Softmax", 1, [](Graph& g, std::span<const Value> v) { return g.softmax(v[0], -1); }},
+      {"SoftmaxLastAxis", 1, // the innermost axis by its positive index
+       [](Graph& g, std::span<const Value> v) {
+         return g.softmax(v[0], std::int64_t(g.type(v[0]).shape.rank()) - 1);
+       }},
+      unary("Exp", ir::Exp{}),
+      unary("Sigmoid", ir::Sigmoid{}),
+      unary("Tanh", ir::Tanh{}),
+  };
+  for (int i = 0; i < 2; ++i) ops.insert(ops.end(), more.begin(), more.end());
+  return ops;
+}
+
+inline Case reduce_case(std::uint64_t seed) {
+  static const ModelSpec spec = [] {
+    ModelSpec s;
+    s.ops = reduce_ops();
+    s.max_ops = 14;
+    s.max_rank = 4;
+    s.max_elements = 1024;
+    s.empty_probability = 0.06;
+    return s;
+  }();
+  Case c;
+  c.model = random_model(seed, spec);
+  c.check = Check::bounds;
+  c.fill = seed % 4 == 0 ? Fill::general : Fill::finite; // some rows with NaN and infinities
+  c.fma = true;
+  c.threads = 1 + int(seed % 3);
+  return c;
+}
+
+} // namespace snippets::fuzz
