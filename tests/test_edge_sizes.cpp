@@ -19,9 +19,11 @@ using namespace snippets::jit_test;
 namespace {
 
 /// relu(a @ b + bias): a product with an epilogue, so depth 0 shows the epilogue of zeros.
-Graph product(const Shape& a, const Shape& b) {
+/// `b_constant`: B is a Constant (packed at compile time), else an input (packed per call).
+Graph product(const Shape& a, const Shape& b, bool b_constant = false) {
   Graph g;
-  const auto x = g.parameter(f32, a, "a"), y = g.parameter(f32, b, "b");
+  const auto x = g.parameter(f32, a, "a");
+  const auto y = b_constant ? g.constant(f32, b, {0.5}, "b") : g.parameter(f32, b, "b");
   const auto m = g.matmul(x, y);
   const Shape out = g.type(m).shape;
   const auto bias = g.parameter(f32, Shape{out.rank() ? out.back() : 1}, "bias");
@@ -61,22 +63,23 @@ TEST_CASE("edge sizes: a MatMul with an empty dimension gives an empty output, o
                                             {{4, 3}, {3, 0}},
                                             {{0, 4, 3}, {3, 5}},
                                             {{2, 3, 0}, {0, 9}}};
-  for (const auto& [a, b] : shapes) {
-    INFO("a = " << a.to_string() << ", b = " << b.to_string());
-    const Graph g = product(a, b);
-    const std::vector<Tensor> in = inputs_of(g, 7);
-    const auto want = reference::evaluate(g, in);
-    for_each_isa([&](x64::Isa isa) {
-      const CompiledKernel k = compile(g, {.isa = isa});
-      for (const int threads : {1, 2}) {
-        const auto got = k.run(std::span<const Tensor>(in), with_threads(threads));
-        CHECK(compare(got.at(0), want.at(0), exact) == "");
-      }
-    });
-    const Program<> p(g);
-    check_steps_are_kernels(p);
-    CHECK(compare(run_over_nan(p, in).at(0), want.at(0), exact) == "");
-  }
+  for (const auto& [a, b] : shapes)
+    for (const bool b_constant : {false, true}) {
+      INFO("a = " << a.to_string() << ", b = " << b.to_string() << ", constant B: " << b_constant);
+      const Graph g = product(a, b, b_constant);
+      const std::vector<Tensor> in = inputs_of(g, 7);
+      const auto want = reference::evaluate(g, in);
+      for_each_isa([&](x64::Isa isa) {
+        const CompiledKernel k = compile(g, {.isa = isa});
+        for (const int threads : {1, 2}) {
+          const auto got = k.run(std::span<const Tensor>(in), with_threads(threads));
+          CHECK(compare(got.at(0), want.at(0), exact) == "");
+        }
+      });
+      const Program<> p(g);
+      check_steps_are_kernels(p);
+      CHECK(compare(run_over_nan(p, in).at(0), want.at(0), exact) == "");
+    }
 }
 
 TEST_CASE("edge sizes: attention over zero keys is refused by compile() and runs on the "

@@ -74,7 +74,9 @@ public:
     a_offset_ = static_cast<int>(b.a_offset * std::int64_t(size_of(s.a_type)));
     row_scales_ = b.row_scales;
 
-    if (b.b_packed)
+    if (s.k == 0) // depth 0: B is never read (its panels have no rows, and no scratch)
+      h_.xor_(b_panel(), b_panel());
+    else if (b.b_packed)
       h_.mov(b_panel(), reinterpret_cast<std::uint64_t>(b.b_packed->data()));
     else
       h_.lea(b_panel(), h_.ptr[data_[b.b_pointer] + static_cast<int>(b.b_offset * 4)]);
@@ -96,7 +98,7 @@ public:
 
   void emit_copy_b(const E& e, const ir::BrgemmCopyB& c) {
     const ir::BrgemmShape& s = c.shape;
-    if (s.k == 0) return; // a product of depth 0 reads no B: its panels have no rows
+    if (s.k == 0) return; // depth 0: B is never read (see emit)
     const Xbyak::Reg64 src = data_[e.input_expr(0).data_index], dst = data_[c.b_pointer];
     take_temps({src, dst});
     const Xbyak::Reg64 from = t_[0], to = t_[2];
