@@ -175,6 +175,14 @@ std::vector<Values> evaluate_values(const ir::Graph<T>& g, std::span<const Value
     values[params[i]] = {inputs[i]};
     detail::round_values(values[params[i]][0]); // Values may hold what the type cannot
   }
+  // a value is released after its last reader: a long chain keeps two values, not all of them
+  std::vector<std::size_t> readers(g.size(), 0);
+  std::vector<bool> returned(g.size(), false);
+  for (ir::NodeId id = 0; id < g.size(); ++id)
+    for (const ir::Output& o : g.node(id).inputs) {
+      ++readers[o.node];
+      if (ir::is<ir::Result>(g.node(id).op)) returned[o.node] = true;
+    }
   for (ir::NodeId id : g.topological_order()) {
     const ir::Node<T>& node = g.node(id);
     if (ir::is<ir::Parameter>(node.op) || ir::is<ir::Result>(node.op)) continue;
@@ -183,6 +191,8 @@ std::vector<Values> evaluate_values(const ir::Graph<T>& g, std::span<const Value
     values[id] = detail::eval_node(node, in, opt);
     for (Values& v : values[id])
       if (!is_float(v.type) || opt.round_each_node) detail::round_values(v);
+    for (const ir::Output& o : node.inputs)
+      if (--readers[o.node] == 0 && !returned[o.node]) values[o.node] = {};
   }
   std::vector<Values> out;
   for (ir::NodeId r : g.results()) {
