@@ -1,5 +1,6 @@
-// tests/fuzz/layout.hpp: the layout family: memory orders other than planar, checked bit for
-// bit (exact ops, no FMA contraction, every node rounded to f32).
+// tests/fuzz/layout.hpp: the layout family: memory orders other than planar, on f32, f16,
+// bf16, i8 and u8 tensors, checked bit for bit (the exact ops of fuzz/types.hpp for each type,
+// no FMA contraction, every node rounded to its type; +0 matches -0 for integers).
 //  - body layouts, compiled directly (a Program takes planar inputs): inputs in one
 //    channels-last, permuted or blocked layout (NCHW8c, NCHW16c, NHWC8c; channels that are no
 //    multiple of the block), full or broadcast, beside planar inputs whose memory order agrees

@@ -1,6 +1,6 @@
 // tests/fuzz/matmul.hpp: the MatMul family, run as Programs: each model is one of
-//  - a product with an elementwise epilogue: random M, N, K (depth 0 too: the epilogue of
-//    zeros), batch dimensions broadcast between A and B, transpose_a / transpose_b, operands
+//  - a product with an elementwise epilogue: random M, N, K (0 too; depth 0 gives the epilogue
+//    of zeros), batch dimensions broadcast between A and B, transpose_a / transpose_b, operands
 //    stored in another order and transposed back (folded into strided loads), B an input or a
 //    Constant (packed at compile time), epilogue inputs broadcast along rows, columns and
 //    batches, a residual read of A, a transposed output that keeps its last axis, outputs of
