@@ -417,14 +417,19 @@ evaluate_bounds(const Graph& g, std::span<const Tensor> inputs, const reference:
   return results;
 }
 
+/// Empty when `got` has `want`'s element type and shape; else what differs.
+inline std::string type_mismatch(const Tensor& got, const Tensor& want) {
+  if (got.type() == want.type() && got.shape() == want.shape()) return {};
+  return "got " + std::string(to_string(got.type())) + got.shape().to_string() + ", want " +
+         std::string(to_string(want.type())) + want.shape().to_string();
+}
+
 /// Empty when every checked element of `got` is within its bound `e` of `want` (the reference's
 /// output: NaN matches NaN, an exactly known infinity must be met); else a report of the first
 /// mismatches. `unchecked` counts the elements whose bound is infinite.
 inline std::string compare_bounded(const Tensor& got, const Tensor& want, const Values& e,
                                    std::size_t& unchecked, std::size_t max_report = 5) {
-  if (got.type() != want.type() || got.shape() != want.shape())
-    return "got " + std::string(to_string(got.type())) + got.shape().to_string() + ", want " +
-           std::string(to_string(want.type())) + want.shape().to_string();
+  if (std::string m = type_mismatch(got, want); !m.empty()) return m;
   std::ostringstream os;
   os.precision(9);
   std::size_t bad = 0;

@@ -261,9 +261,7 @@ inline std::string check_steps(const Program<>& p, int& kernels) {
 /// Empty when `got` equals `want` bit for bit (NaN matches NaN; +0 matches -0 unless
 /// `zero_sign`); integers compare exactly.
 inline std::string compare_exact(const Tensor& got, const Tensor& want, bool zero_sign) {
-  if (got.type() != want.type() || got.shape() != want.shape())
-    return "got " + std::string(to_string(got.type())) + got.shape().to_string() + ", want " +
-           std::string(to_string(want.type())) + want.shape().to_string();
+  if (std::string m = type_mismatch(got, want); !m.empty()) return m;
   std::ostringstream os;
   os.precision(9);
   std::size_t bad = 0;

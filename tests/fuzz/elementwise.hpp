@@ -74,6 +74,22 @@ inline std::vector<OpMaker> exact_ops() {
 /// `rank` dimensions with at most `max_elements` elements: the innermost first, among wide
 /// sizes (leaving at least 2 per outer dimension), then each outer one within an even share of
 /// what is left.
+/// Appends `n` ops drawn from `ops` to `pool`, each reading the newest value (and a random
+/// one of the pool for a binary op); an op its operands cannot take is skipped.
+inline void grow_chain(Graph& g, Rng& rng, const std::vector<OpMaker>& ops, std::int64_t n,
+                       std::vector<Value>& pool) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    const OpMaker& op = ops[std::size_t(rng.integer(0, std::int64_t(ops.size()) - 1))];
+    std::vector<Value> args{pool.back()};
+    if (op.arity == 2)
+      args.push_back(pool[std::size_t(rng.integer(0, std::int64_t(pool.size()) - 1))]);
+    try {
+      pool.push_back(op.make(g, args));
+    } catch (const Error&) {
+    }
+  }
+}
+
 inline std::vector<Dim> random_dims(Rng& rng, int rank, std::int64_t max_elements) {
   static constexpr Dim inner[] = {3, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 47, 64, 65, 100, 129};
   static constexpr Dim outer[] = {1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17};

@@ -167,17 +167,7 @@ inline Case transpose_case(Rng& rng, ElementType t) {
     }
   }
   const std::vector<OpMaker> ops = ops_for(t);
-  const auto n_ops = rng.integer(1, 8);
-  for (std::int64_t i = 0; i < n_ops; ++i) {
-    const OpMaker& op = ops[std::size_t(rng.integer(0, std::int64_t(ops.size()) - 1))];
-    std::vector<Value> args{pool.back()};
-    if (op.arity == 2)
-      args.push_back(pool[std::size_t(rng.integer(0, std::int64_t(pool.size()) - 1))]);
-    try {
-      pool.push_back(op.make(g, args));
-    } catch (const Error&) { // an op these operands cannot take: skipped
-    }
-  }
+  grow_chain(g, rng, ops, rng.integer(1, 8), pool);
   Value y = pool.back();     // depends on input 0 (the chain starts at the last input, which ...)
   y = g.maximum(y, pool[0]); // ... may be broadcast: input 0 gives the output its full shape
   c.program = rng.integer(0, 1) == 0;

@@ -42,17 +42,7 @@ inline Case program_case(std::uint64_t seed) {
     case 0:
     case 1: { // an elementwise chain with broadcast inputs
       std::vector<Value> pool{x, input(broadcast_input(rng, cur))};
-      const auto n = rng.integer(1, 5);
-      for (std::int64_t i = 0; i < n; ++i) {
-        const OpMaker& op = ops[std::size_t(rng.integer(0, std::int64_t(ops.size()) - 1))];
-        std::vector<Value> args{pool.back()};
-        if (op.arity == 2)
-          args.push_back(pool[std::size_t(rng.integer(0, std::int64_t(pool.size()) - 1))]);
-        try {
-          pool.push_back(op.make(g, args));
-        } catch (const Error&) {
-        }
-      }
+      grow_chain(g, rng, ops, rng.integer(1, 5), pool);
       x = g.add(pool.back(), x); // keeps x's shape
       break;
     }
