@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/target/x64/emitters/brgemm.hpp: the code of Brgemm and BrgemmCopyB (the blocking
 // and the packed layout of B are in passes/lower_brgemm.hpp and ir::BrgemmShape).
 //
@@ -53,7 +54,8 @@ public:
     a_ = data_[e.input_expr(0).data_index];
     moved_.clear();
     std::vector<Xbyak::Reg64> operands{a_};
-    if (!b.b_packed) operands.push_back(data_[b.b_pointer]);
+    // depth 0: B is never read, and its scratch (data pointer b_pointer) may not exist
+    if (!b.b_packed && s.k != 0) operands.push_back(data_[b.b_pointer]);
     for (const E* x : epilogue) {
       if (const auto* st = std::get_if<ir::Store>(&x->op))
         add_moved(data_[x->data_index], passes::ProductStrides(x->out_desc(0)), st->type);
