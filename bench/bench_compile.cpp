@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/bench_compile.cpp: what a kernel costs before and around its work.
 //
 //  compile/<n>ops    compile() of an n-op elementwise chain (1, 5, 10, 20 ops), no cache:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/bench_eltwise.cpp: fused JIT kernels against the alternatives, in one run.
 //
 // For each workload, size and thread count it times:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/bench_math.cpp: the transcendental emitters against the alternatives, in one run.
 //
 // For Gelu (tanh form), Swish and Sigmoid, on a 256 KiB (L2) and a 64 MiB tensor, with 1 and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/bench_matmul.cpp: MatMul kernels (Brgemm with fused epilogues) against oneDNN's matmul
 // primitive, and the machine's FMA peak, in one run.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/bench_mha.cpp: one attention block as one snippets kernel against the same block
 // unfused in oneDNN (matmul, softmax, matmul), in one run.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/bench_peers.cpp: snippets against other ways to run the same graphs, in one run.
 //
 // For each workload (peers_case.hpp: relu(a*b+c), sigmoid((x+bias[C])*s), GELU tanh, Swish,

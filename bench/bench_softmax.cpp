@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/bench_softmax.cpp: Softmax over the last axis, fused, against the alternatives, in one
 // run.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/bench_util.hpp: what the Google Benchmark programs in bench/ share.
 //
 //  - Buffer: a 64-byte aligned f32 array, first touched by the OpenMP threads that use it;

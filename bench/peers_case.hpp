@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/peers_case.hpp: the workloads of bench_peers, their data and the correctness gate.
 //
 //  - Workload: the graphs every peer implements (enum + table of facts): five elementwise ones

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/peers_eigen.hpp: Eigen 3 expression templates as a peer.
 //
 // Each workload is one Eigen expression on Eigen::Map views of the case's buffers (Array

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/peers_halide.hpp: Halide 14 (Debian's libhalide14-0-dev) JIT-compiled as a peer.
 //
 // Each workload is one Halide Func over (x = channel, y = row) on ImageParams bound to the

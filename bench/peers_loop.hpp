@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/peers_loop.hpp: the hand-written fused loop ("what the compiler makes of it").
 //
 // One loop per workload computing every output in one pass, compiled with -O3 -march=native

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/peers_onednn.hpp: oneDNN primitives with post-ops as a peer (its hand-crafted fusion).
 //
 //   relu(a*b+c)          binary mul(a, b), post-ops: binary add(c), eltwise relu

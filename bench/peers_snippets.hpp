@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/peers_snippets.hpp: snippets itself as a peer, fused and op by op.
 //
 //  - make_fused: the workload compiled once into one JIT kernel, timed through run_unchecked;

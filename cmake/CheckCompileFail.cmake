@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Script mode helper of snippets_add_compile_fail_test: compile SOURCE, require failure and a
 # diagnostic matching EXPECTED.
 execute_process(

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # ctest errors.catalogue_complete: every error id raised under include/ or tools/ is listed in
 # docs/errors.md and checked by at least one test under tests/ (or the catalogue says why none
 # can trigger it: a test column starting with "none:").

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # snippets_add_compile_fail_test(<source>)
 #
 # Adds a ctest test that passes when <source> FAILS to compile with a diagnostic matching the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Inserting your own pass into the default lowering pipeline, at compile time.
 //
 // A pass is any struct with a pass_tag, a name and a run(); pipelines are types, so adding

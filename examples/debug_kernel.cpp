@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Looking inside a kernel: the Linear IR as text and as Graphviz, the machine code with the
 // expression that produced each instruction, and where the time goes.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The seed's data-flow example, y = (x1 * 2 + x2) ^ 2, compiled into one JIT kernel.
 //
 // Builds the graph, compiles it for the best ISA of this host (the Constants become Scalars

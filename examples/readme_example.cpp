@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The example of README.md, kept identical so CI proves it compiles and runs.
 #include "snippets/snippets.hpp"
 using namespace snippets;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The main demo: a transformer block's MLP tail as a whole model.
 //
 //   h = gelu_tanh(x @ W1 + b1)           MatMul is an Opaque op run by a callback

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fuzz/fuzz_models.cpp: libFuzzer entry for the differential fuzz families (scripts/fuzz).
 //
 // The input bytes choose a generator seed (bytes 0-7), the ISA (bit 0 of byte 8) and the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Offline checks of the packaging recipes: Conan and vcpkg cannot be installed here.
 
     check_recipes.py conan   # packaging/conan/conanfile.py and its test_package

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Derives the polynomial coefficients of include/snippets/target/x64/emitters/math.hpp.
 
 Method: the Remez exchange algorithm for a weighted minimax fit that is linear in the

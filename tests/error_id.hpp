@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/error_id.hpp: which snippets::Error a statement throws, for error-id tests.
 #pragma once
 

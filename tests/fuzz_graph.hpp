@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fuzz_graph.hpp: whole-model differential fuzzing for tests that need one call, such as
 // tests/test_concurrency.cpp: random_model(seed) (tests/fuzz/elementwise.hpp) and
 // run_differential, which runs a model as a Program and compares it with the reference. The

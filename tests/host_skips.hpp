@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/host_skips.hpp: checks this host cannot execute (an ISA, AVX512_BF16), counted so the
 // test binary can tell ctest. main.cpp exits with skip_exit_code when every test passed but
 // some checks did not run; tests/CMakeLists.txt gives ctest that code as SKIP_RETURN_CODE, so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/jit_test_util.hpp: shared helpers of the JIT tests (test_jit_*.cpp).
 //
 //  - for_each_isa: runs a check once per x64 ISA this host can execute (AVX2, AVX-512), with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The unit-test main: doctest's, then the host's skips reported to ctest (host_skips.hpp).
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>

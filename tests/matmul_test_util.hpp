@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers of the MatMul and attention JIT tests (test_jit_matmul.cpp, test_jit_mha.cpp):
 // uniform random tensors, |t|, and a comparison against a per-element error bound.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/mock_backend.hpp: traits types for tests.
 //
 //  - TraitsArchetype has exactly what snippets::BackendTraits requires and nothing more (the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of passes/allocate_buffers.hpp (clusters, pointer groups, scratch placement) and of the
 // graph colouring it uses (ir/graph_view.hpp), plus the JIT results with planning on and off.
 #include <set>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/test_bad_input.cpp: error catalogue cases that need their own process or many
 // compilations (docs/errors.md lists every id and the test that triggers it):
 //  - SNIPPETS_MAX_ISA, SNIPPETS_KERNEL_CACHE_CAPACITY and the debugging variables (read once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/test_buffer_aliasing.cpp: which buffers may share memory (runtime/tensor_view.hpp's
 // check_overlap): a kernel runs in place only where it reads each element right before it
 // writes the same index; any other overlap, and any overlap in a Program, is refused before

@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/test_concurrency.cpp: many threads tokenizing, compiling and running at once, with
-// every result checked. scripts/test-sanitizers also builds this file alone with
+// every result checked. scripts/test also builds this file alone with
 // ThreadSanitizer (kernels run with one thread each there: libgomp is not instrumented).
 #include <doctest/doctest.h>
 

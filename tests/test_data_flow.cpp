@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/test_data_flow.cpp: the data-flow passes on a Subgraph body (golden before/after
 // dumps), and layouts end to end: a body with channels-last or blocked inputs compiles to a
 // kernel over the physical shapes and matches the reference on the logical tensors.

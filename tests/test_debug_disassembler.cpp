@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // debug/disassembler.hpp and the code map: kernels as text (Zydis when the test binary links
 // snippets::zydis, raw bytes otherwise), each expression's code under its LIR line; the code map
 // and SNIPPETS_JIT_DUMP files; debug options that must not change a single instruction.

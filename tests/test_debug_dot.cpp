@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // debug/dot.hpp and debug/dot_graph.hpp: Graphviz DOT of a Linear IR (control flow, data flow)
 // and of a tokenized model (Subgraphs as clusters), and the agreement of the Boost writer with
 // the dependency-free one compile()'s dumps use.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // IR dumps around passes (CompileOptions::debug.dump, SNIPPETS_DUMP_LIR): which files, in
 // which order, with which contents; the Pipeline hook they hang on; unknown names and I/O
 // failures.

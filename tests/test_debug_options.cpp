@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // debug/options.hpp: the SNIPPETS_DUMP_LIR syntax, its error messages, and how C++ options
 // and environment variables combine.
 #include <doctest/doctest.h>

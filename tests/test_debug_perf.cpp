@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Profiling aids: perf map entries (SNIPPETS_JIT_PROFILE=perf) and the performance counters
 // (cycles: RDTSC around the kernel and each loop; chrono: steady_clock around each call).
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // debug/segfault_detector.hpp: a kernel given a bad pointer, run in a child process, must die
 // by SIGSEGV after naming the kernel, the expression, its emitter and the faulting address.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of dynamic shapes: compile() of a body with dynamic dimensions (passes in a dynamic
 // Linear IR, the kernel emitter's run-time work amounts, pointer increments and tail masks),
 // runtime/runtime_config.hpp (domain, collapsing, table, variants) and the dynamic path of

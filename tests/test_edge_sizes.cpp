@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/test_edge_sizes.cpp: tensors at the ends of the size range, through compile(),
 // run() and Program (issue 26):
 //  - empty tensors where an op turns them into non-empty values (a MatMul of depth 0, a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/test_fuzz.cpp: seeded differential fuzzing of the whole feature surface, one test case
 // per family of tests/fuzz/families.hpp.
 //

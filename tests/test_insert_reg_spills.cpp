@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // InsertRegSpills: kernels with more live vector values than registers spill and stay exact.
 #include <doctest/doctest.h>
 

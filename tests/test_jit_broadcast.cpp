@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JIT tests of broadcasting and parallel execution: passes/optimize_domain.hpp (domain
 // collapsing), passes/insert_load_store.hpp, insert_broadcast_move.hpp and
 // load_move_broadcast_to_broadcast_load.hpp (broadcast loads), passes/init_loops.hpp and

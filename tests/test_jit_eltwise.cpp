@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JIT tests of target/x64/emitters/eltwise.hpp: every op with an x64 emitter, compiled for
 // AVX2 and AVX-512, against the reference interpreter on every tail length (innermost sizes
 // 1, 7, 8, 15, 16, 17, 29, 31, 33, 1000 as [n] and [3, n]) with inputs that mix random values

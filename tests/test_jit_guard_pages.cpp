@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JIT tests of the tail handling in target/x64/kernel_emitter.hpp (AVX-512 opmask loads and
 // stores, AVX2 VMASKMOVPS, one-element VMOVSS) and the pointer arithmetic of
 // passes/init_loops.hpp, insert_specific_iterations.hpp and cleanup_loop_offsets.hpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JIT accuracy of emitters/activation.hpp, emitters/arith.hpp and emitters/math.hpp: every
 // transcendental and activation op, compiled for AVX2 and AVX-512, against the reference
 // interpreter (double precision, rounded once to f32) on a sweep of the whole f32 range:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JIT tests of emitters/activation.hpp and emitters/arith.hpp beyond accuracy: special values
 // checked by hand (IEEE and C's pow/fmod rules, the sign of zero), exactness of Mod at huge
 // quotients, Convert chains inside an f32 kernel, attribute checks (supports()), and the new

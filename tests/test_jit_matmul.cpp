@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JIT tests of MatMul kernels (passes/lower_brgemm.hpp, target/x64/emitters/brgemm.hpp): the
 // product with its epilogue against the reference interpreter in double, on both ISAs and
 // 1-3 threads.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JIT tests of bf16 MatMul kernels (BrgemmShape::pairs, target/x64/emitters/brgemm.hpp):
 // bf16 A and B multiplied in pairs of depths by VDPBF16PS (AVX-512 with AVX512_BF16), or
 // widened to f32 (AVX2, CompileOptions::native_bf16 = false, a transposed A, an odd depth

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JIT tests of attention kernels (MatMul -> scale/mask -> Softmax -> MatMul, the transposes of
 // Q, K, V and the output folded into memory access; passes/lower_brgemm.hpp,
 // emitters/softmax_rows.hpp) and of MatMul -> Softmax, against the reference interpreter in

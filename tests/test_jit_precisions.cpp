@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JIT tests of kernel inputs and outputs of other element types than f32
 // (target/x64/memory_access.hpp, the element sizes of passes/init_loops.hpp, compile.hpp and
 // runtime/, AlignElementTypes for i8/u8 values, the tokenizer's type rules).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JIT tests of reductions over the innermost axis and Softmax (passes/decompose_softmax.hpp,
 // passes/decompose_reductions.hpp, passes/insert_buffers.hpp, target/x64/emitters/reduce.hpp),
 // against the reference interpreter in double, on both ISAs, 1 and 3 threads.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JIT tests of runtime/compiled_kernel.hpp, runtime/executor.hpp, target/x64/code_buffer.hpp
 // and compile.hpp: W^X code pages, concurrent runs of one kernel, the run-time argument
 // checks (which must fail before any memory is touched), the compile-time errors, ISA

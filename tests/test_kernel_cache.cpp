@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/test_kernel_cache.cpp: runtime/kernel_cache.hpp. Equal bodies share one kernel, the
 // key tells apart everything that changes the code, the cache is bounded (LRU), thread-safe
 // (one compilation per key under contention) and keeps no failed compilation.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Golden dump of the fully lowered Linear IR: pins the output of the whole default pipeline
 // (domain, loads/stores, broadcast load hoisted out of the inner loop, FMA contraction,
 // registers, unrolled main body, masked tail, pointer shifts).

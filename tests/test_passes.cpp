@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Behaviour of the control-flow and preparation passes, observed on lowered LIRs.
 #include <doctest/doctest.h>
 

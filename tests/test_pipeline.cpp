@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Compile-time pipelines: composition, editing, and a user pass inserted into the default.
 #include <doctest/doctest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of reference/eltwise.hpp: every elementwise formula against hand-computed values.
 //
 // Expected numbers are literals worked out by hand or taken from 30-digit evaluations of the

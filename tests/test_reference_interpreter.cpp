@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of reference/interpreter.hpp: the evaluation contract (inputs, outputs, element-type
 // encoding, Convert, rounding of intermediates, Opaque callables, Subgraph bodies, dynamic
 // dimensions, zero-size tensors) and its error ids. Expected values are worked out by hand;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of reference/tensor_ops.hpp: NUMPY broadcasting, Select, PRelu's slope rules,
 // reductions, Softmax, Transpose, Broadcast, Reshape and MatMul, checked element by element
 // against values worked out by hand (indices are written out, never computed by the code under

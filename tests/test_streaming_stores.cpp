@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The non-temporal store variant: chosen for large outputs, used only for aligned outputs,
 // and bit-identical to the ordinary kernel.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/test_tokenize.cpp: the Tokenizer (passes/tokenize.hpp), one test per rule, plus the
 // check that a tokenized model computes what the model computes (reference interpreter).
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/test_transpose_fusion.cpp: Transposes of kernel inputs folded into their loads
 // (passes/fuse_transpose_into_parameter.hpp): the pass on a Graph, the strided memory order
 // through OptimizeDomain and InsertLoadStore, JIT results against the reference interpreter

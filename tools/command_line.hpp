@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/command_line.hpp: option values of the command-line tools (snippets-run and the
 // conformance runner).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets-make-demo-model: writes the demo model, a transformer block's MLP tail, as ONNX.
 //
 //   h = gelu_tanh(x @ W1 + b1)      GELU written out in ONNX ops, as exporters emit it:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets-onnx-conformance: runs ONNX node test cases through snippets (import, tokenize, JIT,
 // run) and compares with the stored outputs. See --help and docs/onnx.md.
 #include <chrono>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets-run: load an ONNX model, tokenize, compile, run, check, and time it. See --help and
 // docs/onnx.md.
 #include <algorithm>

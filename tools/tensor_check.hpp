@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/tensor_check.hpp: comparing a computed tensor with an expected one (snippets-run and the
 // conformance runner).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tools/test_case.hpp: a directory laid out like the ONNX node tests.
 //
 //   <case>/model.onnx

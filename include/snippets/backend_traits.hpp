@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/backend_traits.hpp: what a backend traits type must provide.
 //
 // Everything from Graph to CompiledKernel is templated on a traits type T. BackendTraits<T>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/compile.hpp: compile() turns a Subgraph body into one JIT kernel.
 //
 //   auto kernel = snippets::compile(body);                  // best ISA of this host

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/debug.hpp: every debug tool in one include (kept out of snippets/snippets.hpp: the
 // Graphviz part of Boost.Graph is slow to parse). compile() itself already honours the debug
 // options and environment variables; this header adds the functions you call yourself:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/error.hpp: the one error type of the library and its single raise point.
 //
 // Three tiers (STYLE.md rule 9):

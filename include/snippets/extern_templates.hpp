@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/extern_templates.hpp: build the heavy x64 templates once per program, not once per
 // translation unit.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/snippets.hpp: the public API in one include.
 //
 // Build a data-flow Graph with the builder; compile() an elementwise body into one JIT kernel

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/version.hpp: the library version (kept equal to project(VERSION) in CMakeLists.txt).
 #pragma once
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Conan 2 recipe for snippets, a header-only C++20 library.
 
 It packages the local source tree (the recipe sits in packaging/conan/, two levels below the
@@ -13,7 +14,7 @@ import os
 
 from conan import ConanFile
 from conan.tools.cmake import CMake, CMakeDeps, CMakeToolchain, cmake_layout
-from conan.tools.files import copy, rmdir, save
+from conan.tools.files import copy, rmdir
 
 required_conan_version = ">=2.0"
 
@@ -25,7 +26,7 @@ class SnippetsConan(ConanFile):
     package_type = "header-library"
     description = "Header-only JIT fusion of memory-bound neural-network subgraphs"
     topics = ("jit", "x86", "kernel-fusion", "header-only")
-    license = "unspecified"  # the project has no LICENSE file yet
+    license = "Apache-2.0"
     # CMake configures the project to run its install rules; the package itself is the same
     # for every configuration (see package_id).
     settings = "os", "arch", "compiler", "build_type"
@@ -42,7 +43,7 @@ class SnippetsConan(ConanFile):
         # exports_sources cannot reach above the recipe folder, so copy explicitly:
         # include/, cmake/ and the top-level CMakeLists.txt are all the install needs.
         root = self._repository_root
-        for pattern in ("include/*", "cmake/*", "CMakeLists.txt", "LICENSE*"):
+        for pattern in ("include/*", "cmake/*", "CMakeLists.txt", "LICENSE"):
             copy(self, pattern, src=root, dst=self.export_sources_folder)
 
     def layout(self):
@@ -74,10 +75,8 @@ class SnippetsConan(ConanFile):
     def package(self):
         CMake(self).install()
         rmdir(self, os.path.join(self.package_folder, "share", "cmake"))
-        licenses = os.path.join(self.package_folder, "licenses")
-        if not copy(self, "LICENSE*", src=self.source_folder, dst=licenses):
-            save(self, os.path.join(licenses, "NOTICE"),
-                 "snippets has no license file yet; all rights reserved by its authors.\n")
+        copy(self, "LICENSE", src=self.source_folder,
+             dst=os.path.join(self.package_folder, "licenses"))
 
     def package_info(self):
         self.cpp_info.set_property("cmake_file_name", "snippets")

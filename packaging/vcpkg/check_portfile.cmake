@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # cmake -DPORT_DIR=<ports/snippets> -DWORK_DIR=<scratch dir> [-DGENERATOR=<gen>]
 #       [-DCXX_COMPILER=<c++>] -P check_portfile.cmake
 #

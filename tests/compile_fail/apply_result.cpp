@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A Result has no output Value, so the single-output builder must refuse it at compile time.
 // expected-error: a Result has no output Value. use g.result
 #include "snippets/ir/graph.hpp"

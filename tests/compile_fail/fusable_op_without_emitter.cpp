@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Traits that claim an op is fusable without an emitter for it fail to compile, naming the fix.
 // expected-error: the backend traits call this op fusable but it has no emitter
 #include "snippets/compile.hpp"

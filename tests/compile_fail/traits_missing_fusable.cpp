@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A traits type without the `fusable` variable template must stop at the static_assert that
 // shows the declaration to add.
 // expected-error: backend traits need .template <class Op> static constexpr bool fusable

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A traits type without `host_supported()` must stop at the static_assert that names it.
 // expected-error: backend traits need .static bool host_supported
 #include "snippets/ir/graph.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A traits type without `name` must stop at the one static_assert that says what to write.
 // expected-error: backend traits need .static constexpr std::string_view name
 #include "snippets/ir/graph.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A traits type without the register budget must stop at the static_assert that lists it.
 // expected-error: backend traits need .static constexpr int vector_registers, vector_bytes
 #include "snippets/ir/graph.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `static constexpr bool fusable` (not a template) must reach the same fix-it message rather
 // than a hard error inside the concept.
 // expected-error: backend traits need .template <class Op> static constexpr bool fusable

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fuzz/bounds.hpp: the oracle of the fuzz families whose ops are not correctly rounded
 // (transcendentals, reductions, products): per element, the reference value and a bound on how
 // far a kernel's result may be from it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fuzz/core.hpp: what every fuzz family shares (tests/test_fuzz.cpp, fuzz/fuzz_models.cpp).
 //
 //  - Case: one generated test, a model and how to run and check it: as a Program (tokenizer,

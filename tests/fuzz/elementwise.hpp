@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fuzz/elementwise.hpp: the elementwise family (correctly rounded f32 ops, checked bit
 // for bit) and the shape and model builders the other families reuse.
 //

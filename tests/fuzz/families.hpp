@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fuzz/families.hpp: every fuzz family, for tests/test_fuzz.cpp and fuzz/fuzz_models.cpp.
 //
 // A family is a generator (seed -> Case: the model, how it runs, its oracle; the shrinker of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fuzz/layout.hpp: the layout family: memory orders other than planar, on f32, f16,
 // bf16, i8 and u8 tensors, checked bit for bit (the exact ops of fuzz/types.hpp for each type,
 // no FMA contraction, every node rounded to its type; +0 matches -0 for integers).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fuzz/math.hpp: the transcendental family: random f32 models mixing the approximate ops
 // (Exp, Log, Sigmoid, Tanh, Erf, Gelu in both forms, Swish with several betas, Mish, Elu,
 // SoftPlus, HSwish, HSigmoid, SoftSign, LeakyRelu, PowerStatic, Power, SquaredDifference) with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fuzz/matmul.hpp: the MatMul family, run as Programs: each model is one of
 //  - a product with an elementwise epilogue: random M, N, K (0 too; depth 0 gives the epilogue
 //    of zeros), batch dimensions broadcast between A and B, transpose_a / transpose_b, operands

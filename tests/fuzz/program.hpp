@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fuzz/program.hpp: the whole-Program family: models that mix everything a Program runs,
 // in stages over a value [rows..., width]: elementwise chains of exact and transcendental ops
 // with broadcast inputs, Opaque ops (Identity and Split, two outputs, as callbacks on buffers;

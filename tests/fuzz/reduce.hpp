@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fuzz/reduce.hpp: the reduction family: ReduceSum, ReduceMax (NaN propagating or
 // ignoring) and Softmax over the innermost axis with keep_dims, inside random chains of
 // elementwise ops before and after them (a reduced value broadcast back along the row, a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/fuzz/types.hpp: the element-type family and the dynamic-shape family.
 //
 // typed_model builds a random model over inputs of every kernel I/O type (f32, f16, bf16, i8,

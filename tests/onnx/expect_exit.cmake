@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Runs a command-line tool and checks its exit status and what it prints, for the ctests of
 # snippets-run and snippets-onnx-conformance (a test fails when the tool exits with another
 # status, or its stdout + stderr do not match OUTPUT).

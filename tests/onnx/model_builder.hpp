@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/onnx/model_builder.hpp: small ONNX models built with the protobuf API, for the tests.
 //
 //   ModelBuilder m;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Malformed and unsupported ONNX input gives the documented error ids (docs/errors.md), and the
 // message names the node.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of frontend/onnx.hpp and its op converters: models built with the protobuf API are
 // serialized, imported, checked as graphs and run (JIT Program against the reference).
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of frontend/onnx_tensor.hpp: TensorProto <-> host tensors and TensorProto files.
 #include <doctest/doctest.h>
 

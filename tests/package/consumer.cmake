@@ -1,6 +1,8 @@
+# SPDX-License-Identifier: Apache-2.0
 # cmake -DSOURCE_DIR=<consumer> -DBINARY_DIR=<dir> -DGENERATOR=<gen> -DCXX_COMPILER=<c++>
 #       [-DBUILD_TYPE=Release] [-DPREFIX=<install prefix>] [-DSNIPPETS_SOURCE_DIR=<dir>]
-#       [-DREQUESTED_VERSION=<v>] [-DEXPECT_CONFIGURE_ERROR=<regex>] -P consumer.cmake
+#       [-DREQUESTED_VERSION=<v>] [-DEXPECT_CONFIGURE_ERROR=<regex>] [-DCXX_FLAGS=<flags>]
+#       [-DPREBUILT=ON] -P consumer.cmake
 #
 # Configures a consumer project from scratch, builds it and runs its `consumer` program; the
 # program's exit code is the test result. With EXPECT_CONFIGURE_ERROR the configure step must
@@ -23,6 +25,12 @@ if(PREFIX)
 endif()
 if(SNIPPETS_SOURCE_DIR)
   list(APPEND args "-DSNIPPETS_SOURCE_DIR=${SNIPPETS_SOURCE_DIR}")
+endif()
+if(CXX_FLAGS) # also at link time: the sanitizers' runtimes
+  list(APPEND args "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${CXX_FLAGS}")
+endif()
+if(PREBUILT) # the consumer links snippets::prebuilt instead of the header-only target
+  list(APPEND args -DSNIPPETS_CONSUMER_PREBUILT=ON)
 endif()
 if(DEFINED REQUESTED_VERSION)
   list(APPEND args "-DSNIPPETS_REQUESTED_VERSION=${REQUESTED_VERSION}")

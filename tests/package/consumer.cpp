@@ -1,6 +1,8 @@
-// The program both package consumers build: it includes the umbrella header through the
-// snippets::snippets target, evaluates relu on a known input, and exits non-zero when a value,
-// the header version, or the propagated OpenMP flags are wrong.
+// SPDX-License-Identifier: Apache-2.0
+// The program every package consumer builds: it includes the umbrella header through the
+// snippets::snippets target (or snippets::prebuilt), evaluates relu on a known input with the
+// reference interpreter and with a JIT kernel, and exits non-zero when a value, the header
+// version, or the propagated OpenMP flags are wrong.
 //
 // CONSUMER_EXPECTED_VERSION_{MAJOR,MINOR,PATCH} come from the consumer's CMakeLists.txt (the
 // version CMake saw for the package), so a drift between project(VERSION) and version.hpp
@@ -41,6 +43,17 @@ int main() {
   for (std::size_t i = 0; i < 4; ++i) {
     if (out[0].at(i) != expected[i]) {
       std::printf("relu(x)[%zu] = %g, expected %g\n", i, out[0].at(i), expected[i]);
+      ++failures;
+    }
+  }
+  // the same through a kernel: compile() is what snippets::prebuilt instantiates once
+  ir::Graph<x64::Traits> jg;
+  jg.result(jg.relu(jg.parameter(f32, {4}, "x")), "y");
+  const auto jit =
+      compile(jg).run({reference::Tensor::from_values(f32, {4}, {-1, 2, -3, 4})}).at(0);
+  for (std::size_t i = 0; i < 4; ++i) {
+    if (jit.at(i) != expected[i]) {
+      std::printf("kernel relu(x)[%zu] = %g, expected %g\n", i, jit.at(i), expected[i]);
       ++failures;
     }
   }

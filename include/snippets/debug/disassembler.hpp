@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/debug/disassembler.hpp: a generated kernel as text.
 //
 //   std::cout << snippets::debug::disassemble(kernel);

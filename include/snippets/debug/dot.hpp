@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/debug/dot.hpp: Graphviz DOT of a Linear IR and of a (tokenized) model, written by
 // Boost.Graph's write_graphviz. Besides ir/graph_view.hpp, this is the only file that includes
 // Boost.Graph; its Graphviz header costs about a second of parsing, so nothing in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/debug/dot_graph.hpp: a Linear IR, a data-flow body or a tokenized model as a graph
 // to draw in Graphviz DOT.
 //

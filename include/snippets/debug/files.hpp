@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/debug/files.hpp: the file output of the debug features (dumps, JIT code).
 // Failures throw [snippets.debug.dump_failed] naming the path. No <filesystem>: compile.hpp
 // includes this, and every user of compile.hpp would pay for parsing it.

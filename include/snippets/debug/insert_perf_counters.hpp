@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/debug/insert_perf_counters.hpp: InsertPerfCounters, the pass that chooses what the
 // cycle counters time (CompileOptions::debug.counters = cycles, SNIPPETS_PERF_COUNTERS=cycles).
 //

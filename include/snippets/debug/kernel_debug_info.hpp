@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/debug/kernel_debug_info.hpp: what a CompiledKernel keeps for debugging.
 //
 //  - CodeMap: which bytes of the machine code each Linear IR expression produced (recorded by

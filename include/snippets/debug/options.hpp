@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/debug/options.hpp: the debug switches of compile() and their environment variables.
 //
 // Every switch is off by default and has a C++ field in CompileOptions::debug and an

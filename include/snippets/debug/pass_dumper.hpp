@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/debug/pass_dumper.hpp: writes the IR after chosen passes to files (the engine of
 // SNIPPETS_DUMP_LIR and CompileOptions::debug.dump; the syntax is in debug/options.hpp).
 //

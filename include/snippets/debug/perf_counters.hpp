@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/debug/perf_counters.hpp: what the performance counters measured, per kernel.
 //
 //   auto k = compile(body, {.name = "tail", .debug = {.counters = debug::Counters::cycles}});

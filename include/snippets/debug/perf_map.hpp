@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/debug/perf_map.hpp: names JIT kernels for `perf report` (SNIPPETS_JIT_PROFILE=perf,
 // CompileOptions::debug.perf_map).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/debug/segfault_detector.hpp: names the expression of a JIT kernel that crashed.
 //
 // With CompileOptions::debug.segfault_detector (or SNIPPETS_SEGFAULT_DETECTOR=1), compile()

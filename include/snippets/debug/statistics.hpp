@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/debug/statistics.hpp: what fusion saves, per Subgraph (the seed's
 // print_statistics).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/frontend/onnx.hpp: the ONNX importer (CMake target snippets::onnx).
 //
 //   auto model = snippets::onnx::load("mlp.onnx", {.input_shapes = {{"x", {8, 256}}}});

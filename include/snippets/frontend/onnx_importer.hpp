@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/frontend/onnx_importer.hpp: ModelProto -> Graph (the work behind onnx::load).
 //
 // Order of work:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/frontend/onnx_model.hpp: what loading an ONNX model takes (LoadOptions) and gives
 // (Model).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/frontend/onnx_node_context.hpp: what an op converter sees of the model it imports.
 //
 // The importer (onnx_importer.hpp) keeps one Entry per ONNX value name: a graph Value, a value

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/frontend/onnx_op_table.hpp: which ONNX ops (default domain) the importer maps, and how.
 //
 // Each entry has

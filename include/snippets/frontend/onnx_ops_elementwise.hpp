@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/frontend/onnx_ops_elementwise.hpp: ONNX elementwise and activation ops -> our op set.
 //
 // ONNX's multidirectional broadcasting is NUMPY broadcasting, which our binary ops implement.

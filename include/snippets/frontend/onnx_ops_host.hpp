@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/frontend/onnx_ops_host.hpp: ONNX ops evaluated while the model loads.
 //
 // Models compute shapes with small int64 subgraphs (Shape -> Slice -> Concat -> Reshape, as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/frontend/onnx_ops_tensor.hpp: ONNX shape, layout, MatMul, reduction and Softmax ops.
 //
 // Shapes, axes and permutations must be known when the model loads (static shapes are what

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/frontend/onnx_tensor.hpp: ONNX TensorProto <-> host tensors, and TensorProto files.
 //
 //   auto x = snippets::onnx::read_tensor("test_data_set_0/input_0.pb");  // HostTensor

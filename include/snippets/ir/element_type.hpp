@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/ir/element_type.hpp: the element types of tensors and their exact conversions.
 //
 // Invariants:

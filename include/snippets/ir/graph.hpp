@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/ir/graph.hpp: Graph<T>, the data-flow IR (our analogue of an OpenVINO model).
 //
 //   snippets::ir::Graph<snippets::ReferenceBackend> g;

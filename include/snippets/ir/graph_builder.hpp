@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/ir/graph_builder.hpp: named builder methods of Graph (g.add(a, b), g.relu(x), ...).
 //
 // A CRTP base so graph.hpp keeps to structure. Every method is one line over

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/ir/graph_view.hpp: the only file that includes Boost.Graph.
 //
 // It gives Boost's algorithms a read-only view of any graph G that provides

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/ir/layout.hpp: how a logical tensor is laid out in memory.
 //
 // A Layout is a dimension order (a permutation of the logical axes, outermost first) plus an

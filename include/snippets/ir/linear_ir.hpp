@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/ir/linear_ir.hpp: the Linear IR (LIR) of the seed guide.
 //
 // A LinearIR<T> is an ordered list of Expression<T>; the order is control flow (code is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/ir/lir_printer.hpp: the text dump of a Linear IR (the seed's debug_print), used by
 // golden tests, SNIPPETS_DUMP_LIR and disassembly annotations. One expression per line, in
 // control-flow order, indented by loop depth; then one line per loop:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/ir/loop_manager.hpp: LoopManager and LoopInfo, the loop facts of a Linear IR.
 //
 // A loop walks one dimension of the scheduling domain: `work_amount` elements in steps of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/ir/lowered_ops.hpp: the ops that exist only in the Linear IR.
 //
 // The control-flow passes insert them; each has an emitter in every target:

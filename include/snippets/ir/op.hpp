@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/ir/op.hpp: Op<T>, the variant of every op tag a Graph<T> node can hold.
 //
 // Op<T> holds the built-in tags (op_tags.hpp) plus Subgraph<T>, whose body is a Graph<T> of

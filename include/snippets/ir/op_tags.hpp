@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/ir/op_tags.hpp: the built-in op set, one attribute-carrying tag per op.
 //
 // Each tag states:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/ir/printer.hpp: a stable text dump of a Graph, one node per line, used by golden
 // tests and debug output. Nodes appear in id order (ids are stable and edges name them):
 //   %2 = Add 'sum'(%0:0, %1:0) -> f32[1,3,?,?]

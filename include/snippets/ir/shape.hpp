@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/ir/shape.hpp: shapes with static and dynamic dimensions, and NUMPY broadcasting.
 //
 // A Dim is a non-negative extent or `dynamic` (-1, unknown until run time). A Shape is a list

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/ir/type_inference.hpp: output element types and shapes of every op.
 //
 // infer_types(op, inputs, who) returns the output TensorTypes of `op` applied to inputs of

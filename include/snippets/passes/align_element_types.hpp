@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/align_element_types.hpp: AlignElementTypes (the seed's precision
 // alignment, data flow).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/allocate_buffers.hpp: AllocateBuffers gives every Buffer a data pointer and a
 // place in the kernel's per-thread scratchpad (the seed's AllocateBuffers).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/assign_registers.hpp: AssignRegisters gives every value an abstract register
 // by linear scan over the live ranges: vector values and general-purpose values (loop
 // counters) from separate pools. A register is free again once the last expression reading it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/brgemm_blocking.hpp: how a Brgemm is blocked, shared by LowerBrgemm (which
 // chooses it) and the x64 Brgemm emitter (which follows it).
 //

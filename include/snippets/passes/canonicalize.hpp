@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/canonicalize.hpp: Canonicalization, the first data-flow pass.
 //
 // It brings the inputs' memory layouts into the body, so that every later stage sees the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/clean_repeated_data_pointer_shifts.hpp: CleanRepeatedDataPointerShifts
 // keeps one pointer shift per data pointer and loop. Two accesses to the same kernel argument
 // in one loop (a Load and a BroadcastLoad of one input, say) share its register, so shifting

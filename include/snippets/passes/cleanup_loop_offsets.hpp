@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/cleanup_loop_offsets.hpp: CleanupLoopOffsets folds each inner loop's
 // finalization offsets into its parent's pointer increments (one add per pointer per outer
 // iteration instead of two) and zeroes the offsets of outermost loops, after which the kernel

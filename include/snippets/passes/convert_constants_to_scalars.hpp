@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/convert_constants_to_scalars.hpp: ConvertConstantsToScalars (data flow).
 //
 // A Constant whose values are all equal becomes a Scalar of its type, with a shape of 1s of

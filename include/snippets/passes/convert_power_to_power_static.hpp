@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/convert_power_to_power_static.hpp: ConvertPowerToPowerStatic (data flow).
 //
 // Power(x, Scalar e) becomes PowerStatic{e}(x), which the emitter expands into multiplies

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/convert_to_linear_ir.hpp: the seed's "Convert IR" step, body Graph -> LIR.
 //
 // Contract:

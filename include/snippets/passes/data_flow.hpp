@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/data_flow.hpp: passes over a Subgraph body (the seed's data-flow optimizer).
 //
 // A data-flow pass is a struct with no base class, like a Linear IR pass:

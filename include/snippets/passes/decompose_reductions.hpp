@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/decompose_reductions.hpp: DecomposeReductions lowers ReduceSum / ReduceMax
 // over the innermost dimension (the seed's reduce decomposition).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/decompose_softmax.hpp: DecomposeSoftmax (data flow), the seed's Softmax
 // decomposition, and the normal form of the reductions a kernel computes.
 //

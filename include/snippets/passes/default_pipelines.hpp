@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/default_pipelines.hpp: the pass pipelines compile() runs by default.
 //
 // Backends and users derive the Linear IR ones with insert_after_t / insert_before_t / replace_t /

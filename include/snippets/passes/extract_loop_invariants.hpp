@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/extract_loop_invariants.hpp: ExtractLoopInvariants moves expressions whose
 // value does not change across a loop's iterations out of that loop.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/fuse_loops.hpp: FuseLoops merges loop nests that walk the same iteration
 // space, so their expressions share one pass over memory.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/fuse_multiply_add.hpp: FuseMultiplyAdd contracts a Multiply whose only
 // consumer is an Add into one FusedMulAdd (a * b + c, one rounding: never less accurate).
 // It runs before InsertBroadcastMove, so broadcast operands get their moves as usual; the

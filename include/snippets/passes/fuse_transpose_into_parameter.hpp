@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/fuse_transpose_into_parameter.hpp: FuseTransposeIntoParameter folds the
 // Transposes of kernel inputs into the way the kernel reads them.
 //

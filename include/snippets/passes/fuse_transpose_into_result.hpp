@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/fuse_transpose_into_result.hpp: FuseTransposeIntoResult folds a Transpose
 // right before an output into the way the kernel writes that output.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/init_live_ranges.hpp: InitLiveRanges computes, for every value that needs a
 // register, the interval [def, end] of expression positions in which it must stay in it.
 //

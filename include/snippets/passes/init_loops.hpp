@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/init_loops.hpp: InitLoops fills each loop's ports: the memory accesses
 // inside it, with their pointer increment per iteration (stride along the loop's dimension
 // times the increment; 0 where the tensor is broadcast) and the finalization offset that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/insert_broadcast_move.hpp: InsertBroadcastMove fills a vector with one
 // element where an expression combines a value broadcast along the innermost dimension with
 // full vectors.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/insert_buffers.hpp: InsertBuffers keeps full rows between the innermost
 // loops of a row-by-row body (MarkLoops with reductions).
 //

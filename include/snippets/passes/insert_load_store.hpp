@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/insert_load_store.hpp: InsertLoadStore makes memory access explicit.
 //
 // Every Parameter and Buffer is read by Loads: one per loop its consumers are in, right before

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/insert_loops.hpp: InsertLoops makes loops explicit with LoopBegin/LoopEnd.
 //
 // For each loop, outermost first, a LoopBegin goes before its first expression and a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/insert_reg_spills.hpp: InsertRegSpills keeps the number of simultaneously
 // live vector values within the register file by spilling some to the stack.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/insert_specific_iterations.hpp: InsertSpecificIterations gives each
 // innermost loop its specific iterations: an unrolled main body, then one straight-line
 // remainder block (a few full vectors and a masked tail, no scalar loop).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/lir_queries.hpp: small questions passes ask about expressions.
 #pragma once
 

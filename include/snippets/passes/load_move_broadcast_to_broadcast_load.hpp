@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/load_move_broadcast_to_broadcast_load.hpp: LoadMoveBroadcastToBroadcastLoad
 // fuses a one-element Load followed by BroadcastMove into one BroadcastLoad (a single
 // vbroadcastss from memory). All BroadcastMoves of the same Load share the new expression.

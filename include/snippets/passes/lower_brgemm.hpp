@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/lower_brgemm.hpp: LowerBrgemm, the control flow of a MatMul kernel.
 //
 // A body with a MatMul is one product and its epilogue (elementwise ops on the product, on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/mark_loops.hpp: MarkLoops groups expressions that can run in one loop nest.
 //
 // Walking the LIR in order, consecutive loop-body expressions that share the scheduling

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/optimize_domain.hpp: OptimizeDomain collapses dimensions that need no loop
 // of their own.
 //

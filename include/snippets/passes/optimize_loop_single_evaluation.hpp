@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/optimize_loop_single_evaluation.hpp: OptimizeLoopSingleEvaluation marks
 // loops that run exactly once (static work amount equal to the increment): they get no
 // counter and no back-edge, and their per-iteration pointer shifts move into the

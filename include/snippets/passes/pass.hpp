@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/pass.hpp: what a pass is.
 //
 // A pass is a struct with no base class (LLVM's new pass manager):

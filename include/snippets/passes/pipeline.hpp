@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/pipeline.hpp: Pipeline<Ps...>, a compile-time list of passes that is
 // itself a pass, plus the editing tools backends and users build their pipelines with.
 //

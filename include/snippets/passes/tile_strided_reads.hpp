@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/tile_strided_reads.hpp: TileStridedReads orders the loops so that a gathered
 // input reuses its cache lines.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/tokenize.hpp: the Tokenizer, model Graph -> Graph with Subgraph nodes.
 //
 //   auto tokenized = snippets::passes::tokenize(model);        // the model is not modified

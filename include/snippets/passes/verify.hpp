@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/passes/verify.hpp: the LIR verifier run between passes when PassContext::verify.
 // Checks: every input is connected to an expression earlier in the order; loop bounds nest.
 #pragma once

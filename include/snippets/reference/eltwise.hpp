@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/reference/eltwise.hpp: the defining formula of every elementwise op, in double.
 //
 // One overload of `formula` per op tag: `formula(tag, x)` for unary ops, `formula(tag, a, b)`

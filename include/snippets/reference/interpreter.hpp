@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/reference/interpreter.hpp: evaluates any Graph on host tensors (the test oracle and
 // the seed's "reference mode").
 //

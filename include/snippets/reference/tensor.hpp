@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/reference/tensor.hpp: host tensors for the reference interpreter.
 //
 //  - Tensor: owns bytes of one element type in planar (row-major) order, static shape. It is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/reference/tensor_ops.hpp: the non-elementwise reference computations on Values.
 //
 // Plain loops over planar double tensors: NUMPY-broadcasting maps, reductions, Softmax,

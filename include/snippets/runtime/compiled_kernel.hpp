@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/runtime/compiled_kernel.hpp: CompiledKernel, the product of compile().
 //
 // Immutable after construction and cheap to copy (it shares the code); any number of

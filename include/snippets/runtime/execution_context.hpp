@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/runtime/execution_context.hpp: the per-run memory of a Program.
 //
 // A Program is immutable and shared; an ExecutionContext holds the arena its intermediate

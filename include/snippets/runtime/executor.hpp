@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/runtime/executor.hpp: parallel execution of a kernel over its scheduling domain.
 //
 // The outermost domain dimension is split into one contiguous chunk per thread and each

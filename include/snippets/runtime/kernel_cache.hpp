@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/runtime/kernel_cache.hpp: KernelCache, compiled kernels shared by equal bodies.
 //
 //   snippets::KernelCache cache(64);                       // or default_kernel_cache()

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/runtime/memory_plan.hpp: places buffers with known lifetimes in one arena.
 //
 // Each request is a size in bytes and a lifetime [def, end] in steps (inclusive: a buffer

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/runtime/program.hpp: Program, a whole model compiled for execution.
 //
 //   snippets::Program<x64::Traits> program(model, {.opaque = {{"MatMul", my_matmul}}});

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/runtime/runtime_config.hpp: the run-time configurator of dynamic kernels.
 //
 // compile() of a body with dynamic dimensions gives one shape-agnostic kernel: a loop nest of

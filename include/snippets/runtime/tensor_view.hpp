@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/runtime/tensor_view.hpp: what a caller hands a compiled kernel: a typed, shaped,
 // planar view of memory it owns. The kernel checks views against its signature before it
 // touches any memory.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Conan 2 test_package: builds and runs a program against the snippets package just created.
 
 Run by `conan create packaging/conan`, or alone with `conan test packaging/conan/test_package

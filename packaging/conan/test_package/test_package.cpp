@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Conan test_package: relu of four values through the packaged headers; non-zero on a mismatch.
 #include <cstdio>
 

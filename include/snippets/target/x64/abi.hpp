@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/target/x64/abi.hpp: the calling convention of generated kernels (SysV x86-64).
 //
 // A kernel is `void kernel(const CallArgs*)`; the pointer arrives in rdi and stays there.

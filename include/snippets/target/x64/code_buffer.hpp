@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/target/x64/code_buffer.hpp: executable memory that is never writable and
 // executable at once (W^X).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/target/x64/constant_table.hpp: the kernel's constants, placed after its code and
 // read RIP-relative. Each broadcast constant is stored replicated to the vector width, so any
 // instruction can take it as a full-width memory operand; 64-bit constants (the f64 lanes of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/target/x64/isa.hpp: the x86-64 instruction sets we emit and host detection.
 //
 // The ISAs form a chain: avx512 (AVX-512 F/BW/DQ/VL, 16 f32 lanes, 32 registers, opmasks)
@@ -17,8 +18,9 @@
 
 #include "snippets/error.hpp"
 
-static_assert(Xbyak::VERSION >= 0x6680 && Xbyak::VERSION < 0x7000,
-              "snippets needs the Xbyak 6.x API (6.68 or newer 6.x); install libxbyak-dev");
+// Xbyak 6.68 (Debian 12) to 7.x (Conan, vcpkg); CI builds the examples and the JIT tests with both
+static_assert(Xbyak::VERSION >= 0x6680 && Xbyak::VERSION < 0x8000,
+              "snippets needs Xbyak 6.68 or newer (6.x or 7.x); install libxbyak-dev");
 
 namespace snippets::x64 {
 

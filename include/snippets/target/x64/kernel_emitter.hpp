@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/target/x64/kernel_emitter.hpp: turns a prepared Linear IR into machine code.
 //
 // The kernel emitter owns the ABI (SysV x86-64): the kernel is `void kernel(const CallArgs*)`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/target/x64/memory_access.hpp: loads and stores of kernel arguments whose element
 // type is not f32, and the partial-vector f32 pieces the kernel and Brgemm emitters share
 // (tail masks, masked loads and stores, gathers).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/target/x64/traits.hpp: the backend traits of the x86-64 target.
 //
 // One traits type covers AVX2 and AVX-512: the ISA is chosen when a kernel is compiled

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # vcpkg overlay port for snippets, built from the source tree this file lives in:
 #
 #   vcpkg install snippets --overlay-ports=<repo>/packaging/vcpkg/ports
@@ -26,11 +27,4 @@ vcpkg_cmake_config_fixup(CONFIG_PATH share/cmake/snippets)
 file(REMOVE_RECURSE "${CURRENT_PACKAGES_DIR}/debug" "${CURRENT_PACKAGES_DIR}/lib")
 
 file(INSTALL "${CMAKE_CURRENT_LIST_DIR}/usage" DESTINATION "${CURRENT_PACKAGES_DIR}/share/${PORT}")
-if(EXISTS "${SOURCE_PATH}/LICENSE")
-  vcpkg_install_copyright(FILE_LIST "${SOURCE_PATH}/LICENSE")
-else()
-  # The project has no license file yet; vcpkg still requires share/<port>/copyright.
-  file(WRITE "${CURRENT_PACKAGES_DIR}/share/${PORT}/copyright"
-    "snippets: header-only JIT fusion of memory-bound neural-network subgraphs.\n"
-    "No license has been published for snippets yet; all rights are reserved by its authors.\n")
-endif()
+vcpkg_install_copyright(FILE_LIST "${SOURCE_PATH}/LICENSE")

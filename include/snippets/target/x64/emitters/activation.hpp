@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/target/x64/emitters/activation.hpp: emitters of the transcendental and activation
 // ops: Exp, Log, Sigmoid, Tanh, Erf, Gelu (erf and tanh forms), Swish, Mish, Elu, SoftPlus,
 // LeakyRelu and PRelu. Contracts in emitter.hpp; the approximations in math.hpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/target/x64/emitters/arith.hpp: emitters of the general Power (a tensor exponent),
 // Mod, FloorMod and Convert. Contracts in emitter.hpp; semantics in ir/op_tags.hpp.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/target/x64/emitters/eltwise.hpp: emitters of the elementwise ops that need no
 // transcendental approximation. Contracts in emitter.hpp. Semantics follow ir/op_tags.hpp:
 // Maximum, Minimum, Relu and Clamp propagate NaN (VMAXPS/VMINPS return their second source

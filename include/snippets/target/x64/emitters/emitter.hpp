@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/target/x64/emitters/emitter.hpp: the emitter table of the x64 target.
 //
 // Emitter<Op> is the code of one op on vector registers. A specialization provides

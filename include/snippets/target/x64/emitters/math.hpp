@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/target/x64/emitters/math.hpp: the approximation routines the transcendental
 // emitters share (exp, expm1, log, erf, and the f64 log2/exp2 of the general Power).
 //

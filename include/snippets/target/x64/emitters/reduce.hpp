@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/target/x64/emitters/reduce.hpp: the vector side of ReduceSum / ReduceMax over the
 // innermost dimension (ir/lowered_ops.hpp: ReduceInit, ReduceAccumulate, HorizonReduce).
 // Max propagates NaN like the reference: VMAXPS returns its second source when either is

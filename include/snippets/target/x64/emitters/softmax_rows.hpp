@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // snippets/target/x64/emitters/softmax_rows.hpp: the code of SoftmaxRows (ir/lowered_ops.hpp),
 // the Softmax between the two Brgemms of an attention kernel.
 //
