@@ -265,9 +265,8 @@ inline Case matmul_case(std::uint64_t seed) {
   ElementType t = rng.integer(0, 2) == 0 ? ElementType::bf16 : ElementType::f32;
   Case c;
   const auto kind = rng.integer(0, 9);
-  // Finding (both ISAs): a bf16 MatMul -> Softmax kernel computes the Softmax in place in its
-  // bf16 output as rows of f32 (SoftmaxRows, stride in f32) and writes past the output
-  // buffer: that form is generated with f32 only
+  // compile() refuses a MatMul -> Softmax written as bf16 (SoftmaxRows works in place in the
+  // output, on f32 rows; test_jit_matmul_bf16.cpp): that form is generated with f32 only
   if (kind == 9) t = ElementType::f32;
   if (kind < 5)
     detail::product(c.model, rng, t);
