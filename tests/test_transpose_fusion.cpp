@@ -301,6 +301,40 @@ TEST_CASE("JIT: strided reads never touch memory outside the input (guard pages)
   });
 }
 
+TEST_CASE("JIT: f16, bf16, i8 and u8 inputs whose innermost extent is 1 moved by the Transpose "
+          "are read element by element, never past the input") {
+  // the unit axis leaves the domain, so the strided axis becomes innermost: a gather of
+  // narrow elements (a dword gather would read the wrong elements, and past the last one)
+  const std::pair<Shape, Order> cases[] = {{Shape{2, 3, 1}, {1, 0, 2}},
+                                           {Shape{2, 1, 1, 2, 1}, {2, 3, 1, 0, 4}},
+                                           {Shape{17, 5, 1}, {1, 0, 2}},
+                                           {Shape{3, 40, 1}, {1, 0, 2}}};
+  for (const ElementType t :
+       {ElementType::f16, ElementType::bf16, ElementType::i8, ElementType::u8})
+    for (const auto& [s, order] : cases) {
+      INFO(to_string(t) << " " << s.to_string());
+      Graph g;
+      g.result(g.relu(g.transpose(g.parameter(t, s, "x"), order)));
+      check_jit(g, inputs_of(g), {.threads = {1, 2}, .unroll = {1, 4}});
+      std::vector<double> v(static_cast<std::size_t>(s.element_count()));
+      for (std::size_t i = 0; i < v.size(); ++i) v[i] = double(i % 100) - 40;
+      const Tensor x = Tensor::from_values(t, s, v);
+      const Tensor want = reference::evaluate(g, std::vector<Tensor>{x})[0];
+      for_each_isa([&](x64::Isa isa) {
+        const CompiledKernel k = compile(g, {.isa = isa});
+        for (const Guard where : {Guard::before, Guard::after}) {
+          GuardedBuffer in(x.byte_size(), where);
+          std::memcpy(in.data(), x.data(), x.byte_size());
+          Tensor got(t, want.shape());
+          const ConstTensorView ins[] = {{t, s, in.data()}};
+          const TensorView outs[] = {{t, got.shape(), got.data()}};
+          k.run(ins, outs, with_threads(1));
+          CHECK(compare(got, want, exact) == "");
+        }
+      });
+    }
+}
+
 TEST_CASE("JIT: a transposed input with dynamic shapes is rejected with dynamic_layout") {
   Graph g;
   auto x = g.parameter(f32, {2, dynamic, 8}, "x");

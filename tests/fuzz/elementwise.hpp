@@ -115,14 +115,6 @@ inline std::vector<Dim> random_dims(Rng& rng, int rank, std::int64_t max_element
   return d;
 }
 
-/// Finding (both ISAs): a Transpose folded into the load or the store of an f16, bf16, i8 or
-/// u8 tensor whose innermost extent is 1 ([2,3,1] by [1,0,2] in f16, [2,1,1,2,1] by
-/// [2,3,1,0,4] in u8: the outer axes move) reads or writes the wrong elements (f32 is right).
-/// The generators leave such Transposes out: true when a tensor of `t` and `dims` is one.
-inline bool transposes_narrow_unit_row(ElementType t, const std::vector<Dim>& dims) {
-  return size_of(t) < 4 && !dims.empty() && dims.back() == 1;
-}
-
 /// With probability `p`, one dimension of `d` becomes 0 (an empty tensor).
 inline void maybe_empty(Rng& rng, std::vector<Dim>& d, double p) {
   if (!d.empty() && rng.uniform(0, 1) < p)

@@ -336,8 +336,8 @@ private:
         fail(value, "is written to more than one output; write it once");
       // without a second product SoftmaxRows works in place in the output, on f32 rows
       if (!attention && lir.arg_types.at(f.results.front()->data_index) != ElementType::f32)
-        fail(value, "writes " + std::string(to_string(lir.arg_types.at(
-                                    f.results.front()->data_index))) +
+        fail(value, "writes " +
+                        std::string(to_string(lir.arg_types.at(f.results.front()->data_index))) +
                         "; a Softmax of a product is written as f32 (run a Convert after it)");
       E* r = attention ? nullptr : f.results.front();
       const std::size_t index = attention ? n_args : r->data_index;

@@ -285,7 +285,12 @@ private:
   void emit_load(const E& e, std::int64_t count, std::int64_t offset, ElementType type,
                  std::int64_t stride) {
     const Vmm dst = vmm(e.out_desc(0).reg);
-    if (stride != 1 && count != 1) return emit_gather(e, count, offset, stride);
+    if (stride != 1 && count != 1) {
+      if (size_of(type) < 4) return emit_narrow_gather(e, count, offset, type, stride);
+      emit_gather(e, count, offset, stride);
+      if (type == ElementType::i32) h_.vcvtdq2ps(dst, dst);
+      return;
+    }
     if (type != ElementType::f32)
       return converting().load(dst, data_at(e, offset), type, count,
                                [&] { return tail_mask(count); });
@@ -311,6 +316,18 @@ private:
            data_.at(e.data_index) + static_cast<int>(offset * sizeof(float)), stride, count, index,
            scratch_.at(0));
     k1_lanes_ = -1; // the gather's mask (VGATHERDPS clears it)
+  }
+
+  /// The same for elements narrower than a dword (MemoryAccess::gather_narrow).
+  void emit_narrow_gather(const E& e, std::int64_t count, std::int64_t offset, ElementType type,
+                          std::int64_t stride) {
+    SNIPPETS_ASSERT(count != ir::runtime_count) << "gather of a run-time count";
+    if (stride * lanes_ * std::int64_t(size_of(type)) > std::numeric_limits<std::int32_t>::max())
+      raise("snippets.compile.offset_too_large",
+            e.name + " is read with a stride of " + std::to_string(stride) +
+                " elements along its innermost axis, too far apart for the 32-bit displacements "
+                "of its element loads; transpose it outside the subgraph");
+    converting().gather_narrow(vmm(e.out_desc(0).reg), data_at(e, offset), type, stride, count);
   }
 
   /// Whether the Store `e` writes a kernel output (not a Buffer).
@@ -652,12 +669,20 @@ private:
                 }
               }
               access(tag.count, store);
-            } else
+            } else {
+              if constexpr (!store)
+                if (tag.stride != 1 && tag.count != 1) {
+                  os << snippets::to_string(tag.type) << " -> f32, " << tag.count
+                     << (size_of(tag.type) < 4 ? " element loads" : " lanes of vgatherdps")
+                     << ", stride " << tag.stride;
+                  return;
+                }
               os << (store ? "f32 -> " : "") << snippets::to_string(tag.type)
                  << (store ? "" : " -> f32") << ", "
                  << (tag.count == ir::runtime_count ? std::string("remaining")
                                                     : std::to_string(tag.count))
                  << " lanes (memory_access.hpp)";
+            }
           } else if constexpr (std::is_same_v<Tag, ir::BroadcastLoad>)
             os << "broadcast load: "
                << (tag.type == ElementType::f32

@@ -139,6 +139,25 @@ public:
     }
   }
 
+  /// dst = `count` elements of type `t` (narrower than 4 bytes) `stride` elements apart from
+  /// `at`, as f32 (the other lanes 0). One element at a time into packed words or bytes in
+  /// scratch 0 (past 8 words, AVX-512, the rest in the low half of dst), then widened as a
+  /// contiguous load is: it reads the elements alone, never past them (a dword gather would).
+  void gather_narrow(Vmm dst, Xbyak::RegExp at, ElementType t, std::int64_t stride,
+                     std::int64_t count) {
+    const int size = static_cast<int>(size_of(t)), per_xmm = 16 / size;
+    const Xbyak::Xmm lo(scratch_[0].getIdx()), hi(dst.getIdx());
+    h_.vxorps(lo, lo, lo);
+    if (count > per_xmm) h_.vxorps(hi, hi, hi);
+    for (int i = 0; i < count; ++i)
+      insert(i < per_xmm ? lo : hi, h_.ptr[at + static_cast<int>(i * stride * size)], size,
+             i % per_xmm);
+    const Xbyak::Ymm words(lo.getIdx());
+    if (count > per_xmm) h_.vinserti32x4(words, words, hi, 1);
+    if (avx512 && size == 2) return convert_in(dst, words, t); // 16 words: a ymm
+    convert_in(dst, lo, t);
+  }
+
   /// dst = the element of type `t` at `at`, as f32 in every lane.
   void broadcast_load(Vmm dst, Xbyak::RegExp at, ElementType t) {
     load_one(dst, at, t);
