@@ -51,8 +51,8 @@ class SnippetsConan(ConanFile):
 
     def requirements(self):
         # The public headers include xbyak and Boost.Graph, so both travel with the headers.
-        # xbyak: the 6.x API (DESIGN.md 6 pins 6.68, the Debian 12 version).
-        self.requires("xbyak/[>=6.68 <7]", transitive_headers=True)
+        # xbyak: 6.68 (Debian 12) through 7.x; snippets/target/x64/isa.hpp checks the version.
+        self.requires("xbyak/[>=6.68 <8]", transitive_headers=True)
         self.requires("boost/[>=1.74]", transitive_headers=True)
 
     def package_id(self):
@@ -63,6 +63,7 @@ class SnippetsConan(ConanFile):
         toolchain.cache_variables["SNIPPETS_BUILD_TESTS"] = False
         toolchain.cache_variables["SNIPPETS_BUILD_EXAMPLES"] = False
         toolchain.cache_variables["SNIPPETS_BUILD_BENCH"] = False
+        toolchain.cache_variables["SNIPPETS_BUILD_PREBUILT"] = False  # a header-only package
         toolchain.cache_variables["SNIPPETS_INSTALL"] = True
         toolchain.generate()
         CMakeDeps(self).generate()
