@@ -5,8 +5,7 @@
 #
 # Included from CMakeLists.txt when SNIPPETS_INSTALL is on. GNUInstallDirs must already have been
 # included there, before target_include_directories($<INSTALL_INTERFACE:...>) reads
-# CMAKE_INSTALL_INCLUDEDIR (DESIGN.md 8); including it again here only keeps this file usable
-# on its own. tests/package checks the installed result (ctest -L package).
+# CMAKE_INSTALL_INCLUDEDIR; including it again here only keeps this file usable on its own. tests/package checks the installed result (ctest -L package).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 

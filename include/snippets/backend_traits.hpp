@@ -11,7 +11,6 @@
 // Optional hooks, read through the helpers at the end of this file:
 //  - template <class Op> static bool supports(const Op&);  // attributes the backend accepts
 //  - static bool io_type_supported(ElementType);            // kernel I/O types (default f32)
-// Later stages add the emitter table and code buffer requirements (see DESIGN.md section 5).
 // Templates that take a traits type call check_backend_traits<T>() in a static_assert, so a
 // mistake is one error that says what to write, not a page of substitution failures.
 #pragma once

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // snippets/error.hpp: the one error type of the library and its single raise point.
 //
-// Three tiers (STYLE.md rule 9):
+// Three tiers:
 //  - misuse at compile time: concepts and static_asserts with fix-it text (elsewhere);
 //  - a user error at run time: snippets::Error whose what() starts with a stable id such as
 //    "[snippets.shape.not_broadcastable]" and says what to do. Ids never change meaning;

@@ -37,7 +37,7 @@ foreach(file IN ITEMS
   endif()
 endforeach()
 
-# The imported target must point at the installed headers (see DESIGN.md 8).
+# The imported target must point at the installed headers (GNUInstallDirs before the target).
 file(READ "${config_dir}/snippetsTargets.cmake" targets)
 if(NOT targets MATCHES "INTERFACE_INCLUDE_DIRECTORIES \"\\\${_IMPORT_PREFIX}/include\"")
   message(FATAL_ERROR "snippetsTargets.cmake lacks INTERFACE_INCLUDE_DIRECTORIES .../include")

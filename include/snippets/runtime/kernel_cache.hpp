@@ -2,7 +2,7 @@
 // snippets/runtime/kernel_cache.hpp: KernelCache, compiled kernels shared by equal bodies.
 //
 //   snippets::KernelCache cache(64);                       // or default_kernel_cache()
-//   CompiledKernel k = compile_cached(body, {}, cache);    // compiles once per distinct key
+//   CompiledKernel k = compile_cached(body, {}, &cache);   // compiles once per distinct key
 //   auto s = cache.stats();                                // hits, misses, evictions, size
 //
 // The key is everything that changes the generated code: the body's structure (op tags with
