@@ -236,7 +236,7 @@ int main() {
   };
   const std::pair<const char*, const char*> parts[] = {
       {"qkv", "Q, K, V projections, bias"},
-      {"attention", "attention: transposes, QK^T, scale, softmax, PV"},
+      {"attention", "attention: QK^T, scale, softmax, PV"},
       {"output", "output projection, bias, residual"},
       {"mlp", "MLP: fc1, bias, GELU, fc2, bias, residual"}};
   for (const auto& [part, label] : parts) {
