@@ -74,6 +74,20 @@ TEST_CASE("reduce: NaN and infinities propagate like the reference") {
   }
 }
 
+TEST_CASE("reduce: a NaN-ignoring ReduceMax over rows of one element gives -inf for a NaN") {
+  // DecomposeSoftmax drops reductions over an axis of extent 1; not this one
+  Tensor t = uniform(Shape{5, 1}, 8, -3, 3);
+  t.set(1, qnan);
+  t.set(3, inf);
+  for (const bool ignore_nan : {false, true}) {
+    Graph g;
+    g.result(g.make(ir::ReduceMax{{-1}, true, ignore_nan}, {g.parameter(f32, Shape{5, 1})})[0]);
+    const Tensor want = reference::evaluate(g, std::vector<Tensor>{t})[0];
+    CHECK((ignore_nan ? want.at(1) == -inf : std::isnan(want.at(1)))); // the oracle itself
+    check_jit(g, {t}, {.threads = {1, 2}});
+  }
+}
+
 TEST_CASE("softmax: every row length, with large magnitudes") {
   std::uint64_t seed = 200;
   for (Dim n : row_sizes) {

@@ -21,11 +21,7 @@ inline std::vector<OpMaker> reduce_ops() {
        [](Graph& g, std::span<const Value> v) { return g.reduce_max(v[0], {-1}, true); }},
       {"ReduceMaxIgnoreNaN", 1,
        [](Graph& g, std::span<const Value> v) {
-         // Finding (both ISAs): over rows of one element a kernel's ReduceMax{ignore_nan}
-         // returns a NaN element instead of leaving it out (-inf): such rows get a plain max
-         const Shape& s = g.type(v[0]).shape;
-         const bool one = s.rank() == 0 || s.back() == 1;
-         return g.apply(ir::ReduceMax{{-1}, true, !one}, v[0]);
+         return g.apply(ir::ReduceMax{{-1}, true, true}, v[0]);
        }},
       {"Softmax", 1, [](Graph& g, std::span<const Value> v) { return g.softmax(v[0], -1); }},
       {"SoftmaxLastAxis", 1, // the innermost axis by its positive index

@@ -29,7 +29,6 @@
 
 #include "snippets/backend_traits.hpp"
 #include "snippets/ir/graph_builder.hpp"
-#include "snippets/ir/graph_view.hpp"
 #include "snippets/ir/type_inference.hpp"
 
 namespace snippets::ir {
@@ -194,7 +193,7 @@ public:
       raise("snippets.graph.dangling_edge",
             n.describe() + " has no input " + std::to_string(index));
     const Output src = checked(v, n.name);
-    if (detail::reaches(*this, node_id, src.node))
+    if (reaches(node_id, src.node))
       raise("snippets.graph.cycle", "connecting " + nodes_[src.node]->describe() + " to " +
                                         n.describe() + " would create a cycle");
     std::vector<TensorType> in_types;
@@ -238,10 +237,53 @@ public:
   }
   std::span<const Use> users(Value v) const { return users(checked(v, "users()")); }
   Value value(Output o) const { return {id_, checked(Value{id_, o}, "value()")}; }
-  /// Node ids in an order where every producer precedes its consumers.
-  std::vector<NodeId> topological_order() const { return detail::topological_order(*this); }
+  /// Node ids in an order where every producer precedes its consumers: the reversed finishing
+  /// order of a depth-first walk that starts from the nodes in id order and takes each node's
+  /// consumers in id order (Boost.Graph's topological_sort over the same edges gives the same
+  /// order; the headers that build graphs stay free of Boost, ir/graph_view.hpp).
+  std::vector<NodeId> topological_order() const {
+    std::vector<std::vector<NodeId>> consumers(nodes_.size());
+    for (NodeId v = 0; v < nodes_.size(); ++v)
+      for (const Output& in : nodes_[v]->inputs) consumers[in.node].push_back(v);
+    std::vector<NodeId> order;
+    order.reserve(nodes_.size());
+    std::vector<bool> seen(nodes_.size());
+    std::vector<std::pair<NodeId, std::size_t>> stack; // node, next consumer to visit
+    for (NodeId root = 0; root < nodes_.size(); ++root) {
+      if (seen[root]) continue;
+      seen[root] = true;
+      stack.push_back({root, 0});
+      while (!stack.empty()) {
+        auto& [u, next] = stack.back();
+        if (next == consumers[u].size()) {
+          order.push_back(u);
+          stack.pop_back();
+        } else if (const NodeId v = consumers[u][next++]; !seen[v]) {
+          seen[v] = true;
+          stack.push_back({v, 0});
+        }
+      }
+    }
+    return {order.rbegin(), order.rend()};
+  }
 
 private:
+  /// True when a path of data edges leads from node `from` to node `to` (or from == to).
+  bool reaches(NodeId from, NodeId to) const {
+    std::vector<bool> seen(nodes_.size());
+    std::vector<NodeId> stack{from};
+    while (!stack.empty()) {
+      const NodeId u = stack.back();
+      stack.pop_back();
+      if (u == to) return true;
+      if (seen[u]) continue;
+      seen[u] = true;
+      for (const auto& port_users : nodes_[u]->users)
+        for (const Use& use : port_users) stack.push_back(use.node);
+    }
+    return false;
+  }
+
   static std::uint64_t next_id() {
     static std::atomic<std::uint64_t> counter{1};
     return counter++;

@@ -1,14 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// snippets/ir/graph_view.hpp: the only file that includes Boost.Graph.
-//
-// It gives Boost's algorithms a read-only view of any graph G that provides
-//   std::size_t size() const;                       // node ids are 0..size()-1
-//   node(id).inputs  -> range of {node, port}       // producer of each input
-// and offers the algorithms the IR needs. Boost types never leave this header.
+// snippets/ir/graph_view.hpp: Boost.Graph's algorithms for the passes, over edge lists: the
+// order of a contracted graph (the tokenizer) and vertex colouring (buffer planning). With
+// debug/dot.hpp, the only file that includes Boost.Graph; Boost types never leave it. The
+// headers that build and evaluate graphs do not include it (ir/graph.hpp walks its own edges).
 #pragma once
 
 #include <boost/graph/adjacency_list.hpp>
-#include <boost/graph/breadth_first_search.hpp>
 #include <boost/graph/sequential_vertex_coloring.hpp>
 #include <boost/graph/topological_sort.hpp>
 
@@ -21,15 +18,6 @@
 namespace snippets::ir::detail {
 
 using BoostDigraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
-
-/// Edges point from producer to consumer.
-template <class G> BoostDigraph to_boost(const G& g) {
-  BoostDigraph bg(g.size());
-  for (std::size_t v = 0; v < g.size(); ++v)
-    for (const auto& in : g.node(static_cast<std::uint32_t>(v)).inputs)
-      boost::add_edge(in.node, v, bg);
-  return bg;
-}
 
 /// Edges {from, to} over vertices 0..n-1.
 using EdgeList = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
@@ -46,12 +34,6 @@ inline std::vector<std::uint32_t> topological_order(const BoostDigraph& bg) {
   return {reversed.rbegin(), reversed.rend()};
 }
 
-/// Node ids with every producer before its consumers. Throws if the graph has a cycle
-/// (boost::not_a_dag), which the Graph's own checks prevent.
-template <class G> std::vector<std::uint32_t> topological_order(const G& g) {
-  return topological_order(to_boost(g));
-}
-
 /// Vertices with every edge's source before its target, or nothing when there is a cycle.
 inline std::optional<std::vector<std::uint32_t>> topological_order(std::size_t n,
                                                                    const EdgeList& edges) {
@@ -60,17 +42,6 @@ inline std::optional<std::vector<std::uint32_t>> topological_order(std::size_t n
   } catch (const boost::not_a_dag&) {
     return std::nullopt;
   }
-}
-
-/// True when a path of data edges leads from `from` to `to` (or from == to).
-template <class G> bool reaches(const G& g, std::uint32_t from, std::uint32_t to) {
-  if (from == to) return true;
-  const BoostDigraph bg = to_boost(g);
-  std::vector<boost::default_color_type> color(g.size(), boost::white_color);
-  boost::breadth_first_visit(bg, from,
-                             boost::color_map(boost::make_iterator_property_map(
-                                 color.begin(), boost::get(boost::vertex_index, bg))));
-  return color[to] != boost::white_color;
 }
 
 /// A colour per vertex of the undirected graph on vertices 0..n-1 with `edges`, such that the

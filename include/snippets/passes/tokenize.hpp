@@ -58,6 +58,7 @@
 #include <string>
 #include <vector>
 
+#include "snippets/ir/graph_view.hpp"
 #include "snippets/passes/align_element_types.hpp"
 #include "snippets/passes/data_flow.hpp"
 #include "snippets/passes/decompose_softmax.hpp"
