@@ -19,22 +19,26 @@ using namespace snippets::jit_test;
 
 namespace {
 
-/// relu(a @ b + bias): a product with an epilogue, so depth 0 shows the epilogue of zeros.
-/// `b_constant`: B is a Constant (packed at compile time), else an input (packed per call).
-Graph product(const Shape& a, const Shape& b, bool b_constant = false) {
+/// relu(a @ b + bias) in `t`: a product with an epilogue, so depth 0 shows the epilogue of
+/// zeros. `b_constant`: B is a Constant (packed at compile time), else an input (packed per
+/// call).
+Graph product(const Shape& a, const Shape& b, bool b_constant, ElementType t) {
   Graph g;
-  const auto x = g.parameter(f32, a, "a");
-  const auto y = b_constant ? g.constant(f32, b, {0.5}, "b") : g.parameter(f32, b, "b");
+  const auto x = g.parameter(t, a, "a");
+  const auto y = b_constant ? g.constant(t, b, {0.5}, "b") : g.parameter(t, b, "b");
   const auto m = g.matmul(x, y);
   const Shape out = g.type(m).shape;
-  const auto bias = g.parameter(f32, Shape{out.rank() ? out.back() : 1}, "bias");
+  const auto bias = g.parameter(t, Shape{out.rank() ? out.back() : 1}, "bias");
   g.result(g.relu(g.add(m, bias)), "y");
   return g;
 }
 
 std::vector<Tensor> inputs_of(const Graph& g, std::uint64_t seed) {
   std::vector<Tensor> in;
-  for (ir::NodeId p : g.parameters()) in.push_back(make_tensor(g.node(p).outputs[0].shape, seed++));
+  for (ir::NodeId p : g.parameters()) {
+    const ir::TensorType& t = g.node(p).outputs[0];
+    in.push_back(Tensor::from_values(t.type, t.shape, make_tensor(t.shape, seed++).values().v));
+  }
   return in;
 }
 
@@ -58,29 +62,31 @@ std::vector<Tensor> run_over_nan(const Program<>& p, const std::vector<Tensor>& 
 } // namespace
 
 TEST_CASE("edge sizes: a MatMul with an empty dimension gives an empty output, or its epilogue "
-          "of zeros at depth 0, in compile() and Program") {
+          "of zeros at depth 0, in compile() and Program, in f32 and bf16") {
   const std::pair<Shape, Shape> shapes[] = {{{4, 0}, {0, 5}},
                                             {{0, 3}, {3, 5}},
                                             {{4, 3}, {3, 0}},
                                             {{0, 4, 3}, {3, 5}},
                                             {{2, 3, 0}, {0, 9}}};
-  for (const auto& [a, b] : shapes)
-    for (const bool b_constant : {false, true}) {
-      INFO("a = " << a.to_string() << ", b = " << b.to_string() << ", constant B: " << b_constant);
-      const Graph g = product(a, b, b_constant);
-      const std::vector<Tensor> in = inputs_of(g, 7);
-      const auto want = reference::evaluate(g, in);
-      for_each_isa([&](x64::Isa isa) {
-        const CompiledKernel k = compile(g, {.isa = isa});
-        for (const int threads : {1, 2}) {
-          const auto got = k.run(std::span<const Tensor>(in), with_threads(threads));
-          CHECK(compare(got.at(0), want.at(0), exact) == "");
-        }
-      });
-      const Program<> p(g);
-      check_steps_are_kernels(p);
-      CHECK(compare(run_over_nan(p, in).at(0), want.at(0), exact) == "");
-    }
+  for (const ElementType t : {f32, ElementType::bf16})
+    for (const auto& [a, b] : shapes)
+      for (const bool b_constant : {false, true}) {
+        INFO(to_string(t) << " a = " << a.to_string() << ", b = " << b.to_string()
+                          << ", constant B: " << b_constant);
+        const Graph g = product(a, b, b_constant, t);
+        const std::vector<Tensor> in = inputs_of(g, 7);
+        const auto want = reference::evaluate(g, in);
+        for_each_isa([&](x64::Isa isa) {
+          const CompiledKernel k = compile(g, {.isa = isa});
+          for (const int threads : {1, 2}) {
+            const auto got = k.run(std::span<const Tensor>(in), with_threads(threads));
+            CHECK(compare(got.at(0), want.at(0), exact) == "");
+          }
+        });
+        const Program<> p(g);
+        check_steps_are_kernels(p);
+        CHECK(compare(run_over_nan(p, in).at(0), want.at(0), exact) == "");
+      }
 }
 
 TEST_CASE("edge sizes: attention over zero keys is refused by compile() and runs on the "

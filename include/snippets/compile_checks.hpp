@@ -86,17 +86,30 @@ template <class T> void check_i32_input(const ir::Graph<T>& body, const ir::Node
   }
 }
 
+/// Whether the (empty) value of `n` is read only as an operand of MatMuls of depth 0 (whose
+/// products are not empty), directly or through Converts (bf16 operands widened to f32).
+template <class T> bool operand_of_depth_zero(const ir::Graph<T>& body, const ir::Node<T>& n) {
+  for (const ir::Use& u : n.users[0]) {
+    const ir::Node<T>& user = body.node(u.node);
+    if (ir::is<ir::MatMul>(user.op) && user.outputs[0].shape.element_count() != 0) continue;
+    if (!ir::is<ir::Convert>(user.op) || !operand_of_depth_zero(body, user)) return false;
+  }
+  return !n.users[0].empty();
+}
+
 /// In a kernel that writes something, every value is non-empty but the operands of a MatMul
 /// of depth 0 (its product is zeros): loops and register tiles of no elements are not emitted.
 template <class T> void check_not_empty(const ir::Graph<T>& body, const ir::Node<T>& n) {
   if (ir::is<ir::Result>(n.op) || n.outputs.empty() || !n.outputs[0].shape.is_static() ||
       n.outputs[0].shape.element_count() != 0)
     return;
-  const bool source = ir::is<ir::Parameter>(n.op) || ir::is<ir::Constant>(n.op);
+  const bool operand =
+      ir::is<ir::Parameter>(n.op) || ir::is<ir::Constant>(n.op) || ir::is<ir::Convert>(n.op);
   for (const ir::Use& u : n.users[0]) {
     const ir::Node<T>& user = body.node(u.node);
-    if (source && ir::is<ir::MatMul>(user.op) && user.outputs[0].shape.element_count() != 0)
+    if (operand && ir::is<ir::MatMul>(user.op) && user.outputs[0].shape.element_count() != 0)
       continue; // depth 0
+    if (operand && ir::is<ir::Convert>(user.op) && operand_of_depth_zero(body, user)) continue;
     raise("snippets.compile.empty_value",
           n.describe() + " is empty (" + n.outputs[0].to_string() + ") and feeds " +
               user.describe() +
