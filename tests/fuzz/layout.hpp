@@ -179,10 +179,9 @@ inline Case transpose_case(Rng& rng, ElementType t) {
     } else if (passes::FuseTransposeIntoResult::keeps_innermost(Shape(out), o)) {
       g.make(ir::Result{Layout::permuted(o)}, {y}, "out");
     } else {
-      // Finding (both ISAs): a Result layout that keeps the last axis last while that axis has
-      // extent 1 (so the innermost axis of extent > 1 moves: [3,5,1] by [1,0,2]) makes
-      // compile() fail an internal assert (insert_load_store.hpp: "written with a strided
-      // innermost dimension") instead of raising a documented error: not generated
+      // a Result layout that keeps the last axis last while that axis has extent 1 (so the
+      // innermost axis of extent > 1 moves: [3,5,1] by [1,0,2]) is refused by compile()
+      // (snippets.compile.strided_output, test_transpose_fusion.cpp): not generated
       g.result(y, "out");
     }
   } else {

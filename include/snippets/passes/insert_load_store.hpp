@@ -96,8 +96,12 @@ struct InsertLoadStore {
         store.out_desc(0).shape = r->out_desc(0).shape;
       else
         store.out_desc(0) = {r->in_desc(0).shape, r->in_desc(0).layout, {}};
-      SNIPPETS_ASSERT(stride_along(store.out_desc(0), rank - 1) <= 1)
-          << "output '" << r->name << "' is written with a strided innermost dimension";
+      if (stride_along(store.out_desc(0), rank - 1) > 1) // stores write whole vectors of a row
+        raise("snippets.compile.strided_output",
+              "output '" + r->name +
+                  "' would be written with its innermost dimension strided (its layout moves "
+                  "the last axis whose extent is not 1); give it a layout that keeps that axis "
+                  "innermost, or transpose it outside the subgraph");
       r->input(0).set(&store.output(0));
     }
     return Preserved::none;
