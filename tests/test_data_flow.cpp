@@ -174,6 +174,19 @@ TEST_CASE("data flow: Canonicalize rejects layouts it cannot reconcile") {
     CHECK(error_id([&] { passes::Canonicalize{}.run(g); }) ==
           "snippets.canonicalize.layout_conflict");
   }
+  SUBCASE("a blocked input broadcast along its blocked axis (its padding lanes are not channels)") {
+    Graph g;
+    const Layout nchw8c = Layout::blocked({0, 1, 2, 3}, 1, 8);
+    const Value a = g.parameter(f32, {1, 16, 2, 3}, "a", nchw8c);
+    const Value b = g.parameter(f32, {1, 1, 2, 3}, "b", nchw8c);
+    g.result(g.add(a, b));
+    CHECK(error_id([&] { passes::Canonicalize{}.run(g); }) ==
+          "snippets.canonicalize.layout_conflict");
+    Graph both; // every blocked input of extent 1 there: fine
+    both.result(both.add(both.parameter(f32, {1, 1, 2, 3}, "a", nchw8c),
+                         both.parameter(f32, {1, 1, 2, 3}, "b", nchw8c)));
+    CHECK_NOTHROW(passes::Canonicalize{}.run(both));
+  }
   SUBCASE("a layout with an op that is not elementwise") {
     Graph g;
     const Value a = g.parameter(f32, {1, 16, 2, 2}, "a", Layout::channels_last(4));

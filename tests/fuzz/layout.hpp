@@ -93,9 +93,9 @@ inline Case body_layout_case(Rng& rng, ElementType t) {
     for (auto& d : s)
       if (rng.integer(0, 2) == 0) d = 1;
     if (rng.integer(0, 1)) { // the body's layout, broadcast
-      // Finding (both ISAs): an input in a blocked layout broadcast along the blocked axis
-      // ([1,1,2,3] in nChw8c beside [1,16,2,3]) is read with its block's padding lanes as
-      // channels 1-7, silently: such inputs keep the full blocked axis
+      // an input in a blocked layout broadcast along the blocked axis ([1,1,2,3] in nChw8c
+      // beside [1,16,2,3]) is refused (Canonicalize: its block's padding lanes are not
+      // channels): such inputs keep the full blocked axis
       if (l.is_blocked()) s[std::size_t(l.block_axis())] = out[std::size_t(l.block_axis())];
       pool.push_back(g.parameter(t, Shape(s), name, l));
       continue;

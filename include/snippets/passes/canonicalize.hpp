@@ -88,6 +88,7 @@ struct Canonicalize {
       layout_owner = n.name;
     }
     if (!elementwise) return remove_dead_nodes(body);
+    if (layout && layout->is_blocked()) check_blocked_axis(body, *layout, rank);
     if (layout)
       for (ir::NodeId p : body.parameters())
         if (std::get<ir::Parameter>(body.node(p).op).strided_read)
@@ -184,6 +185,31 @@ private:
                 "; give this input the same layout (its memory order differs)");
     if (layout.is_blocked()) dims.push_back(1); // the seed's trailing 1
     return Shape(dims);
+  }
+
+private:
+  /// Inputs in the blocked body layout all span its blocked axis, or none does: one of extent 1
+  /// beside a wider one would be read with its block's padding lanes as the other channels.
+  template <class T>
+  static void check_blocked_axis(const ir::Graph<T>& body, const Layout& layout, std::size_t rank) {
+    const auto axis = static_cast<std::size_t>(layout.block_axis());
+    const ir::Node<T>* narrow = nullptr;
+    const ir::Node<T>* wide = nullptr;
+    for (ir::NodeId p : body.parameters()) {
+      const auto& n = body.node(p);
+      const auto& param = std::get<ir::Parameter>(n.op);
+      if (param.layout.is_planar() || param.strided_read) continue;
+      const Shape& s = n.outputs[0].shape;
+      const std::size_t lead = rank - s.rank();
+      const Dim extent = axis >= lead ? s[axis - lead] : 1;
+      (extent == 1 ? narrow : wide) = &n;
+    }
+    if (narrow && wide)
+      raise("snippets.canonicalize.layout_conflict",
+            "input '" + narrow->name + "' is broadcast along the blocked axis of " +
+                layout.to_string(rank) + " (extent 1 beside '" + wide->name +
+                "'): its block holds one channel and padding; give it the full axis, or a "
+                "planar layout");
   }
 };
 
