@@ -216,6 +216,29 @@ TEST_CASE("tokenize: scalar constants go inside, tensor constants stay outside a
   CHECK(compare(program.run(in)[0], reference::evaluate(g, in)[0], exact) == "");
 }
 
+TEST_CASE("tokenize: ops on constants alone that nothing fusable reads stay outside, and ops "
+          "on constants a Subgraph reads stay in it") {
+  Graph g;
+  const Value x = g.parameter(f32, {2, 4}, "x");
+  const Value c = g.constant(f32, {2, 4}, {0.5}, "c");
+  g.result(g.relu(g.exp(c)), "from_constants"); // a kernel of no input: not a Subgraph
+  g.result(g.multiply(x, g.add(g.scalar(f32, 1.0), g.scalar(f32, 2.0))), "y");
+  const Graph t = passes::tokenize(g);
+  const auto sgs = subgraphs(t);
+  REQUIRE(sgs.size() == 1); // the Multiply, with the Add of two scalars inside
+  int outside = 0;
+  for (NodeId id = 0; id < t.size(); ++id)
+    outside += t.node(id).op_name() == "Exp" || t.node(id).op_name() == "Relu";
+  CHECK(outside == 2);
+  check_same_results(g, t);
+  const Program<> program(g);
+  check_steps_are_kernels(program);
+  const auto in = std::vector{make_tensor({2, 4}, 6)};
+  const auto want = reference::evaluate(g, in);
+  const auto got = program.run(in);
+  for (std::size_t i = 0; i < 2; ++i) CHECK(compare(got[i], want[i], exact) == "");
+}
+
 TEST_CASE("tokenize: SkippedByPlugin nodes are never tokenized") {
   Graph g;
   const Value x = g.parameter(f32, {8}, "x");

@@ -18,7 +18,8 @@
 //  - inputs + outputs stay within T::data_pointer_registers (the traits' free data-pointer
 //    GPRs); Constants with one value, and a MatMul's constant B (its weights, packed when the
 //    kernel is compiled), go inside the body and cost nothing; other Constants stay outside
-//    and count as inputs;
+//    and count as inputs; a Subgraph of ops on constants alone is dropped (its ops run on
+//    the reference path: a kernel reads at least one input);
 //  - every output of a Subgraph has the same static shape (the kernel's scheduling domain; a
 //    stricter form of "broadcast-compatible": each output element is stored exactly once);
 //  - inputs and outputs have element types the backend reads and writes
@@ -159,6 +160,7 @@ public:
     for (ir::NodeId r : g_.results()) to_result_.insert(g_.node(r).inputs[0]);
     for (ir::NodeId id : order)
       if (takeable(g_.node(id))) place(id);
+    drop_constant_groups(order);
     return build();
   }
 
@@ -222,6 +224,25 @@ private:
     groups_.emplace_back();
     groups_.back().boundary = std::move(*b);
     add_member(groups_.back(), id);
+  }
+
+  /// A Subgraph whose every op reads constants alone (directly or through such ops) would be a
+  /// kernel without inputs: its ops stay in the model, computed on the reference path.
+  void drop_constant_groups(const std::vector<ir::NodeId>& order) {
+    std::vector<bool> constant(g_.size(), false);
+    for (ir::NodeId id : order) {
+      const ir::Node<T>& n = g_.node(id);
+      constant[id] = ir::is<ir::Constant>(n.op) || ir::is<ir::Scalar>(n.op) ||
+                     (!n.inputs.empty() && !ir::is<ir::Opaque>(n.op) &&
+                      std::all_of(n.inputs.begin(), n.inputs.end(),
+                                  [&](const ir::Output& o) { return constant[o.node]; }));
+    }
+    for (Group& grp : groups_)
+      if (!grp.members.empty() && std::all_of(grp.members.begin(), grp.members.end(),
+                                              [&](ir::NodeId m) { return constant[m]; })) {
+        for (ir::NodeId m : grp.members) group_[m] = none;
+        grp = Group{};
+      }
   }
 
   void add_member(Group& g, ir::NodeId id) const {
