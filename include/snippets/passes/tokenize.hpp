@@ -423,8 +423,10 @@ private:
           !LowerBrgemm::product_type(n.outputs[0].type))
         return false;
     }
-    for (const ir::Output& o : b.outputs) // what leaves is a value of the last product
-      if (stage_[o.node] != static_cast<int>(mms.size()) - 1) return false;
+    for (const ir::Output& o : b.outputs) // what leaves is a value of the last product ...
+      if (stage_[o.node] != static_cast<int>(mms.size()) - 1 ||
+          (!softmax.empty() && !after(o.node))) // ... and, around a Softmax, comes after it
+        return false;
     for (ir::NodeId m : sorted) // input Transposes feed the MatMuls only (folded into B or A)
       if (ir::is<ir::Transpose>(g_.node(m).op) && !after(m))
         for (const ir::Use& u : g_.users(ir::Output{m, 0}))
