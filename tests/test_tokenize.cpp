@@ -239,6 +239,45 @@ TEST_CASE("tokenize: ops on constants alone that nothing fusable reads stay outs
   for (std::size_t i = 0; i < 2; ++i) CHECK(compare(got[i], want[i], exact) == "");
 }
 
+TEST_CASE("tokenize: a Softmax stays out of a MatMul's Subgraph when a value before it is read "
+          "outside") {
+  Graph g;
+  const Value x = g.parameter(f32, {8, 16}, "x");
+  const Value h = g.relu(g.matmul(x, g.parameter(f32, {16, 24}, "w")));
+  g.result(h, "h"); // the kernel computing the Softmax in place could not keep h
+  g.result(g.softmax(h, -1), "p");
+  const Graph t = passes::tokenize(g);
+  CHECK(subgraphs(t).size() == 2);
+  const Program<> program(g);
+  check_steps_are_kernels(program);
+  const auto in = std::vector{make_tensor({8, 16}, 7, Pattern::finite),
+                              make_tensor({16, 24}, 8, Pattern::finite)};
+  const auto want = reference::evaluate(g, in);
+  const auto got = program.run(in);
+  for (std::size_t i = 0; i < 2; ++i) CHECK(compare(got[i], want[i], {256, 1e-4}) == "");
+}
+
+TEST_CASE("tokenize: a MatMul's constant B goes inside, or stays outside as an input when it "
+          "has batch dims") {
+  for (const Shape& b_shape : {Shape{16, 24}, Shape{1, 16, 24}, Shape{2, 16, 24}}) {
+    INFO("B " << b_shape.to_string());
+    Graph g;
+    const Value x = g.parameter(f32, {2, 8, 16}, "x");
+    std::vector<double> weights(static_cast<std::size_t>(b_shape.element_count()));
+    for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = double(i % 7) * 0.125 - 0.375;
+    const Value w = g.constant(f32, b_shape, weights, "w");
+    g.result(g.relu(g.matmul(x, w)), "y");
+    const Graph t = passes::tokenize(g);
+    const auto sgs = subgraphs(t);
+    REQUIRE(sgs.size() == 1);
+    CHECK(sgs[0]->body->parameters().size() == (b_shape[0] == 2 ? 2u : 1u));
+    const Program<> program(g);
+    check_steps_are_kernels(program);
+    const auto in = std::vector{make_tensor({2, 8, 16}, 9, Pattern::finite)};
+    CHECK(compare(program.run(in)[0], reference::evaluate(g, in)[0], {256, 1e-4}) == "");
+  }
+}
+
 TEST_CASE("tokenize: SkippedByPlugin nodes are never tokenized") {
   Graph g;
   const Value x = g.parameter(f32, {8}, "x");

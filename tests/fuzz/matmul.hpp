@@ -137,8 +137,8 @@ inline void product(Graph& g, Rng& rng, ElementType t) {
   sb.insert(sb.end(), {tb ? n : k, tb ? k : n});
   const Value a = operand(g, rng, t, sa, "a", rng.integer(0, 3) == 0);
   Value b;
-  // Finding: a constant B with batch dims is refused by compile() (unsupported_matmul, "give
-  // it rank 2"; not in docs/errors.md) though the tokenizer takes it in: such a B is an input
+  // a constant B with batch dims is refused by compile() (unsupported_matmul; the tokenizer
+  // leaves it outside as an input): such a B is an input here
   const bool batched = std::any_of(bb.begin(), bb.end(), [](Dim d) { return d > 1; });
   if (!batched && rng.integer(0, 2) == 0) {
     b = g.constant(t, Shape(sb), weights(rng, Shape(sb).element_count()), "w");

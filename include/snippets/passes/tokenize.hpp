@@ -542,8 +542,12 @@ private:
   /// (weights, packed at compile time).
   bool inlined(const ir::Output& o, const ir::Node<T>& user, std::size_t input) const {
     const ir::Node<T>& c = g_.node(o.node);
-    return is_scalar_constant(c) ||
-           (ir::is<ir::Constant>(c.op) && ir::is<ir::MatMul>(user.op) && input == 1);
+    if (!ir::is<ir::Constant>(c.op) || !ir::is<ir::MatMul>(user.op) || input != 1)
+      return is_scalar_constant(c);
+    // a constant B is packed once, as one matrix: with batch dims it is an input instead
+    const Shape& s = c.outputs[0].shape;
+    const auto batch = static_cast<std::ptrdiff_t>(s.rank() < 2 ? 0 : s.rank() - 2);
+    return std::all_of(s.begin(), s.begin() + batch, [](Dim d) { return d == 1; });
   }
 
   void copy(ir::Graph<T>& out, ir::NodeId id) {
