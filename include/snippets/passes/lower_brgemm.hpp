@@ -376,12 +376,13 @@ private:
     }
 
     std::size_t operands = 1 + f.results.size();
-    std::set<E*> extras; // other inputs of the epilogues
+    std::set<E*> extras; // other inputs of the epilogues (A again, a residual, is not another)
     for (Stage<T>& s : f.stages) {
       operands += s.b_offset >= 0;
       for (E* e : s.epilogue)
         for (std::size_t i = 0; i < e->num_inputs(); ++i)
-          if (std::holds_alternative<ir::Parameter>(e->input_expr(i).op))
+          if (std::holds_alternative<ir::Parameter>(e->input_expr(i).op) &&
+              &e->input_expr(i) != &s1.mm->input_expr(0))
             extras.insert(&e->input_expr(i));
     }
     operands += extras.size();
