@@ -12,8 +12,9 @@
 //   #define SNIPPETS_DEFINE_TEMPLATES
 //   #include "snippets/extern_templates.hpp"
 //
-// Only x64::Traits with the default pipelines is covered; other traits and pipelines are
-// instantiated where they are used, as before. Nothing changes at run time.
+// Only x64::Traits with the default pipelines (and the reference interpreter for
+// ReferenceBackend) is covered; other traits and pipelines are instantiated where they are
+// used, as before. Nothing changes at run time.
 #pragma once
 
 #include "snippets/snippets.hpp"
@@ -41,6 +42,9 @@ tokenize<x64::Traits>(const ir::Graph<x64::Traits>&, const TokenizeOptions<x64::
 } // namespace passes
 
 namespace reference {
+SNIPPETS_DETAIL_EXTERN template std::vector<Values>
+evaluate_values<ReferenceBackend>(const ir::Graph<ReferenceBackend>&, std::span<const Values>,
+                                  const Options&);
 SNIPPETS_DETAIL_EXTERN template std::vector<Values>
 evaluate_values<x64::Traits>(const ir::Graph<x64::Traits>&, std::span<const Values>,
                              const Options&);

@@ -43,6 +43,15 @@ template <class T>
 std::vector<Values> evaluate_values(const ir::Graph<T>& g, std::span<const Values> inputs,
                                     const Options& opt = {});
 
+#if defined(SNIPPETS_PREBUILT) && !defined(SNIPPETS_DEFINE_TEMPLATES)
+// snippets::prebuilt (which defines SNIPPETS_PREBUILT) holds the interpreter for the reference
+// backend, compiled once (src/prebuilt.cpp through snippets/extern_templates.hpp): a program
+// that only builds graphs and evaluates them then compiles none of it
+extern template std::vector<Values>
+evaluate_values<ReferenceBackend>(const ir::Graph<ReferenceBackend>&, std::span<const Values>,
+                                  const Options&);
+#endif
+
 namespace detail {
 
 inline void round_values(Values& v) {
