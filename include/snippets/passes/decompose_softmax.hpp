@@ -61,8 +61,7 @@ struct DecomposeSoftmax {
                      }
                      if (ir::is<ir::ReduceSum>(n.op))
                        return std::vector{reduce(ir::ReduceSum{inner, true}, in[0], n.name)};
-                     // a NaN-ignoring max over one element is not that element when it is NaN
-                     // (-inf)
+                     // a NaN-ignoring max of one NaN is -inf: not elided
                      if (std::get<ir::ReduceMax>(n.op).ignore_nan)
                        return out.make(ir::ReduceMax{inner, true, true}, {in[0]}, n.name);
                      return std::vector{reduce(ir::ReduceMax{inner, true, false}, in[0], n.name)};

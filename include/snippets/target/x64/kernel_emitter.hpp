@@ -285,12 +285,7 @@ private:
   void emit_load(const E& e, std::int64_t count, std::int64_t offset, ElementType type,
                  std::int64_t stride) {
     const Vmm dst = vmm(e.out_desc(0).reg);
-    if (stride != 1 && count != 1) {
-      if (size_of(type) < 4) return emit_narrow_gather(e, count, offset, type, stride);
-      emit_gather(e, count, offset, stride);
-      if (type == ElementType::i32) h_.vcvtdq2ps(dst, dst);
-      return;
-    }
+    if (stride != 1 && count != 1) return emit_gather(e, count, offset, type, stride);
     if (type != ElementType::f32)
       return converting().load(dst, data_at(e, offset), type, count,
                                [&] { return tail_mask(count); });
@@ -302,32 +297,27 @@ private:
       masked_load(h_, dst, data_ptr(e, offset), tail_mask(count));
   }
 
-  /// `count` elements `stride` apart; lanes past `count` are zero. Scratch: the lane offsets
-  /// (and on AVX2 the mask, which VGATHERDPS clears).
-  void emit_gather(const E& e, std::int64_t count, std::int64_t offset, std::int64_t stride) {
+  /// `count` elements of `type` `stride` apart, as f32; lanes past `count` are zero. Dwords (f32,
+  /// i32) by VGATHERDPS, whose lane offsets count elements (scratch: the offsets, and on AVX2
+  /// the mask, which VGATHERDPS clears); narrower elements one by one at byte displacements
+  /// (MemoryAccess::gather_narrow).
+  void emit_gather(const E& e, std::int64_t count, std::int64_t offset, ElementType type,
+                   std::int64_t stride) {
     SNIPPETS_ASSERT(count != ir::runtime_count) << "gather of a run-time count";
-    if (stride * lanes_ > std::numeric_limits<std::int32_t>::max())
+    const bool dwords = size_of(type) == 4;
+    const auto unit = static_cast<std::int64_t>(dwords ? 1 : size_of(type));
+    if (stride * lanes_ * unit > std::numeric_limits<std::int32_t>::max())
       raise("snippets.compile.offset_too_large",
             e.name + " is read with a stride of " + std::to_string(stride) +
-                " elements along its innermost axis, too far apart for the 32-bit lane offsets "
-                "of a gather; transpose it outside the subgraph");
+                " elements along its innermost axis, too far apart for the 32-bit offsets of "
+                "its lanes; transpose it outside the subgraph");
+    const Vmm dst = vmm(e.out_desc(0).reg);
+    if (!dwords) return converting().gather_narrow(dst, data_at(e, offset), type, stride, count);
     const Vmm index = scratch_.at(avx512 ? 0 : 1);
-    gather(h_, consts_, vmm(e.out_desc(0).reg),
-           data_.at(e.data_index) + static_cast<int>(offset * sizeof(float)), stride, count, index,
-           scratch_.at(0));
+    gather(h_, consts_, dst, data_.at(e.data_index) + static_cast<int>(offset * sizeof(float)),
+           stride, count, index, scratch_.at(0));
     k1_lanes_ = -1; // the gather's mask (VGATHERDPS clears it)
-  }
-
-  /// The same for elements narrower than a dword (MemoryAccess::gather_narrow).
-  void emit_narrow_gather(const E& e, std::int64_t count, std::int64_t offset, ElementType type,
-                          std::int64_t stride) {
-    SNIPPETS_ASSERT(count != ir::runtime_count) << "gather of a run-time count";
-    if (stride * lanes_ * std::int64_t(size_of(type)) > std::numeric_limits<std::int32_t>::max())
-      raise("snippets.compile.offset_too_large",
-            e.name + " is read with a stride of " + std::to_string(stride) +
-                " elements along its innermost axis, too far apart for the 32-bit displacements "
-                "of its element loads; transpose it outside the subgraph");
-    converting().gather_narrow(vmm(e.out_desc(0).reg), data_at(e, offset), type, stride, count);
+    if (type == ElementType::i32) h_.vcvtdq2ps(dst, dst);
   }
 
   /// Whether the Store `e` writes a kernel output (not a Buffer).
