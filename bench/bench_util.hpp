@@ -132,7 +132,7 @@ public:
   /// `in` in the order of the graph's Parameters, `out` of its Results.
   void run(const std::vector<const float*>& in, const std::vector<float*>& out, int t) const {
     for (const Step& s : steps_) {
-      const void* ins[x64::max_kernel_args];
+      const void* ins[snippets::max_kernel_args];
       for (std::size_t a = 0; a + 1 < s.args.size(); ++a) ins[a] = pointer(s.args[a], in, out);
       void* outs[] = {const_cast<void*>(pointer(s.args.back(), in, out))};
       s.kernel->run_unchecked(ins, outs, {.threads = t});

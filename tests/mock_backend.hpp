@@ -4,8 +4,9 @@
 //  - TraitsArchetype has exactly what snippets::BackendTraits requires and nothing more (the
 //    Boost.Graph archetype idea): code that compiles with it uses only what the concept
 //    promises. Keep it in step with backend_traits.hpp, never ahead of it.
-//  - MockBackend fuses only Add and Relu, so tests can tell fusable ops from the rest. Later
-//    stages give it an emitter table that records the emitted ops as text.
+//  - MockBackend fuses only Add and Relu, so tests can tell fusable ops from the rest. It
+//    builds graphs only; RecordingBackend (recording_backend.hpp) is the test backend that
+//    generates "code": the emitted sequence as text.
 #pragma once
 
 #include <string_view>
@@ -18,9 +19,6 @@ namespace snippets::test {
 
 struct TraitsArchetype {
   static constexpr std::string_view name = "archetype";
-  static constexpr int vector_registers = 1;
-  static constexpr int vector_bytes = 4;
-  static constexpr int gp_registers = 1;
   static constexpr int data_pointer_registers = 1;
   static bool host_supported() { return false; }
   template <class Op> static constexpr bool fusable = false;
@@ -28,9 +26,6 @@ struct TraitsArchetype {
 
 struct MockBackend {
   static constexpr std::string_view name = "mock";
-  static constexpr int vector_registers = 16;
-  static constexpr int vector_bytes = 32;
-  static constexpr int gp_registers = 16;
   static constexpr int data_pointer_registers = 12;
   static bool host_supported() { return true; }
   template <class Op>

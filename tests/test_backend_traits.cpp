@@ -17,63 +17,60 @@ using snippets::test::TraitsArchetype;
 namespace near_miss {
 struct NonStaticName {
   std::string_view name = "x";
-  static constexpr int vector_registers = 1, vector_bytes = 4, gp_registers = 1,
-                       data_pointer_registers = 1;
+  static constexpr int data_pointer_registers = 1;
   static bool host_supported() { return true; }
   template <class Op> static constexpr bool fusable = false;
 };
 struct IntName {
   static constexpr int name = 3;
-  static constexpr int vector_registers = 1, vector_bytes = 4, gp_registers = 1,
-                       data_pointer_registers = 1;
+  static constexpr int data_pointer_registers = 1;
   static bool host_supported() { return true; }
   template <class Op> static constexpr bool fusable = false;
 };
-struct MissingGpRegisters {
+struct MissingBudget {
   static constexpr std::string_view name = "x";
-  static constexpr int vector_registers = 1, vector_bytes = 4, data_pointer_registers = 1;
   static bool host_supported() { return true; }
   template <class Op> static constexpr bool fusable = false;
 };
-struct RuntimeRegisters {
+struct RuntimeBudget {
   static constexpr std::string_view name = "x";
-  static inline int vector_registers = 1; // not a constant expression
-  static constexpr int vector_bytes = 4, gp_registers = 1, data_pointer_registers = 1;
+  static inline int data_pointer_registers = 1; // not a constant expression
+  static bool host_supported() { return true; }
+  template <class Op> static constexpr bool fusable = false;
+};
+struct BudgetBeyondAbi {
+  static constexpr std::string_view name = "x";
+  static constexpr int data_pointer_registers = max_kernel_args + 1; // CallArgs has no room
   static bool host_supported() { return true; }
   template <class Op> static constexpr bool fusable = false;
 };
 struct MemberHostQuery {
   static constexpr std::string_view name = "x";
-  static constexpr int vector_registers = 1, vector_bytes = 4, gp_registers = 1,
-                       data_pointer_registers = 1;
+  static constexpr int data_pointer_registers = 1;
   bool host_supported() const { return true; }
   template <class Op> static constexpr bool fusable = false;
 };
 struct IntHostQuery {
   static constexpr std::string_view name = "x";
-  static constexpr int vector_registers = 1, vector_bytes = 4, gp_registers = 1,
-                       data_pointer_registers = 1;
+  static constexpr int data_pointer_registers = 1;
   static int host_supported() { return 1; }
   template <class Op> static constexpr bool fusable = false;
 };
 struct PlainFusable {
   static constexpr std::string_view name = "x";
-  static constexpr int vector_registers = 1, vector_bytes = 4, gp_registers = 1,
-                       data_pointer_registers = 1;
+  static constexpr int data_pointer_registers = 1;
   static bool host_supported() { return true; }
   static constexpr bool fusable = false;
 };
 struct FunctionFusable {
   static constexpr std::string_view name = "x";
-  static constexpr int vector_registers = 1, vector_bytes = 4, gp_registers = 1,
-                       data_pointer_registers = 1;
+  static constexpr int data_pointer_registers = 1;
   static bool host_supported() { return true; }
   template <class Op> static constexpr bool fusable() { return false; }
 };
 struct RuntimeFusable {
   static constexpr std::string_view name = "x";
-  static constexpr int vector_registers = 1, vector_bytes = 4, gp_registers = 1,
-                       data_pointer_registers = 1;
+  static constexpr int data_pointer_registers = 1;
   static bool host_supported() { return true; }
   template <class Op> static inline bool fusable = false;
 };
@@ -90,8 +87,9 @@ static_assert(check_backend_traits<MockBackend>());
 
 static_assert(!NamedBackend<NonStaticName> && !BackendTraits<NonStaticName>);
 static_assert(!NamedBackend<IntName>);
-static_assert(NamedBackend<MissingGpRegisters> && !RegisterBudget<MissingGpRegisters>);
-static_assert(!RegisterBudget<RuntimeRegisters>);
+static_assert(NamedBackend<MissingBudget> && !ArgumentBudget<MissingBudget>);
+static_assert(!ArgumentBudget<RuntimeBudget>);
+static_assert(!ArgumentBudget<BudgetBeyondAbi>);
 static_assert(!HostQuery<MemberHostQuery>);
 static_assert(!HostQuery<IntHostQuery>);
 static_assert(HostQuery<PlainFusable> && !FusableOpSet<PlainFusable>);

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // snippets/backend_traits.hpp: what a backend traits type must provide.
 //
-// Everything from Graph to CompiledKernel is templated on a traits type T. BackendTraits<T>
-// is the conjunction of small concepts, each with its own fix-it message:
-//  - NamedBackend:   static constexpr std::string_view name;           // "x64_avx512", ...
-//  - RegisterBudget: static constexpr int vector_registers, vector_bytes, gp_registers,
-//                    data_pointer_registers;  // the last bounds a Subgraph's inputs + outputs
+// Graphs, the tokenizer, Program and compile() are templated on a traits type T: the backend.
+// BackendTraits<T> is what graphs and the tokenizer need, the conjunction of small concepts,
+// each with its own fix-it message:
+//  - NamedBackend:   static constexpr std::string_view name;           // "my_backend"
+//  - ArgumentBudget: static constexpr int data_pointer_registers;      // most inputs + outputs
+//                    of one kernel (at most max_kernel_args): the tokenizer's bound
 //  - HostQuery:      static bool host_supported();                      // can run here now
 //  - FusableOpSet:   template <class Op> static constexpr bool fusable; // tokenizer may take it
+// A backend that compiles kernels supplies its code generator too (target/codegen.hpp:
+// CodeGenerator<T>); ReferenceBackend, which fuses nothing, does not.
 // Optional hooks, read through the helpers at the end of this file:
 //  - template <class Op> static bool supports(const Op&);  // attributes the backend accepts
 //  - static bool io_type_supported(ElementType);            // kernel I/O types (default f32)
@@ -20,6 +23,7 @@
 #include <type_traits>
 
 #include "snippets/ir/op_tags.hpp"
+#include "snippets/runtime/kernel_abi.hpp"
 
 namespace snippets {
 
@@ -41,19 +45,11 @@ concept NamedBackend = requires {
 };
 
 template <class T>
-concept RegisterBudget = requires {
-  requires detail::StaticMemberAddress<decltype(&T::vector_registers)>;
-  requires detail::StaticMemberAddress<decltype(&T::vector_bytes)>;
-  requires detail::StaticMemberAddress<decltype(&T::gp_registers)>;
+concept ArgumentBudget = requires {
   requires detail::StaticMemberAddress<decltype(&T::data_pointer_registers)>;
-  { T::vector_registers } -> std::convertible_to<int>;
-  { T::vector_bytes } -> std::convertible_to<int>;
-  { T::gp_registers } -> std::convertible_to<int>;
   { T::data_pointer_registers } -> std::convertible_to<int>;
-  typename std::integral_constant<int, static_cast<int>(T::vector_registers)>;
-  typename std::integral_constant<int, static_cast<int>(T::vector_bytes)>;
-  typename std::integral_constant<int, static_cast<int>(T::gp_registers)>;
   typename std::integral_constant<int, static_cast<int>(T::data_pointer_registers)>;
+  requires T::data_pointer_registers >= 1 && T::data_pointer_registers <= max_kernel_args;
 };
 
 template <class T>
@@ -72,7 +68,7 @@ concept FusableOpSet = requires {
 };
 
 template <class T>
-concept BackendTraits = NamedBackend<T> && RegisterBudget<T> && HostQuery<T> && FusableOpSet<T>;
+concept BackendTraits = NamedBackend<T> && ArgumentBudget<T> && HostQuery<T> && FusableOpSet<T>;
 
 namespace detail {
 template <class> inline constexpr bool dependent_false = false;
@@ -87,10 +83,10 @@ template <class T> consteval bool check_backend_traits() {
     static_assert(detail::dependent_false<T>,
                   "snippets: backend traits need `static constexpr std::string_view name = "
                   "\"my_backend\";`");
-  } else if constexpr (!RegisterBudget<T>) {
+  } else if constexpr (!ArgumentBudget<T>) {
     static_assert(detail::dependent_false<T>,
-                  "snippets: backend traits need `static constexpr int vector_registers, "
-                  "vector_bytes, gp_registers, data_pointer_registers;`");
+                  "snippets: backend traits need `static constexpr int data_pointer_registers "
+                  "= N;` (the most inputs + outputs one kernel takes, 1 to max_kernel_args)");
   } else if constexpr (!HostQuery<T>) {
     static_assert(detail::dependent_false<T>,
                   "snippets: backend traits need `static bool host_supported();`");
@@ -122,10 +118,7 @@ template <class T> bool backend_io_type_supported(ElementType t) {
 /// The traits of the reference path: it runs every op through the interpreter and fuses none.
 struct ReferenceBackend {
   static constexpr std::string_view name = "reference";
-  static constexpr int vector_registers = 0;
-  static constexpr int vector_bytes = 8;
-  static constexpr int gp_registers = 0;
-  static constexpr int data_pointer_registers = 0;
+  static constexpr int data_pointer_registers = 1;
   static bool host_supported() { return true; }
   template <class Op> static constexpr bool fusable = false;
 };

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // snippets/compile.hpp: compile() turns a Subgraph body into one JIT kernel.
 //
-//   auto kernel = snippets::compile(body);                  // best ISA of this host
-//   auto kernel = snippets::compile<x64::Traits, MyPipeline>(body, {.isa = x64::Isa::avx2});
+//   auto kernel = snippets::compile(body);                  // the backend's best variant here
+//   auto kernel = snippets::compile<MyTraits, MyPipeline>(body, {.isa = MyIsa::narrow});
 //
 // Steps: run the data-flow passes on the body (DefaultDataFlow: layouts, scalars,
 // PowerStatic, f32 compute), check it (compile_checks.hpp: ops the traits can fuse, input and
 // output types the traits read and write, at most Traits::data_pointer_registers arguments),
 // convert it to a Linear IR, run the lowering Pipeline (passes/default_pipelines.hpp unless
-// you pass your own), emit with the x64 kernel emitter for the chosen ISA. The kernel's
+// you pass your own), emit with the backend's code generator for the chosen variant
+// (T::emit, target/codegen.hpp; the backend is the traits type of the body). The kernel's
 // signature is the body's: its input and output shapes, or their physical shapes for inputs
 // with a non-planar Layout. A Transpose that is the only consumer of a body input is folded
 // into how the kernel reads that input (FuseTransposeIntoParameter): the input keeps the
@@ -19,7 +20,7 @@
 // whose outputs are all empty gets a kernel without code.
 //
 // Dynamic shapes: a body whose shapes have `dynamic` dimensions compiles once into a
-// shape-agnostic kernel (planar inputs, rank up to x64::max_dynamic_rank) that runs any shapes
+// shape-agnostic kernel (planar inputs, rank up to max_dynamic_rank) that runs any shapes
 // fitting the partial ones; see runtime/runtime_config.hpp. compilations() counts the kernels
 // this process has compiled (a dynamic kernel's run-time variants included).
 //
@@ -32,6 +33,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 
@@ -48,8 +50,7 @@
 #include "snippets/passes/default_pipelines.hpp"
 #include "snippets/passes/lower_brgemm.hpp"
 #include "snippets/runtime/compiled_kernel.hpp"
-#include "snippets/target/x64/kernel_emitter.hpp"
-#include "snippets/target/x64/traits.hpp"
+#include "snippets/target/codegen.hpp"
 
 namespace snippets {
 
@@ -62,9 +63,11 @@ struct CompileTiming {
 };
 
 struct CompileOptions {
-  std::optional<x64::Isa> isa; // default: x64::best_host_isa()
-  bool fma = true;             // contract Multiply -> Add
-  int unroll = 4;              // innermost loop body copies per iteration (1: no unrolling)
+  /// The backend's variant to compile for (the x86-64 backend: its Isa, avx2 or avx512);
+  /// default: the backend's default_variant(), the best this host runs.
+  std::optional<VariantChoice> isa;
+  bool fma = true; // contract Multiply -> Add
+  int unroll = 4;  // innermost loop body copies per iteration (1: no unrolling)
   /// Outputs of at least this many bytes also get a variant with non-temporal stores, used
   /// when the output buffers are vector-aligned (0: never)...
   std::int64_t streaming_threshold_bytes = std::int64_t{16} << 20;
@@ -75,8 +78,9 @@ struct CompileOptions {
   /// slower (78-89 bytes): a loop that computes between its stores hides the ordinary
   /// stores' cost, and streaming ones then only stall it.
   int streaming_max_code_bytes = 64;
-  /// bf16 outputs of AVX-512 kernels use VCVTNEPS2BF16 when the host has AVX512_BF16 (false:
-  /// integer rounding everywhere; the bits are the same, tests compare the two).
+  /// bf16 results use the target's own conversion where it has one (T::native_bf16; x86-64:
+  /// VCVTNEPS2BF16 of AVX512_BF16). False: integer rounding everywhere; the bits are the same,
+  /// tests compare the two.
   bool native_bf16 = true;
   bool verify = false; // run the LIR verifier after every pass
   /// Buffers between the loops of a row-by-row kernel (reductions, Softmax) share memory and
@@ -93,12 +97,19 @@ struct CompileOptions {
   /// its environment variable (debug/options.hpp).
   debug::DebugOptions debug;
   /// Generate code for `isa` even when this host cannot execute it, to inspect or disassemble
-  /// it (tests of AVX-512 code on an AVX2 host). run() refuses such a kernel
+  /// it (tests of AVX-512 code on an AVX2 host, or a backend that only records). run() refuses such
+  /// a kernel
   /// ([snippets.run.emit_only]) unless the host can execute it after all.
   bool emit_only = false;
 };
 
 namespace detail {
+
+/// CompileOptions::isa as T's variant, or T's default.
+template <class T> typename T::Variant chosen_variant(const CompileOptions& opt) {
+  using V = typename T::Variant;
+  return opt.isa ? opt.isa->template as<V>(T::name) : T::default_variant();
+}
 
 inline std::atomic<std::uint64_t>& compilation_counter() {
   static std::atomic<std::uint64_t> n{0};
@@ -115,7 +126,8 @@ template <class T> bool writes_nothing(const ir::Graph<T>& body) {
 }
 
 /// The signature of writes_nothing()'s kernel: the buffers in memory order, no work.
-template <class T> KernelSignature empty_signature(const ir::Graph<T>& body, x64::Isa isa) {
+template <class T>
+KernelSignature empty_signature(const ir::Graph<T>& body, typename T::Variant isa) {
   KernelSignature sig;
   for (ir::NodeId p : body.parameters()) {
     const auto& param = std::get<ir::Parameter>(body.node(p).op);
@@ -132,62 +144,9 @@ template <class T> KernelSignature empty_signature(const ir::Graph<T>& body, x64
   sig.domain = {0};
   sig.outer_stride_bytes.assign(sig.inputs.size() + sig.outputs.size(), 0);
   sig.in_place.assign(sig.inputs.size(), false);
-  sig.isa = std::string(x64::to_string(isa));
-  sig.vector_bytes = x64::lanes(isa) * 4;
+  sig.isa = std::string(T::variant_name(isa));
+  sig.vector_bytes = T::registers(isa).lanes * 4;
   return sig;
-}
-
-/// Vector registers kept from the allocator: the most scratch any emitter in `lir` needs,
-/// and on AVX2 at least one for tail masks.
-template <class T> int reserved_registers(ir::LinearIR<T>& lir, x64::Isa isa) {
-  // AVX2 tails need one for their mask; a dynamic tail computes its mask in one
-  int n = isa == x64::Isa::avx2 || lir.dynamic ? 1 : 0;
-  // a converting store works in two (x64/memory_access.hpp)
-  for (std::size_t a = lir.num_inputs; a < lir.arg_types.size(); ++a)
-    if (lir.arg_types[a] != ElementType::f32) n = std::max(n, x64::converting_store_scratch);
-  for (auto& e : lir) // strided reads may gather: lane offsets (and the AVX2 mask)
-    if (std::holds_alternative<ir::Parameter>(e->op) && !e->out_desc(0).layout.empty())
-      n = std::max(n, isa == x64::Isa::avx2 ? 2 : 1);
-  for (auto& e : lir)
-    std::visit(
-        [&](const auto& tag) {
-          using Tag = std::decay_t<decltype(tag)>;
-          if constexpr (x64::HasEmitter<Tag>) n = std::max(n, x64::Emitter<Tag>::scratch);
-          if constexpr (std::is_same_v<Tag, ir::ReduceSum> || std::is_same_v<Tag, ir::ReduceMax>)
-            n = std::max(n, x64::Emitter<ir::HorizonReduce>::scratch); // and ReduceAccumulate
-        },
-        e->op);
-  return n;
-}
-
-template <class T, class Vmm>
-KernelCode emit(ir::LinearIR<T>& lir, bool streaming, const x64::Instrumentation<T>* instr) {
-  std::size_t bytes = 16384 + 512 * lir.size();
-  for (;;) {
-    auto buf = std::make_shared<x64::CodeBuffer>(bytes);
-    std::shared_ptr<debug::CodeMap> map;
-    std::uint32_t text_bytes = 0;
-    double store_loop_bytes = 0;
-    try {
-      x64::KernelEmitter<T, Vmm> emitter(*buf, lir, streaming, instr);
-      emitter.emit();
-      map = emitter.code_map();
-      text_bytes = emitter.text_bytes();
-      store_loop_bytes = emitter.store_loop_bytes_per_vector();
-    } catch (const Xbyak::Error& err) {
-      if (static_cast<int>(err) == Xbyak::ERR_CODE_IS_TOO_BIG && bytes < (1u << 26)) {
-        bytes *= 4;
-        continue;
-      }
-      raise("snippets.compile.codegen", std::string("code generation failed: ") + err.what());
-    }
-    const auto fn = buf->template finalize<x64::KernelFn>();
-    auto weights = std::make_shared<std::vector<std::shared_ptr<const std::vector<float>>>>();
-    for (auto& e : lir) // packed MatMul weights the code points at
-      if (const auto* b = std::get_if<ir::Brgemm>(&e->op); b && b->b_packed)
-        weights->push_back(b->b_packed);
-    return {std::move(buf), fn, text_bytes, std::move(map), std::move(weights), store_loop_bytes};
-  }
 }
 
 /// Per input: whether an output may share its buffer (KernelSignature::in_place). Yes when every
@@ -221,7 +180,7 @@ template <class T> std::vector<bool> in_place_inputs(ir::LinearIR<T>& lir) {
 /// whose Transpose the data flow folded into it is still planar in `body`: the user's shape.
 template <class T>
 KernelSignature describe(const ir::Graph<T>& body, const ir::Graph<T>& canonical,
-                         ir::LinearIR<T>& lir, x64::Isa isa) {
+                         ir::LinearIR<T>& lir, typename T::Variant isa) {
   KernelSignature sig;
   bool physical = false;
   for (ir::NodeId p : body.parameters()) {
@@ -249,8 +208,8 @@ KernelSignature describe(const ir::Graph<T>& body, const ir::Graph<T>& canonical
   sig.domain = lir.domain;
   sig.buffer_pointers = lir.buffer_pointers;
   sig.scratch_bytes = lir.scratch_bytes;
-  sig.isa = std::string(x64::to_string(isa));
-  sig.vector_bytes = x64::lanes(isa) * 4;
+  sig.isa = std::string(T::variant_name(isa));
+  sig.vector_bytes = T::registers(isa).lanes * 4;
   for (const auto& l : lir.loops().loops()) // a flat domain splits in main-loop steps
     if (l.runtime_work_amount && lir.domain.size() == 1) sig.chunk_unit = l.increment;
   const std::size_t n_args = lir.num_inputs + lir.num_outputs;
@@ -280,7 +239,7 @@ KernelSignature describe(const ir::Graph<T>& body, const ir::Graph<T>& canonical
   DynamicLayout dyn;
   dyn.args = std::move(shapes);
   dyn.inputs = lir.num_inputs;
-  dyn.lanes = x64::lanes(isa);
+  dyn.lanes = T::registers(isa).lanes;
   for (std::size_t a = 0; a < n_args; ++a)
     dyn.element_bytes.push_back(static_cast<std::int64_t>(size_of(lir.arg_types.at(a))));
   for (const auto& t : sig.inputs) dyn.own_rank.push_back(t.shape.rank());
@@ -355,26 +314,28 @@ template <class T> struct Lowered {
 /// Checks, conversion to a Linear IR and the lowering pipeline, on a body after data flow.
 /// `dumper` writes the LIR after the passes it was asked for.
 template <class T, class Lowering>
-Lowered<T> lower_canonical(const ir::Graph<T>& body, x64::Isa isa, const CompileOptions& opt,
-                           std::vector<std::string_view>& trace, const debug::ResolvedDebug& dbg,
-                           debug::PassDumper& dumper, StageClock& clock) {
+Lowered<T> lower_canonical(const ir::Graph<T>& body, typename T::Variant isa,
+                           const CompileOptions& opt, std::vector<std::string_view>& trace,
+                           const debug::ResolvedDebug& dbg, debug::PassDumper& dumper,
+                           StageClock& clock) {
   detail::check_body(body);
   ir::LinearIR<T> lir = passes::convert_to_linear_ir(body);
-  lir.native_bf16 = opt.native_bf16 && x64::host_has_avx512_bf16() && isa == x64::Isa::avx512;
+  lir.native_bf16 = opt.native_bf16 && backend_native_bf16<T>(isa);
+  const RegisterModel regs = T::registers(isa);
   passes::PassContext<T> ctx;
   ctx.verify = opt.verify;
-  ctx.config.lanes = x64::lanes(isa);
-  ctx.config.vector_registers = x64::vector_registers(isa);
+  ctx.config.lanes = regs.lanes;
+  ctx.config.vector_registers = regs.vector_registers;
   ctx.config.fma = opt.fma;
   if (opt.unroll < 1 || opt.unroll > 16)
     raise("snippets.compile.bad_option",
           "CompileOptions::unroll must be in [1, 16], got " + std::to_string(opt.unroll));
   ctx.config.unroll = opt.unroll;
   ctx.config.optimize_buffers = opt.optimize_buffers;
-  // emitter scratch sits in the top registers; AVX2 tails need one for their mask
-  lir.reserved_vector_registers = detail::reserved_registers(lir, isa);
+  // the emitters' scratch registers are kept from the allocator (the top ones)
+  lir.reserved_vector_registers = T::scratch_registers(std::as_const(lir), isa);
   ctx.config.reserved_vector_registers = lir.reserved_vector_registers;
-  ctx.config.gp_registers = x64::usable_gprs - static_cast<int>(lir.num_inputs + lir.num_outputs);
+  ctx.config.gp_registers = regs.gp_registers - static_cast<int>(lir.num_inputs + lir.num_outputs);
   clock.lap("ToLinearIR");
   if (dumper.enabled() || clock.enabled())
     ctx.after_pass = [&, before = trace.size()](std::string_view pass, ir::LinearIR<T>& l) {
@@ -405,7 +366,7 @@ inline std::string kernel_name(const CompileOptions& opt) {
 
 /// Data flow (with the Body and DataFlow dumps) and lowering.
 template <class T, class Lowering, class DataFlow>
-Lowered<T> lower_body(const ir::Graph<T>& body, x64::Isa isa, const CompileOptions& opt,
+Lowered<T> lower_body(const ir::Graph<T>& body, typename T::Variant isa, const CompileOptions& opt,
                       const debug::ResolvedDebug& dbg, const std::string& name,
                       std::optional<ir::Graph<T>>* canonical_out, StageClock& clock) {
   if (has_dynamic_shapes(body)) check_dynamic_body(body);
@@ -425,11 +386,11 @@ Lowered<T> lower_body(const ir::Graph<T>& body, x64::Isa isa, const CompileOptio
 /// The kernel's name, ISA and counter regions, and the perf map, detector and JIT dump.
 template <class T>
 std::shared_ptr<debug::KernelDebugInfo> debug_info(const debug::ResolvedDebug& dbg,
-                                                   std::string name, x64::Isa isa,
+                                                   std::string name, typename T::Variant isa,
                                                    const Lowered<T>& lowered) {
   auto info = std::make_shared<debug::KernelDebugInfo>();
   info->name = std::move(name);
-  info->isa = std::string(x64::to_string(isa));
+  info->isa = std::string(T::variant_name(isa));
   info->counters = dbg.counters;
   info->segfault_detector = dbg.segfault_detector;
   for (const auto& r : lowered.counter_regions)
@@ -448,9 +409,9 @@ inline void publish(const debug::ResolvedDebug& dbg, const CompiledKernel& k,
   if (dbg.perf_map)
     for (const bool streaming : {false, true}) {
       const KernelCode& c = k.kernel_code(streaming);
-      if (!c.buffer) continue;
+      if (c.empty()) continue;
       const std::string sym = std::string("snippets:") + info->name + (streaming ? ":nt" : "");
-      debug::write_perf_map_entry(c.buffer->getCode(), c.text_bytes, sym);
+      debug::write_perf_map_entry(c.bytes.data(), c.text_bytes, sym);
     }
   if (!dbg.jit_dump.empty()) debug::write_jit_dump(dbg.jit_dump, k);
 }
@@ -460,10 +421,11 @@ inline void publish(const debug::ResolvedDebug& dbg, const CompiledKernel& k,
 /// Runs the front half of compile(): data flow, checks, conversion to a Linear IR and the
 /// lowering pipeline for `isa`. Returns the prepared LIR (for dumps, golden tests and custom
 /// emission). Honours the dump options (CompileOptions::debug.dump, SNIPPETS_DUMP_LIR).
-template <class T = x64::Traits, class Lowering = passes::DefaultLowering,
+template <class T, class Lowering = passes::DefaultLowering,
           class DataFlow = passes::DefaultDataFlow>
-ir::LinearIR<T> lower(const ir::Graph<T>& body, x64::Isa isa, const CompileOptions& opt = {}) {
-  static_assert(check_backend_traits<T>());
+ir::LinearIR<T> lower(const ir::Graph<T>& body, typename T::Variant isa,
+                      const CompileOptions& opt = {}) {
+  static_assert(check_code_generator<T>());
   const debug::ResolvedDebug dbg = debug::resolve(opt.debug);
   detail::StageClock clock(opt.timings);
   return detail::lower_body<T, Lowering, DataFlow>(body, isa, opt, dbg, detail::kernel_name(opt),
@@ -474,24 +436,36 @@ ir::LinearIR<T> lower(const ir::Graph<T>& body, x64::Isa isa, const CompileOptio
 namespace detail {
 template <class T, class Lowering, class DataFlow>
 DynamicVariants::Compile variant_compiler(const ir::Graph<T>& body, const CompileOptions& opt,
-                                          x64::Isa isa);
+                                          typename T::Variant isa);
+
+/// The backend's code for `lir`, holding on to the packed MatMul weights the code points at.
+template <class T>
+KernelCode emit(ir::LinearIR<T>& lir, typename T::Variant isa, const EmitRequest<T>& req) {
+  KernelCode code = T::emit(lir, isa, req);
+  auto weights = std::make_shared<std::vector<std::shared_ptr<const std::vector<float>>>>();
+  for (auto& e : lir)
+    if (const auto* b = std::get_if<ir::Brgemm>(&e->op); b && b->b_packed)
+      weights->push_back(b->b_packed);
+  if (!weights->empty()) code.constants = std::move(weights);
+  return code;
+}
 } // namespace detail
 
-template <class T = x64::Traits, class Lowering = passes::DefaultLowering,
-          class DataFlow = passes::DefaultDataFlow>
-CompiledKernel compile(const ir::Graph<T>& body, const CompileOptions& opt = {}) {
-  static_assert(check_backend_traits<T>());
-  const x64::Isa isa = opt.isa.value_or(x64::best_host_isa());
-  if (!x64::host_supports(isa) && !opt.emit_only)
-    raise("snippets.isa.unsupported_host", "the " + std::string(x64::to_string(isa)) +
-                                               " ISA was requested but this CPU cannot run it; "
-                                               "request avx2 or leave the ISA unset");
+namespace detail {
+template <class T, class Lowering, class DataFlow>
+CompiledKernel compile_kernel(const ir::Graph<T>& body, const CompileOptions& opt) {
+  const typename T::Variant isa = detail::chosen_variant<T>(opt);
+  if (!T::runs_here(isa) && !opt.emit_only)
+    raise("snippets.isa.unsupported_host",
+          "the " + std::string(T::variant_name(isa)) + " variant of the " + std::string(T::name) +
+              " backend was requested but this CPU cannot run it; request " +
+              std::string(T::variant_name(T::default_variant())) + " or leave it unset");
   const debug::ResolvedDebug dbg = debug::resolve(opt.debug);
   std::string name = detail::kernel_name(opt);
   if (detail::writes_nothing(body)) {
     auto info = std::make_shared<debug::KernelDebugInfo>();
     info->name = std::move(name);
-    info->isa = std::string(x64::to_string(isa));
+    info->isa = std::string(T::variant_name(isa));
     detail::compilation_counter().fetch_add(1, std::memory_order_relaxed);
     return CompiledKernel(KernelCode{}, detail::empty_signature(body, isa), KernelCode{}, info);
   }
@@ -502,15 +476,14 @@ CompiledKernel compile(const ir::Graph<T>& body, const CompileOptions& opt = {})
   ir::LinearIR<T>& lir = lowered.lir;
   KernelSignature sig = detail::describe(body, *canonical, lir, isa);
   sig.streaming_min_bytes = opt.streaming_threshold_bytes;
-  sig.runnable = x64::host_supports(isa);
   // no Instrumentation at all unless asked: the plain kernel's code is exactly unchanged
-  const x64::Instrumentation<T> instr{dbg.code_map, dbg.segfault_detector, lowered.counter_regions};
-  const x64::Instrumentation<T>* use = dbg.code_map ? &instr : nullptr; // implied by the rest
+  const Instrumentation<T> instr{dbg.code_map, dbg.segfault_detector, lowered.counter_regions};
+  const Instrumentation<T>* use = dbg.code_map ? &instr : nullptr; // implied by the rest
   auto emit = [&](bool streaming) {
-    return isa == x64::Isa::avx512 ? detail::emit<T, Xbyak::Zmm>(lir, streaming, use)
-                                   : detail::emit<T, Xbyak::Ymm>(lir, streaming, use);
+    return detail::emit(lir, isa, EmitRequest<T>{.streaming = streaming, .instrumentation = use});
   };
   KernelCode code = emit(false);
+  sig.runnable = T::runs_here(isa) && code.fn != nullptr; // a recording backend has no entry
   KernelCode streaming =
       detail::use_streaming(sig, code, opt) && !passes::has_brgemm(lir) ? emit(true) : KernelCode{};
   clock.lap("Emit");
@@ -523,6 +496,18 @@ CompiledKernel compile(const ir::Graph<T>& body, const CompileOptions& opt = {})
   detail::compilation_counter().fetch_add(1, std::memory_order_relaxed);
   return kernel;
 }
+} // namespace detail
+
+/// The kernel of `body`, generated by the backend of its traits type T.
+template <class T, class Lowering = passes::DefaultLowering,
+          class DataFlow = passes::DefaultDataFlow>
+CompiledKernel compile(const ir::Graph<T>& body, const CompileOptions& opt = {}) {
+  static_assert(check_code_generator<T>()); // one error naming what T lacks, not a cascade
+  if constexpr (CodeGenerator<T>)
+    return detail::compile_kernel<T, Lowering, DataFlow>(body, opt);
+  else
+    std::abort(); // unreachable: the static_assert stopped the build
+}
 
 /// Kernels compiled in this process so far (dynamic kernels' run-time variants included).
 inline std::uint64_t compilations() {
@@ -534,7 +519,7 @@ namespace detail {
 /// (a dynamic kernel's inputs that are broadcast along it at run time).
 template <class T, class Lowering, class DataFlow>
 DynamicVariants::Compile variant_compiler(const ir::Graph<T>& body, const CompileOptions& opt,
-                                          x64::Isa isa) {
+                                          typename T::Variant isa) {
   auto shared = std::make_shared<ir::Graph<T>>(passes::rebuild(
       body, [](auto&&...) { return std::optional<std::vector<ir::Value>>{}; }, false));
   CompileOptions o = opt;

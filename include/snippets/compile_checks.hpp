@@ -16,7 +16,7 @@
 #include "snippets/backend_traits.hpp"
 #include "snippets/ir/graph.hpp"
 #include "snippets/passes/decompose_softmax.hpp"
-#include "snippets/target/x64/abi.hpp"
+#include "snippets/runtime/kernel_abi.hpp"
 
 namespace snippets::detail {
 
@@ -44,11 +44,11 @@ template <class T> void check_dynamic_body(const ir::Graph<T>& body) {
   }
   for (ir::NodeId id = 0; id < body.size(); ++id)
     for (const auto& t : body.node(id).outputs)
-      if (t.shape.rank() > std::size_t(x64::max_dynamic_rank))
+      if (t.shape.rank() > std::size_t(max_dynamic_rank))
         raise("snippets.compile.dynamic_rank",
               body.node(id).describe() + " has rank " + std::to_string(t.shape.rank()) +
                   "; kernels with dynamic dimensions take ranks up to " +
-                  std::to_string(x64::max_dynamic_rank) + " (reshape, or give static shapes)");
+                  std::to_string(max_dynamic_rank) + " (reshape, or give static shapes)");
   for (ir::NodeId p : body.parameters())
     if (!std::get<ir::Parameter>(body.node(p).op).layout.is_planar())
       raise("snippets.compile.dynamic_layout",

@@ -1,18 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-// snippets/extern_templates.hpp: build the heavy x64 templates once per program, not once per
+// snippets/extern_templates.hpp: build the heavy templates of the default backend once per
+// program, not once per
 // translation unit.
 //
 // compile(), lower(), tokenize() and the reference interpreter are templates on the backend
 // traits, so every source file that calls them instantiates them again: a file that calls
 // compile() spends about 30 s more at -O3 (measured on the 2-core CI machine; the headers
-// alone take 10 s). Include this header instead of snippets/snippets.hpp to declare the x64
-// instantiations `extern`, and define them in exactly one source file of your program:
+// alone take 10 s). Include this header instead of snippets/snippets.hpp to declare the
+// DefaultTraits instantiations `extern`, and define them in exactly one source file of your
+// program:
 //
 //   // snippets_instances.cpp
 //   #define SNIPPETS_DEFINE_TEMPLATES
 //   #include "snippets/extern_templates.hpp"
 //
-// Only x64::Traits with the default pipelines (and the reference interpreter for
+// Only DefaultTraits with the default pipelines (and the reference interpreter for
 // ReferenceBackend) is covered; other traits and pipelines are instantiated where they are
 // used, as before. Nothing changes at run time.
 #pragma once
@@ -28,17 +30,16 @@
 namespace snippets {
 
 SNIPPETS_DETAIL_EXTERN template CompiledKernel
-compile<x64::Traits, passes::DefaultLowering, passes::DefaultDataFlow>(
-    const ir::Graph<x64::Traits>&, const CompileOptions&);
+compile<DefaultTraits, passes::DefaultLowering, passes::DefaultDataFlow>(
+    const ir::Graph<DefaultTraits>&, const CompileOptions&);
 
-SNIPPETS_DETAIL_EXTERN template ir::LinearIR<x64::Traits>
-lower<x64::Traits, passes::DefaultLowering, passes::DefaultDataFlow>(const ir::Graph<x64::Traits>&,
-                                                                     x64::Isa,
-                                                                     const CompileOptions&);
+SNIPPETS_DETAIL_EXTERN template ir::LinearIR<DefaultTraits>
+lower<DefaultTraits, passes::DefaultLowering, passes::DefaultDataFlow>(
+    const ir::Graph<DefaultTraits>&, DefaultTraits::Variant, const CompileOptions&);
 
 namespace passes {
-SNIPPETS_DETAIL_EXTERN template ir::Graph<x64::Traits>
-tokenize<x64::Traits>(const ir::Graph<x64::Traits>&, const TokenizeOptions<x64::Traits>&);
+SNIPPETS_DETAIL_EXTERN template ir::Graph<DefaultTraits>
+tokenize<DefaultTraits>(const ir::Graph<DefaultTraits>&, const TokenizeOptions<DefaultTraits>&);
 } // namespace passes
 
 namespace reference {
@@ -46,8 +47,8 @@ SNIPPETS_DETAIL_EXTERN template std::vector<Values>
 evaluate_values<ReferenceBackend>(const ir::Graph<ReferenceBackend>&, std::span<const Values>,
                                   const Options&);
 SNIPPETS_DETAIL_EXTERN template std::vector<Values>
-evaluate_values<x64::Traits>(const ir::Graph<x64::Traits>&, std::span<const Values>,
-                             const Options&);
+evaluate_values<DefaultTraits>(const ir::Graph<DefaultTraits>&, std::span<const Values>,
+                               const Options&);
 } // namespace reference
 
 } // namespace snippets

@@ -5,8 +5,7 @@
 
 struct NoHostQuery {
   static constexpr std::string_view name = "no_host_query";
-  static constexpr int vector_registers = 16, vector_bytes = 32, gp_registers = 16,
-                       data_pointer_registers = 12;
+  static constexpr int data_pointer_registers = 12;
   template <class Op> static constexpr bool fusable = false;
 };
 

@@ -4,8 +4,7 @@
 #include "snippets/ir/graph.hpp"
 
 struct NoName {
-  static constexpr int vector_registers = 16, vector_bytes = 32, gp_registers = 16,
-                       data_pointer_registers = 12;
+  static constexpr int data_pointer_registers = 12;
   static bool host_supported() { return true; }
   template <class Op> static constexpr bool fusable = false;
 };

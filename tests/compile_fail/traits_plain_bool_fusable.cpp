@@ -6,8 +6,7 @@
 
 struct PlainFusable {
   static constexpr std::string_view name = "plain_fusable";
-  static constexpr int vector_registers = 16, vector_bytes = 32, gp_registers = 16,
-                       data_pointer_registers = 12;
+  static constexpr int data_pointer_registers = 12;
   static bool host_supported() { return true; }
   static constexpr bool fusable = true;
 };

@@ -108,7 +108,7 @@ inline void decoded_rows(std::string& out, std::span<const std::uint8_t> code, s
 inline std::string disassemble(const KernelCode& k, std::string_view name, std::string_view isa,
                                const DisassemblyOptions& opt = {}) {
   std::string out;
-  const std::span<const std::uint8_t> code = k.bytes();
+  const std::span<const std::uint8_t> code = k.bytes;
   if (code.empty()) return out.append("; no code\n");
   const bool decode = opt.decode && has_zydis;
   const std::uint64_t base =
@@ -161,7 +161,7 @@ inline std::string disassemble(const CompiledKernel& k, const DisassemblyOptions
 /// Writes the raw machine code (instructions and constants) to `path`, for objdump.
 /// @throws [snippets.debug.dump_failed] when the file cannot be written.
 inline void write_code(const KernelCode& k, const std::string& path) {
-  const auto code = k.bytes();
+  const auto code = k.bytes;
   detail::write_file(path,
                      std::string_view(reinterpret_cast<const char*>(code.data()), code.size()));
 }
@@ -174,7 +174,7 @@ inline void write_code(const CompiledKernel& k, const std::string& path, bool st
 inline void write_jit_dump(const std::string& dir, const CompiledKernel& k) {
   detail::make_directories(dir);
   for (const bool streaming : {false, true}) {
-    if (!k.kernel_code(streaming).buffer) continue;
+    if (k.kernel_code(streaming).empty()) continue;
     const std::string stem = detail::join_path(dir, file_stem(k.name())) + (streaming ? ".nt" : "");
     write_code(k, stem + ".bin", streaming);
     detail::write_file(stem + ".asm", disassemble(k, {.streaming = streaming}));

@@ -54,19 +54,19 @@ inline pb::ModelProto read_model(const std::filesystem::path& path) {
 }
 
 /// Builds a Graph from a parsed model.
-template <class T = x64::Traits>
+template <class T = DefaultTraits>
 Model<T> import_model(const pb::ModelProto& model, const LoadOptions& options = {}) {
   return detail::Importer<T>(model, options).run();
 }
 
 /// Reads a .onnx file and builds its Graph.
-template <class T = x64::Traits>
+template <class T = DefaultTraits>
 Model<T> load(const std::filesystem::path& path, const LoadOptions& options = {}) {
   return import_model<T>(read_model(path), options);
 }
 
 /// Builds a Graph from the bytes of a serialized model.
-template <class T = x64::Traits>
+template <class T = DefaultTraits>
 Model<T> load_from_bytes(std::string_view bytes, const LoadOptions& options = {}) {
   return import_model<T>(parse_model(bytes), options);
 }
@@ -74,7 +74,7 @@ Model<T> load_from_bytes(std::string_view bytes, const LoadOptions& options = {}
 /// The ONNX op types (default domain) the importer maps to our op set, sorted.
 inline std::vector<std::string> supported_ops() {
   std::vector<std::string> out;
-  for (const auto& [name, _] : detail::op_table<x64::Traits>()) out.push_back(name);
+  for (const auto& [name, _] : detail::op_table<DefaultTraits>()) out.push_back(name);
   return out;
 }
 
@@ -82,7 +82,7 @@ inline std::vector<std::string> supported_ops() {
 /// and unique; ops of other domains are given as "domain:Op".
 inline std::vector<std::string> unsupported_ops(const pb::ModelProto& model) {
   std::set<std::string> out;
-  const auto& table = detail::op_table<x64::Traits>();
+  const auto& table = detail::op_table<DefaultTraits>();
   for (const auto& node : model.graph().node()) {
     if (!detail::default_domain(node.domain()))
       out.insert(node.domain() + ":" + node.op_type());

@@ -19,7 +19,8 @@
 // [snippets.shape.*]) and get "ONNX node <op> '<name>': " in front.
 #pragma once
 
-// <sys/mman.h> (included by Xbyak) defines MAP_TYPE, which ONNX's parser.h uses as an enumerator
+// <sys/mman.h> (a code generator may include it) defines MAP_TYPE, which ONNX's parser.h uses as an
+// enumerator
 #pragma push_macro("MAP_TYPE")
 #undef MAP_TYPE
 #include <onnx/shape_inference/implementation.h>

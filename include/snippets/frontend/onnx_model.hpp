@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "snippets/default_traits.hpp"
 #include "snippets/frontend/onnx_tensor.hpp"
 #include "snippets/ir/graph.hpp"
-#include "snippets/target/x64/traits.hpp"
 
 namespace snippets::onnx {
 
@@ -34,7 +34,7 @@ struct OpaqueOp {
   std::string reason;
 };
 
-template <class T = x64::Traits> struct Model {
+template <class T = DefaultTraits> struct Model {
   ir::Graph<T> graph;
   /// ONNX names of the graph's Parameters and Results, in order.
   std::vector<std::string> inputs, outputs;

@@ -344,7 +344,7 @@ public:
   /// and the scratch bytes each thread needs.
   std::size_t buffer_pointers = 0;
   std::int64_t scratch_bytes = 0;
-  /// The target may use its own bf16 conversion instructions (x64: AVX512_BF16's
+  /// The target may use its own bf16 conversion instructions (x86-64: AVX512_BF16's
   /// VCVTNEPS2BF16); false: exact integer rounding. Both give the same bits.
   bool native_bf16 = false;
 

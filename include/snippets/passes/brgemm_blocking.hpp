@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // snippets/passes/brgemm_blocking.hpp: how a Brgemm is blocked, shared by LowerBrgemm (which
-// chooses it) and the x64 Brgemm emitter (which follows it).
+// chooses it) and the backend's Brgemm emitter (which follows it).
 //
 //  - brgemm_shape(): the element strides of A and B (transposes and folded layouts included)
 //    and the extents N and K of one product;
@@ -105,7 +105,7 @@ template <class T> struct EpiloguePlan {
 };
 
 /// The largest register tile whose accumulators, B vectors and epilogue fit the registers
-/// (x64: up to 6 rows by 4 zmm or 2 ymm). `M`: rows of the product.
+/// (x86-64: up to 6 rows by 4 zmm or 2 ymm). `M`: rows of the product.
 /// @throws [snippets.compile.register_pressure] when not even one row fits beside the epilogue.
 template <class T>
 void choose_tile(ir::BrgemmShape& s, Dim M, const ir::Expression<T>& mm,

@@ -25,15 +25,15 @@
 //                                      before (two areas, written and read in turn)
 //     [tail block: M % m_blk rows]     a copy of the group in a run-once loop
 //
-// Blocking (brgemm_blocking.hpp): the register tile is m_r rows by n_r vectors (x64: 6 x 4
+// Blocking (brgemm_blocking.hpp): the register tile is m_r rows by n_r vectors (x86-64: 6 x 4
 // zmm, 6 x 2 ymm), fewer rows when the epilogue needs registers; B is read from panels of n_r
 // vectors (one contiguous row of the panel per depth step, reused by every row tile of the
 // block); m_blk rows of A and of the scores (about 128 KiB) are reused by every panel.
 // Transposes and layouts folded into the inputs and outputs are strides. Constant weights are
 // packed here, once, at compile time (Brgemm::b_packed); a B input is packed by BrgemmCopyB in
 // the kernel. Per-thread scratch holds the packed Bs and the scores or activations blocks.
-// The emitter (target/x64/emitters/brgemm.hpp) runs the epilogue on each accumulator register
-// before it is stored: no second pass over memory.
+// The backend's emitter (x86-64: emitters/brgemm.hpp) runs the epilogue on each accumulator
+// register before it is stored: no second pass over memory.
 // @throws [snippets.compile.unsupported_matmul] for bodies outside this form, naming the op.
 #pragma once
 

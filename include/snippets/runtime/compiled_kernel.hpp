@@ -41,9 +41,9 @@
 #include "snippets/ir/op_tags.hpp"
 #include "snippets/reference/tensor.hpp"
 #include "snippets/runtime/executor.hpp"
+#include "snippets/runtime/kernel_abi.hpp"
 #include "snippets/runtime/runtime_config.hpp"
 #include "snippets/runtime/tensor_view.hpp"
-#include "snippets/target/x64/kernel_emitter.hpp"
 
 namespace snippets {
 
@@ -103,22 +103,6 @@ inline std::byte* thread_scratch(std::int64_t bytes) {
 }
 } // namespace detail
 
-/// One generated kernel: its code and entry point.
-struct KernelCode {
-  std::shared_ptr<const x64::CodeBuffer> buffer;
-  x64::KernelFn fn = nullptr;
-  std::uint32_t text_bytes = 0;              // instructions; the constant table follows
-  std::shared_ptr<const debug::CodeMap> map; // which code each expression produced (debug)
-  std::shared_ptr<const void> constants;     // data the code points at (packed MatMul weights)
-  double store_loop_bytes_per_vector = 0;    // KernelEmitter's measure (streaming stores)
-
-  /// Instructions and constant table.
-  std::span<const std::uint8_t> bytes() const {
-    if (!buffer) return {};
-    return {buffer->getCode(), buffer->getSize()};
-  }
-};
-
 class CompiledKernel;
 
 namespace detail {
@@ -157,7 +141,7 @@ public:
 
   const KernelSignature& signature() const { return sig_; }
   /// The generated machine code (for dumps and tests).
-  std::span<const std::uint8_t> code() const { return code_.bytes(); }
+  std::span<const std::uint8_t> code() const { return code_.bytes; }
   /// The kernel (or, with `streaming`, its non-temporal variant; empty if it has none).
   const KernelCode& kernel_code(bool streaming = false) const {
     return streaming ? streaming_ : code_;
@@ -231,7 +215,7 @@ public:
     auto body = [&](int i) {
       const Chunk c = chunk_of(work, unit, n, i);
       if (c.count == 0) return;
-      x64::CallArgs args{};
+      CallArgs args{};
       for (std::size_t a = 0; a < n_in + n_out; ++a) {
         const auto* base = static_cast<const char*>(a < n_in ? in[a] : out[a - n_in]);
         args.data[a] = base + c.begin * cfg.stride(a, cfg.split) * sig_.dynamic->element_bytes[a];
@@ -294,7 +278,7 @@ public:
     auto body = [&](int i) {
       const Chunk c = chunk_of(work, unit, n, i);
       if (c.count == 0) return;
-      x64::CallArgs args{};
+      CallArgs args{};
       for (std::size_t k = 0; k < n_in + n_out; ++k) {
         const auto* base = static_cast<const char*>(k < n_in ? in[k] : out[k - n_in]);
         args.data[k] = base + c.begin * sig_.outer_stride_bytes[k];
@@ -322,9 +306,11 @@ private:
 
   void check_runnable() const {
     if (!sig_.runnable)
-      raise("snippets.run.emit_only", "the kernel was compiled with emit_only for " + sig_.isa +
-                                          ", which this host cannot execute; inspect it, or "
-                                          "compile it for this host's ISA to run it");
+      raise("snippets.run.emit_only",
+            "the kernel has no code this host can execute (compiled with emit_only for " +
+                sig_.isa +
+                ", or by a backend that generates no machine code); inspect it, or "
+                "compile it for this host's ISA to run it");
   }
 
   void check_in_place(std::span<const ConstTensorView> in, std::span<const TensorView> out) const {
@@ -349,7 +335,7 @@ private:
     return true;
   }
 
-  void call(const KernelCode& variant, const x64::CallArgs& args) const {
+  void call(const KernelCode& variant, const CallArgs& args) const {
     if (instrumented_) return call_instrumented(*instrumented_, variant, args);
     variant.fn(&args);
   }
@@ -372,9 +358,9 @@ private:
   static void with_pointers(std::span<const ConstTensorView> in, std::span<const TensorView> out,
                             F f) {
     // compile() keeps inputs + outputs within the kernel's argument registers
-    const void* in_ptrs[x64::max_kernel_args];
-    void* out_ptrs[x64::max_kernel_args];
-    SNIPPETS_ASSERT(in.size() + out.size() <= x64::max_kernel_args) << "kernel arguments";
+    const void* in_ptrs[max_kernel_args];
+    void* out_ptrs[max_kernel_args];
+    SNIPPETS_ASSERT(in.size() + out.size() <= max_kernel_args) << "kernel arguments";
     for (std::size_t k = 0; k < in.size(); ++k) in_ptrs[k] = in[k].data;
     for (std::size_t k = 0; k < out.size(); ++k) out_ptrs[k] = out[k].data;
     f(in_ptrs, out_ptrs);
@@ -400,17 +386,17 @@ private:
   /// One call of an instrumented kernel: a frame with its debug slots on this thread, the
   /// call registered for the segfault detector, then the counters added to the totals.
   static void call_instrumented(const debug::KernelDebugInfo& info, const KernelCode& code,
-                                const x64::CallArgs& args) {
+                                const CallArgs& args) {
     const std::size_t regions = info.counters == debug::Counters::cycles ? info.regions.size() : 0;
-    std::vector<std::uint64_t> frame(x64::DebugFrame::words(regions), 0);
-    new (frame.data()) x64::CallArgs(args);
-    auto* slot = reinterpret_cast<std::int64_t*>(frame.data() + x64::DebugFrame::expr_slot / 8);
+    std::vector<std::uint64_t> frame(DebugFrame::words(regions), 0);
+    new (frame.data()) CallArgs(args);
+    auto* slot = reinterpret_cast<std::int64_t*>(frame.data() + DebugFrame::expr_slot / 8);
     *slot = -1;
-    const debug::ActiveCall call{&info,           code.map.get(), code.buffer->getCode(),
+    const debug::ActiveCall call{&info,           code.map.get(), code.bytes.data(),
                                  code.text_bytes, slot,           debug::detail::active_call};
     debug::detail::active_call = &call;
     const auto start = std::chrono::steady_clock::now();
-    code.fn(std::launder(reinterpret_cast<const x64::CallArgs*>(frame.data())));
+    code.fn(std::launder(reinterpret_cast<const CallArgs*>(frame.data())));
     const std::uint64_t ns = elapsed_ns(start);
     debug::detail::active_call = call.outer;
     if (!info.totals) return;
@@ -418,8 +404,8 @@ private:
     t.calls.fetch_add(1, std::memory_order_relaxed);
     t.call_ns.fetch_add(ns, std::memory_order_relaxed);
     for (std::size_t r = 0; r < regions; ++r) {
-      t.ticks[r].fetch_add(frame[x64::DebugFrame::ticks(r) / 8], std::memory_order_relaxed);
-      t.entries[r].fetch_add(frame[x64::DebugFrame::entries(r) / 8], std::memory_order_relaxed);
+      t.ticks[r].fetch_add(frame[DebugFrame::ticks(r) / 8], std::memory_order_relaxed);
+      t.entries[r].fetch_add(frame[DebugFrame::entries(r) / 8], std::memory_order_relaxed);
     }
   }
 

@@ -7,11 +7,10 @@
 //
 // The key is everything that changes the generated code: the body's structure (op tags with
 // their attributes bit for bit, edges, element types, shapes, input layouts; not node names),
-// the backend traits and pipeline types, the resolved ISA (so SNIPPETS_MAX_ISA is in it) and
-// the CompileOptions that reach emission (fma, unroll, native_bf16, streaming threshold, buffer
-// planning). It is kept in full, not only its hash, so two bodies never share a kernel by a
-// hash collision.
-// Invariants:
+// the backend traits and pipeline types, the resolved variant (x86-64: the ISA, so SNIPPETS_MAX_ISA
+// is in it) and the CompileOptions that reach emission (fma, unroll, native_bf16, streaming
+// threshold, buffer planning). It is kept in full, not only its hash, so two bodies never share a
+// kernel by a hash collision. Invariants:
 //  - thread-safe; a key is compiled once even when many threads ask for it at the same time
 //    (the others wait for that compilation and count as hits);
 //  - bounded: beyond `capacity` the least recently used kernel is dropped (kernels already
@@ -177,13 +176,13 @@ template <class T> void append_body(std::string& key, const ir::Graph<T>& body) 
 } // namespace detail
 
 /// The cache key of compile<T, Lowering, DataFlow>(body, opt) on this host.
-template <class T = x64::Traits, class Lowering = passes::DefaultLowering,
+template <class T, class Lowering = passes::DefaultLowering,
           class DataFlow = passes::DefaultDataFlow>
 std::string kernel_cache_key(const ir::Graph<T>& body, const CompileOptions& opt = {}) {
   std::string key;
   key.append(typeid(T).name()).append("|").append(typeid(Lowering).name()).append("|");
   key.append(typeid(DataFlow).name()).append("|");
-  key.append(x64::to_string(opt.isa.value_or(x64::best_host_isa())));
+  key.append(T::variant_name(detail::chosen_variant<T>(opt)));
   key.append("|fma=").append(opt.fma ? "1" : "0");
   key.append("|unroll=").append(std::to_string(opt.unroll));
   key.append("|buffers=").append(opt.optimize_buffers ? "1" : "0");
@@ -196,7 +195,7 @@ std::string kernel_cache_key(const ir::Graph<T>& body, const CompileOptions& opt
 
 /// compile(), through `cache`. Bodies with debugging switches on (see the header comment) and
 /// a null cache compile directly.
-template <class T = x64::Traits, class Lowering = passes::DefaultLowering,
+template <class T, class Lowering = passes::DefaultLowering,
           class DataFlow = passes::DefaultDataFlow>
 CompiledKernel compile_cached(const ir::Graph<T>& body, const CompileOptions& opt = {},
                               KernelCache* cache = &default_kernel_cache()) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // snippets/runtime/program.hpp: Program, a whole model compiled for execution.
 //
-//   snippets::Program<x64::Traits> program(model, {.opaque = {{"MatMul", my_matmul}}});
+//   snippets::Program<> program(model, {.opaque = {{"MatMul", my_matmul}}}); // DefaultTraits
 //   auto ctx = program.make_context();                  // one per thread or stream
 //   program.run(ctx, inputs, outputs);                  // views on the caller's buffers
 //
@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "snippets/compile.hpp"
+#include "snippets/default_traits.hpp"
 #include "snippets/passes/tokenize.hpp"
 #include "snippets/reference/interpreter.hpp"
 #include "snippets/runtime/execution_context.hpp"
@@ -54,7 +55,7 @@ template <class T> struct ProgramOptions {
   reference::Options reference; // Opaque callables on doubles, used when `opaque` has none
 };
 
-template <class T = x64::Traits> class Program {
+template <class T = DefaultTraits> class Program {
 public:
   enum class StepKind { kernel, opaque, reference };
   struct Step {
@@ -90,9 +91,10 @@ public:
               n.describe() + " has a non-planar layout; a Program writes planar outputs (add a "
                              "Transpose before the output instead: it is folded into the store)");
     }
-    // a malformed SNIPPETS_* variable is the caller's error, not a reason to fall back
+    // a malformed SNIPPETS_* variable is the caller's error, not a reason to fall back (the
+    // backend's host detection reads its own, such as SNIPPETS_MAX_ISA)
     (void)debug::resolve(opt_->compile.debug);
-    (void)x64::isa_cap();
+    (void)T::host_supported();
     graph_ = std::make_shared<const ir::Graph<T>>(opt_->tokenized || opt_->reference_only
                                                       ? passes::remove_dead_nodes(model)
                                                       : passes::tokenize(model, opt_->tokenize));
@@ -258,7 +260,9 @@ private:
       for (const ir::Output& o : n.inputs) step.inputs.push_back(index_.at({o.node, o.port}));
       for (std::uint32_t p = 0; p < n.outputs.size(); ++p)
         step.outputs.push_back(index_.at({id, p}));
-      if (const auto* sg = std::get_if<ir::Subgraph<T>>(&n.op); sg && !opt_->reference_only) {
+      const auto* sg = std::get_if<ir::Subgraph<T>>(&n.op);
+      if constexpr (!CodeGenerator<T>) sg = nullptr; // a backend without code: all reference
+      if (sg && !opt_->reference_only) {
         try {
           CompileOptions co = opt_->compile;
           if (co.name.empty()) co.name = n.name; // dumps, perf maps, reports use it

@@ -31,7 +31,7 @@
 
 #include "snippets/error.hpp"
 #include "snippets/ir/shape.hpp"
-#include "snippets/target/x64/abi.hpp"
+#include "snippets/runtime/kernel_abi.hpp"
 
 namespace snippets {
 
@@ -52,8 +52,8 @@ struct DynamicLayout {
 /// One call's shapes, as a dynamic kernel reads them. Plain data on the caller's stack; compute
 /// it once per shape set (CompiledKernel::configure) and reuse it for calls with those shapes.
 struct RuntimeConfig {
-  static constexpr std::size_t max_rank = x64::max_dynamic_rank;
-  static constexpr std::size_t max_args = x64::max_kernel_args;
+  static constexpr std::size_t max_rank = max_dynamic_rank;
+  static constexpr std::size_t max_args = max_kernel_args;
   std::size_t rank = 0, args = 0;
   std::array<Dim, max_rank> logical{}; // broadcast domain, before collapsing (the outputs' shape)
   std::array<Dim, max_rank> domain{};  // after collapsing: the work amount of each loop

@@ -42,6 +42,7 @@
 #include "snippets/ir/lir_printer.hpp"
 #include "snippets/passes/lir_queries.hpp"
 #include "snippets/passes/pass.hpp"
+#include "snippets/target/codegen.hpp"
 #include "snippets/target/x64/abi.hpp"
 #include "snippets/target/x64/code_buffer.hpp"
 #include "snippets/target/x64/constant_table.hpp"
@@ -53,29 +54,6 @@
 #include "snippets/target/x64/memory_access.hpp"
 
 namespace snippets::x64 {
-
-/// The call frame of an instrumented kernel: CallArgs, then the debug slots the kernel writes
-/// (rdi points at it). The runtime allocates it per call, on the calling thread.
-struct DebugFrame {
-  /// int64: LIR order of the memory access running now (-1 before the first one).
-  static constexpr int expr_slot = static_cast<int>(sizeof(CallArgs));
-  static constexpr int saved_rdx = expr_slot + 8; // RDTSC clobbers rdx, a data-pointer register
-  static constexpr int counters = expr_slot + 16; // per region: start, ticks, entries (uint64)
-  static constexpr int start(std::size_t r) { return counters + 24 * static_cast<int>(r); }
-  static constexpr int ticks(std::size_t r) { return start(r) + 8; }
-  static constexpr int entries(std::size_t r) { return start(r) + 16; }
-  static constexpr std::size_t words(std::size_t regions) {
-    return static_cast<std::size_t>(start(regions)) / 8;
-  }
-};
-static_assert(sizeof(CallArgs) % 8 == 0);
-
-/// What to add to a kernel for debugging; see the header comment.
-template <class T> struct Instrumentation {
-  bool code_map = false;
-  bool fault_slots = false;                                  // segfault detector
-  std::span<const passes::CounterRegion<T>> counter_regions; // cycle counters
-};
 
 template <class T, class Vmm> class KernelEmitter {
   using E = ir::Expression<T>;
@@ -620,12 +598,12 @@ private:
   /// read; rdx (a data pointer or counter) is parked in the frame meanwhile.
   void read_tsc() {
     using namespace Xbyak::util;
-    h_.mov(h_.qword[rdi + DebugFrame::saved_rdx], rdx);
+    h_.mov(h_.qword[rdi + DebugFrame::scratch_slot], rdx);
     h_.lfence();
     h_.rdtsc();
     h_.shl(rdx, 32);
     h_.or_(rax, rdx);
-    h_.mov(rdx, h_.qword[rdi + DebugFrame::saved_rdx]);
+    h_.mov(rdx, h_.qword[rdi + DebugFrame::scratch_slot]);
   }
 
   /// Which emitter produced `e`'s code, and the variant it chose (for dumps and fault reports).

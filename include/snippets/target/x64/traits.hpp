@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // snippets/target/x64/traits.hpp: the backend traits of the x86-64 target.
 //
-// One traits type covers AVX2 and AVX-512: the ISA is chosen when a kernel is compiled
-// (CompileOptions::isa, default best_host_isa()). The register budget states the larger ISA;
-// passes read the chosen ISA's numbers from the LoweringConfig. An op is fusable exactly when
-// it has an Emitter specialization (a derived traits type that claims more fusable ops gets a
+// One traits type covers AVX2 and AVX-512: the ISA is its Variant, chosen when a kernel is
+// compiled (CompileOptions::isa, default best_host_isa()). It supplies both halves of the
+// seam: what graphs and the tokenizer ask (backend_traits.hpp) and the code generator with its
+// register model per ISA (target/codegen.hpp, implemented in codegen.hpp). An op is fusable exactly
+// when it has an Emitter specialization (a derived traits type that claims more fusable ops gets a
 // compile error naming the op without an emitter).
 #pragma once
 
@@ -13,7 +14,9 @@
 
 #include "snippets/backend_traits.hpp"
 #include "snippets/ir/element_type.hpp"
+#include "snippets/target/codegen.hpp"
 #include "snippets/target/x64/abi.hpp"
+#include "snippets/target/x64/codegen.hpp"
 #include "snippets/target/x64/emitters/activation.hpp"
 #include "snippets/target/x64/emitters/arith.hpp"
 #include "snippets/target/x64/emitters/eltwise.hpp"
@@ -24,12 +27,27 @@ namespace snippets::x64 {
 
 struct Traits {
   static constexpr std::string_view name = "x64";
-  static constexpr int vector_registers = 32;
-  static constexpr int vector_bytes = 64;
-  static constexpr int gp_registers = usable_gprs;
   /// Inputs + outputs of one kernel; the rest of the usable GPRs count loops.
   static constexpr int data_pointer_registers = 10;
   static bool host_supported() { return host_supports(Isa::avx2); }
+
+  using Variant = Isa;
+  static Isa default_variant() { return best_host_isa(); }
+  static bool runs_here(Isa isa) { return host_supports(isa); }
+  static std::string_view variant_name(Isa isa) { return to_string(isa); }
+  static RegisterModel registers(Isa isa) {
+    return {.lanes = lanes(isa),
+            .vector_registers = vector_registers(isa),
+            .gp_registers = usable_gprs};
+  }
+  static bool native_bf16(Isa isa) { return isa == Isa::avx512 && host_has_avx512_bf16(); }
+  template <class Self> static int scratch_registers(const ir::LinearIR<Self>& lir, Isa isa) {
+    return x64::scratch_registers(lir, isa);
+  }
+  template <class Self>
+  static KernelCode emit(ir::LinearIR<Self>& lir, Isa isa, const EmitRequest<Self>& req) {
+    return emit_kernel(lir, isa, req);
+  }
   /// Ops with an emitter, the reductions the default pipelines lower to emitted ops
   /// (passes/decompose_softmax.hpp, passes/decompose_reductions.hpp), and MatMul, which
   /// becomes a Brgemm (passes/lower_brgemm.hpp).
@@ -51,6 +69,6 @@ struct Traits {
   static bool io_type_supported(ElementType t) { return t != ElementType::boolean; }
 };
 
-static_assert(check_backend_traits<Traits>());
+static_assert(check_code_generator<Traits>());
 
 } // namespace snippets::x64

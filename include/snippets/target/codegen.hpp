@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: Apache-2.0
+// snippets/target/codegen.hpp: what a backend supplies to turn a Linear IR into a kernel.
+//
+// backend_traits.hpp states what graphs and the tokenizer need from a traits type (its name,
+// its fusable set, its argument budget). compile() needs more: a traits type that generates
+// code also satisfies CodeGenerator<T>, whose parts each have their own fix-it message:
+//
+//   using Variant = MyIsa;                                   // an enum: what one compile targets
+//   static Variant default_variant();                        // the best this host runs
+//   static bool runs_here(Variant);                          // this host can execute it
+//   static std::string_view variant_name(Variant);           // "avx2", "neon", ...
+//   static RegisterModel registers(Variant);                 // lanes, vector and GP registers
+//   template <class Self>                                    // vector registers kept from the
+//   static int scratch_registers(const ir::LinearIR<Self>&, Variant);  // allocator for emitters
+//   template <class Self>                                    // the code generator: ABI, loops,
+//   static KernelCode emit(ir::LinearIR<Self>&, Variant, const EmitRequest<Self>&);  // ops
+//
+// `Self` is the traits type the LIR was built for: a user's traits type derived from a
+// backend's (to fuse fewer ops, say) reuses its code generator. Optional hook:
+//   static bool native_bf16(Variant);  // the target converts to bf16 itself (default false)
+//
+// The passes read the register model through the LoweringConfig compile() fills from
+// registers() and scratch_registers(), so register allocation and spills follow the backend.
+// KernelCode (runtime/kernel_abi.hpp) holds the code in memory the backend made executable
+// after writing it, never writable and executable at once.
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <type_traits>
+
+#include "snippets/backend_traits.hpp"
+#include "snippets/error.hpp"
+#include "snippets/ir/linear_ir.hpp"
+#include "snippets/passes/pass.hpp"
+#include "snippets/runtime/kernel_abi.hpp"
+
+namespace snippets {
+
+/// The registers a variant gives the passes.
+struct RegisterModel {
+  int lanes = 0;            // f32 elements per vector register
+  int vector_registers = 0; // all of them; the emitters' scratch is subtracted per kernel
+  /// General-purpose registers for data pointers and loop counters together (the kernel
+  /// emitter's own scratch and the argument pointer excluded).
+  int gp_registers = 0;
+};
+
+/// What to add to a kernel for debugging (CompileOptions::debug). Without it (nullptr) a
+/// backend emits exactly its plain kernel.
+template <class T> struct Instrumentation {
+  bool code_map = false;                                     // KernelCode::map
+  bool fault_slots = false;                                  // DebugFrame::expr_slot
+  std::span<const passes::CounterRegion<T>> counter_regions; // DebugFrame counters
+};
+
+/// One request to a backend's code generator.
+template <class T> struct EmitRequest {
+  /// Full-vector stores to outputs are non-temporal; the caller guarantees vector-aligned
+  /// output addresses. A backend without such stores may ignore it.
+  bool streaming = false;
+  const Instrumentation<T>* instrumentation = nullptr;
+};
+
+/// A backend's code variant as CompileOptions carries it: a value of the backend's Variant
+/// enum (x64::Isa::avx2, ...), checked against the traits type compile() runs with.
+class VariantChoice {
+public:
+  template <class E>
+  requires std::is_enum_v<E>
+  constexpr VariantChoice(E e) // NOLINT(google-explicit-constructor): `.isa = Isa::avx2`
+      : value_(static_cast<std::int64_t>(e)), type_(&tag<E>) {}
+
+  /// The value as backend enum E. @throws [snippets.compile.bad_option] for another enum.
+  template <class E> E as(std::string_view backend) const {
+    if (type_ != &tag<E>)
+      raise("snippets.compile.bad_option",
+            "CompileOptions::isa holds a variant of another backend than '" + std::string(backend) +
+                "'");
+    return static_cast<E>(value_);
+  }
+
+private:
+  template <class E> static constexpr char tag = 0;
+  std::int64_t value_;
+  const char* type_;
+};
+
+template <class T>
+concept HasVariant = requires {
+  typename T::Variant;
+  requires std::is_enum_v<typename T::Variant>;
+};
+
+template <class T>
+concept VariantQueries = requires(typename T::Variant v) {
+  { T::default_variant() } -> std::same_as<typename T::Variant>;
+  { T::runs_here(v) } -> std::same_as<bool>;
+  { T::variant_name(v) } -> std::convertible_to<std::string_view>;
+};
+
+template <class T>
+concept HasRegisterModel = requires(typename T::Variant v, const ir::LinearIR<T>& lir) {
+  { T::registers(v) } -> std::same_as<RegisterModel>;
+  { T::scratch_registers(lir, v) } -> std::same_as<int>;
+};
+
+template <class T>
+concept EmitsKernels = requires(typename T::Variant v, ir::LinearIR<T>& lir,
+                                const EmitRequest<T>& req) {
+  { T::emit(lir, v, req) } -> std::same_as<KernelCode>;
+};
+
+template <class T>
+concept CodeGenerator = BackendTraits<T> && HasVariant<T> && VariantQueries<T> &&
+    HasRegisterModel<T> && EmitsKernels<T>;
+
+/// Reports the first missing piece of a code-generating traits type with the line to write;
+/// use as `static_assert(check_code_generator<T>())` (see check_backend_traits()).
+template <class T> consteval bool check_code_generator() {
+  if constexpr (!BackendTraits<T>) {
+    return check_backend_traits<T>();
+  } else if constexpr (!HasVariant<T>) {
+    static_assert(detail::dependent_false<T>,
+                  "snippets: to compile kernels, backend traits need `using Variant = MyIsa;` "
+                  "(an enum of what one compilation targets; one enumerator is enough)");
+  } else if constexpr (!VariantQueries<T>) {
+    static_assert(detail::dependent_false<T>,
+                  "snippets: to compile kernels, backend traits need `static Variant "
+                  "default_variant(); static bool runs_here(Variant); static std::string_view "
+                  "variant_name(Variant);`");
+  } else if constexpr (!HasRegisterModel<T>) {
+    static_assert(detail::dependent_false<T>,
+                  "snippets: to compile kernels, backend traits need `static RegisterModel "
+                  "registers(Variant);` and `template <class Self> static int "
+                  "scratch_registers(const ir::LinearIR<Self>&, Variant);`");
+  } else if constexpr (!EmitsKernels<T>) {
+    static_assert(detail::dependent_false<T>,
+                  "snippets: to compile kernels, backend traits need `template <class Self> "
+                  "static KernelCode emit(ir::LinearIR<Self>&, Variant, const "
+                  "EmitRequest<Self>&);` (the code generator)");
+  }
+  return true;
+}
+
+/// T::native_bf16(v) when T has that hook, else false.
+template <class T> bool backend_native_bf16(typename T::Variant v) {
+  if constexpr (requires { T::native_bf16(v); })
+    return T::native_bf16(v);
+  else
+    return false;
+}
+
+} // namespace snippets
