@@ -11,6 +11,7 @@
 #include "snippets/compile.hpp"
 #include "snippets/passes/tokenize.hpp"
 #include "snippets/runtime/kernel_cache.hpp"
+#include "snippets/runtime/program.hpp"
 #include "snippets/target/x64/traits.hpp"
 
 using namespace snippets;
@@ -143,4 +144,40 @@ TEST_CASE("the kernel cache keys on the backend and its variant") {
   CHECK(cache.stats().misses == 1);
   CHECK(cache.stats().hits == 1);
   CHECK(recorded(first) == recorded(second));
+}
+
+TEST_CASE(
+    "Program with a backend that records: kernels kept to inspect, results from the reference") {
+  G model;
+  const auto a = model.parameter(f32, Shape{4, 6}, "a");
+  const auto b = model.parameter(f32, Shape{4, 6}, "b");
+  model.result(model.relu(model.sigmoid(model.add(a, b))), "y");
+  const Program<RecordingBackend> program(model);
+  int recorded_kernels = 0;
+  for (const auto& step : program.steps()) {
+    CHECK(step.kind != Program<RecordingBackend>::StepKind::kernel);
+    if (!step.kernel) continue;
+    ++recorded_kernels;
+    CHECK(step.note.find("no code this host executes") != std::string::npos);
+    CHECK(recorded(*step.kernel).starts_with("prologue: "));
+  }
+  CHECK(recorded_kernels == 2); // Add and Relu around the Sigmoid the backend lacks
+  const std::vector<double> x(24, 0.5), y(24, -2.0);
+  const std::vector<reference::Tensor> in{reference::Tensor::from_values(f32, Shape{4, 6}, x),
+                                          reference::Tensor::from_values(f32, Shape{4, 6}, y)};
+  CHECK(program.run(in)[0].values().v == reference::evaluate(model, in)[0].values().v);
+}
+
+TEST_CASE("Program with ReferenceBackend runs every node on the reference path") {
+  ir::Graph<ReferenceBackend> model;
+  const auto a = model.parameter(f32, Shape{3, 5}, "a");
+  model.result(model.exp(model.add(a, a)), "y");
+  const Program<ReferenceBackend> program(model);
+  for (const auto& step : program.steps()) {
+    CHECK(step.kind == Program<ReferenceBackend>::StepKind::reference);
+    CHECK_FALSE(step.kernel.has_value());
+  }
+  const std::vector<double> x(15, 0.25);
+  const std::vector<reference::Tensor> in{reference::Tensor::from_values(f32, Shape{3, 5}, x)};
+  CHECK(program.run(in)[0].values().v == reference::evaluate(model, in)[0].values().v);
 }

@@ -494,7 +494,7 @@ private:
     double total = 0;
     int count = 0;
     for (const auto& step : p.steps()) {
-      if (!step.kernel) continue;
+      if (step.kind != Program<>::StepKind::kernel) continue;
       const KernelSignature& sig = step.kernel->signature();
       std::vector<reference::Tensor> bufs;
       std::vector<ConstTensorView> in;

@@ -12,8 +12,10 @@
 //  - a kernel: a Subgraph's CompiledKernel;
 //  - opaque: an Opaque op through the OpaqueKernel registered under its type name (on
 //    buffers), or a reference::OpaqueFn (on doubles) when only that is registered;
-//  - reference: any other op, and a Subgraph that failed to compile for this host (the
-//    reason is in Step::note), through the reference interpreter.
+//  - reference: any other op, and a Subgraph that failed to compile for this host or whose
+//    kernel has no code it can execute (the reason is in Step::note; the kernel, if any, stays
+//    in Step::kernel), through the reference interpreter. A backend without a code generator
+//    (ReferenceBackend) runs every node this way.
 // The Program is immutable and may run from many threads at once, each with its own
 // ExecutionContext. Inputs, outputs and the model's values are planar with static shapes.
 // No output may overlap an input or another output (a model reads its inputs after it has
@@ -260,21 +262,9 @@ private:
       for (const ir::Output& o : n.inputs) step.inputs.push_back(index_.at({o.node, o.port}));
       for (std::uint32_t p = 0; p < n.outputs.size(); ++p)
         step.outputs.push_back(index_.at({id, p}));
-      const auto* sg = std::get_if<ir::Subgraph<T>>(&n.op);
-      if constexpr (!CodeGenerator<T>) sg = nullptr; // a backend without code: all reference
-      if (sg && !opt_->reference_only) {
-        try {
-          CompileOptions co = opt_->compile;
-          if (co.name.empty()) co.name = n.name; // dumps, perf maps, reports use it
-          step.kernel = compile_cached<T>(*sg->body, co, opt_->cache);
-          step.kind = StepKind::kernel;
-        } catch (const Error& e) {
-          if (!falls_back(e)) throw;
-          std::string ops;
-          for (const auto& name : sg->absorbed) ops.append(ops.empty() ? "" : " ").append(name);
-          step.note = std::string("Subgraph '") + n.name + "' [" + ops +
-                      "] runs on the reference path: " + e.what();
-        }
+      if (const auto* sg = std::get_if<ir::Subgraph<T>>(&n.op); sg && !opt_->reference_only) {
+        if constexpr (CodeGenerator<T>) // a backend without a code generator: all reference
+          prepare_kernel(step, n, *sg);
       } else if (const auto* op = std::get_if<ir::Opaque>(&n.op)) {
         step.kind = StepKind::opaque;
         if (!opt_->opaque.count(op->type_name) && !opt_->reference.opaque.count(op->type_name))
@@ -285,6 +275,27 @@ private:
                   "ProgramOptions::opaque (or a reference::OpaqueFn in ProgramOptions::reference)");
       }
       steps_.push_back(std::move(step));
+    }
+  }
+
+  /// Compiles a Subgraph's kernel, or notes why it runs on the reference path.
+  void prepare_kernel(Step& step, const ir::Node<T>& n, const ir::Subgraph<T>& sg) {
+    try {
+      CompileOptions co = opt_->compile;
+      if (co.name.empty()) co.name = n.name; // dumps, perf maps, reports use it
+      step.kernel = compile_cached<T>(*sg.body, co, opt_->cache);
+      step.kind = StepKind::kernel;
+      if (!step.kernel->signature().runnable) { // a recording backend's kernel: kept to inspect
+        step.kind = StepKind::reference;
+        step.note = std::string("Subgraph '") + n.name +
+                    "' runs on the reference path: its kernel has no code this host executes";
+      }
+    } catch (const Error& e) {
+      if (!falls_back(e)) throw;
+      std::string ops;
+      for (const auto& name : sg.absorbed) ops.append(ops.empty() ? "" : " ").append(name);
+      step.note = std::string("Subgraph '") + n.name + "' [" + ops +
+                  "] runs on the reference path: " + e.what();
     }
   }
 
