@@ -9,6 +9,7 @@
 //                    of one kernel (at most max_kernel_args): the tokenizer's bound
 //  - HostQuery:      static bool host_supported();                      // can run here now
 //  - FusableOpSet:   template <class Op> static constexpr bool fusable; // tokenizer may take it
+// and, optionally, `using extra_ops = ir::TypeList<MyOp, ...>;`: ops of its own (extra_ops.hpp).
 // A backend that compiles kernels supplies its code generator too (target/codegen.hpp:
 // CodeGenerator<T>); ReferenceBackend, which fuses nothing, does not.
 // Optional hooks, read through the helpers at the end of this file:
@@ -22,6 +23,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "snippets/ir/extra_ops.hpp"
 #include "snippets/ir/op_tags.hpp"
 #include "snippets/runtime/kernel_abi.hpp"
 
@@ -94,6 +96,8 @@ template <class T> consteval bool check_backend_traits() {
     static_assert(detail::dependent_false<T>,
                   "snippets: backend traits need `template <class Op> static constexpr bool "
                   "fusable = ...;` (false for every op the backend cannot put in a kernel)");
+  } else {
+    return ir::check_extra_ops<T>();
   }
   return true;
 }

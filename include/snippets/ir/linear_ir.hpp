@@ -30,17 +30,11 @@
 
 namespace snippets::ir {
 
-namespace detail {
-template <class A, class B, class C> struct ConcatToVariant;
-template <class... As, class... Bs, class C>
-struct ConcatToVariant<TypeList<As...>, TypeList<Bs...>, C> {
-  using type = std::variant<As..., Bs..., C>;
-};
-} // namespace detail
-
-/// Every op an Expression can hold: the built-in data-flow ops, the lowered ops, Subgraph<T>.
+/// Every op an Expression can hold: the built-in data-flow ops, the traits' extra ops, the
+/// lowered ops, Subgraph<T>.
 template <class T>
-using LirOp = typename detail::ConcatToVariant<BuiltinOps, LoweredOps, Subgraph<T>>::type;
+using LirOp =
+    typename detail::ListsToVariant<Subgraph<T>, BuiltinOps, ExtraOps<T>, LoweredOps>::type;
 
 template <class T> std::string_view lir_op_name(const LirOp<T>& op) {
   return std::visit([](const auto& tag) { return std::decay_t<decltype(tag)>::name; }, op);

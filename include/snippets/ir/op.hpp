@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // snippets/ir/op.hpp: Op<T>, the variant of every op tag a Graph<T> node can hold.
 //
-// Op<T> holds the built-in tags (op_tags.hpp) plus Subgraph<T>, whose body is a Graph<T> of
-// the same backend traits. Helpers here are the only places that visit the variant by kind.
+// Op<T> holds the built-in tags (op_tags.hpp), the ops the traits add (T::extra_ops,
+// extra_ops.hpp) and Subgraph<T>, whose body is a Graph<T> of the same backend traits. Helpers
+// here are the only places that visit the variant by kind.
 #pragma once
 
 #include <memory>
@@ -12,6 +13,7 @@
 #include <variant>
 #include <vector>
 
+#include "snippets/ir/extra_ops.hpp"
 #include "snippets/ir/op_tags.hpp"
 
 namespace snippets::ir {
@@ -30,13 +32,17 @@ template <class T> struct Subgraph {
 };
 
 namespace detail {
-template <class List, class Extra> struct AppendToVariant;
-template <class... Ts, class Extra> struct AppendToVariant<TypeList<Ts...>, Extra> {
-  using type = std::variant<Ts..., Extra>;
+template <class Last, class... Lists> struct ListsToVariant;
+template <class Last, class... As> struct ListsToVariant<Last, TypeList<As...>> {
+  using type = std::variant<As..., Last>;
 };
+template <class Last, class... As, class... Bs, class... Rest>
+struct ListsToVariant<Last, TypeList<As...>, TypeList<Bs...>, Rest...>
+    : ListsToVariant<Last, TypeList<As..., Bs...>, Rest...> {};
 } // namespace detail
 
-template <class T> using Op = typename detail::AppendToVariant<BuiltinOps, Subgraph<T>>::type;
+template <class T>
+using Op = typename detail::ListsToVariant<Subgraph<T>, BuiltinOps, ExtraOps<T>>::type;
 
 /// The tag's name, e.g. "Add".
 template <class T> std::string_view op_name(const Op<T>& op) {
@@ -55,21 +61,25 @@ template <class Tag, class... Ts> bool is(const std::variant<Ts...>& op) {
 namespace detail {
 template <class T, class List> struct DefaultOpByName;
 template <class T, class... Ts> struct DefaultOpByName<T, TypeList<Ts...>> {
-  static bool make(std::string_view name, Op<T>& out) {
+  template <class Tag> static bool make_one(std::string_view name, Op<T>& out) {
     // attribute-free ops, Result (its only attribute, the output layout, has a default) and Exp
     // (nonpositive is an optimization hint, off by default)
-    return ((Ts::name == name &&
-                     (std::is_empty_v<Ts> || std::is_same_v<Ts, Result> || std::is_same_v<Ts, Exp>)
-                 ? (out = Ts{}, true)
-                 : false) ||
-            ...);
+    if constexpr (std::is_empty_v<Tag> || std::is_same_v<Tag, Result> || std::is_same_v<Tag, Exp>) {
+      if (Tag::name != name) return false;
+      out = Tag{};
+      return true;
+    }
+    return false;
   }
+  static bool make(std::string_view name, Op<T>& out) { return (make_one<Ts>(name, out) || ...); }
 };
 } // namespace detail
 
-/// The attribute-free built-in op named `name` ("Add", "Relu", ...), if there is one.
+/// The attribute-free built-in op (or op of T::extra_ops) named `name` ("Add", "Relu", ...), if
+/// there is one.
 template <class T> bool make_op_by_name(std::string_view name, Op<T>& out) {
-  return detail::DefaultOpByName<T, BuiltinOps>::make(name, out);
+  return detail::DefaultOpByName<T, BuiltinOps>::make(name, out) ||
+         detail::DefaultOpByName<T, ExtraOps<T>>::make(name, out);
 }
 
 } // namespace snippets::ir

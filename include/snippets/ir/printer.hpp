@@ -101,6 +101,8 @@ template <class T> std::string format_attributes(const Op<T>& op) {
           for (std::size_t i = 0; i < tag.absorbed.size(); ++i)
             os << (i ? "," : "") << tag.absorbed[i];
           os << ']';
+        } else if constexpr (requires { tag.print_attributes(os); }) {
+          tag.print_attributes(os); // an extra op's (extra_ops.hpp)
         } else {
           static_assert(std::is_empty_v<Tag>, "snippets: print the attributes of this op tag");
         }
