@@ -109,11 +109,13 @@ template <class... Ts> consteval bool check_extra_op_list(TypeList<Ts...> list) 
 
 /// Checks T::extra_ops, if T has one (check_backend_traits calls it).
 template <class T> consteval bool check_extra_ops() {
-  if constexpr (requires { typename T::extra_ops; } && !detail::is_type_list<typename T::extra_ops>)
-    static_assert(detail::always_false<T>,
-                  "snippets: backend traits' extra_ops must be `ir::TypeList<MyOp, ...>`");
-  else
-    return detail::check_extra_op_list(ExtraOps<T>{});
+  if constexpr (requires { typename T::extra_ops; }) {
+    if constexpr (!detail::is_type_list<typename T::extra_ops>)
+      static_assert(detail::always_false<T>,
+                    "snippets: backend traits' extra_ops must be `ir::TypeList<MyOp, ...>`");
+    else
+      return detail::check_extra_op_list(ExtraOps<T>{});
+  }
   return true;
 }
 
