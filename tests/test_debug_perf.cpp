@@ -80,7 +80,7 @@ TEST_CASE("debug perf map: one '<start> <size> <name>' line per kernel variant")
     }
     CHECK(line.substr(sp2 + 1) == "snippets:" + name + (nt ? ":nt" : ""));
     const auto& code = k.kernel_code(nt);
-    CHECK(std::stoull(start, nullptr, 16) == reinterpret_cast<std::uintptr_t>(code.bytes().data()));
+    CHECK(std::stoull(start, nullptr, 16) == reinterpret_cast<std::uintptr_t>(code.bytes.data()));
     CHECK(std::stoull(size, nullptr, 16) == code.text_bytes);
   }
   // off: no line

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Traits that claim an op is fusable without an emitter for it fail to compile, naming the fix.
 // expected-error: the backend traits call this op fusable but it has no emitter
-#include "snippets/compile.hpp"
+#include "snippets/snippets.hpp"
 
 struct ClaimsBroadcast : snippets::x64::Traits {
   template <class Op>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A Pipeline element that is not a pass gives one error that says what to add.
 // expected-error: this Pipeline element is not a pass; add .using pass_tag
-#include "snippets/compile.hpp"
+#include "snippets/snippets.hpp"
 
 struct NotAPass {};
 

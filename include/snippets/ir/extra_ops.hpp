@@ -10,15 +10,15 @@
 //     bool operator==(const QuickGelu&) const = default;
 //   };
 //   double formula(const QuickGelu&, double x);          // its semantics, in double (found by ADL)
-//   struct MyTraits : x64::Traits { using extra_ops = ir::TypeList<QuickGelu>; };
+//   struct MyTraits : SomeBackendTraits { using extra_ops = ir::TypeList<QuickGelu>; };
 //
 // Graph<MyTraits> then holds QuickGelu nodes (g.make(QuickGelu{}, {x})): type inference follows
 // the category (unary: the input's type and shape; binary: NUMPY broadcasting of two inputs of
 // one type), the reference interpreter calls `formula`, the printers, DOT dumps and the kernel
 // cache key show the name and, for an op with attributes, what its
 //   void print_attributes(std::ostream&) const;   // every attribute, exactly ("k=v, ...")
-// writes. A backend fuses it when its `fusable<QuickGelu>` says so (x64::Traits: when
-// x64::Emitter<QuickGelu> is specialized, target/x64/emitters/emitter.hpp); otherwise the op
+// writes. A backend fuses it when its `fusable<QuickGelu>` says so (the x86-64 backend: when its
+// Emitter<QuickGelu> is specialized; examples/squared_relu.hpp shows one); otherwise the op
 // stays outside its kernels and runs on the reference interpreter.
 // Mistakes stop the build with one message each (check_extra_ops): a list that is not a
 // TypeList, an op missing a piece, an op listed twice, a name a built-in op already has.
@@ -109,11 +109,13 @@ template <class... Ts> consteval bool check_extra_op_list(TypeList<Ts...> list) 
 
 /// Checks T::extra_ops, if T has one (check_backend_traits calls it).
 template <class T> consteval bool check_extra_ops() {
-  if constexpr (requires { typename T::extra_ops; } && !detail::is_type_list<typename T::extra_ops>)
-    static_assert(detail::always_false<T>,
-                  "snippets: backend traits' extra_ops must be `ir::TypeList<MyOp, ...>`");
-  else
-    return detail::check_extra_op_list(ExtraOps<T>{});
+  if constexpr (requires { typename T::extra_ops; }) {
+    if constexpr (!detail::is_type_list<typename T::extra_ops>)
+      static_assert(detail::always_false<T>,
+                    "snippets: backend traits' extra_ops must be `ir::TypeList<MyOp, ...>`");
+    else
+      return detail::check_extra_op_list(ExtraOps<T>{});
+  }
   return true;
 }
 

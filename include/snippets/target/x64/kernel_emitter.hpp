@@ -523,11 +523,12 @@ private:
                                std::is_same_v<Tag, ir::MatMul>) {
             SNIPPETS_ASSERT(false) << Tag::name << " reached emission undecomposed (run "
                                    << "DecomposeSoftmax and DecomposeReductions, or LowerBrgemm)";
-          } else if constexpr (T::template fusable<Tag>) {
+          } else if constexpr (T::template fusable<Tag> && !HasEmitter<Tag>) {
             static_assert(HasEmitter<Tag>,
                           "snippets::x64: the backend traits call this op fusable but it has no "
                           "emitter. Specialise snippets::x64::Emitter<Op> (scratch + emit), "
                           "decompose the op in a pass, or make fusable<Op> false");
+          } else if constexpr (T::template fusable<Tag>) {
             Vmm in[4];
             SNIPPETS_ASSERT(e.num_inputs() <= 4) << e.name;
             for (std::size_t i = 0; i < e.num_inputs(); ++i) in[i] = vmm(e.in_desc(i).reg);
