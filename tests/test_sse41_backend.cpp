@@ -29,9 +29,8 @@
 #include "error_id.hpp"
 #include "snippets/snippets.hpp"
 
-// jit_test_util.hpp is not included: its helpers instantiate Graph<x64::Traits>, which g++ 12
-// rejects at this revision (check_extra_ops, see sse41_traits.hpp); the few helpers needed
-// here are written out below.
+// The helpers below are this file's own (jit_test_util.hpp's are written for x64::Traits
+// graphs): a bit/ulp comparison, a seeded generator and a guard-page buffer.
 
 using namespace snippets;
 using reference::Tensor;

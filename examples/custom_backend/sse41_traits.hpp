@@ -24,9 +24,6 @@ enum class Isa { sse41 };
 
 struct Traits {
   static constexpr std::string_view name = "sse41";
-  /// No ops of its own. Spelled out because g++ 12 rejects a traits type without it: the
-  /// library's check_extra_ops names T::extra_ops outside the branch that tests for it.
-  using extra_ops = snippets::ir::TypeList<>;
   /// Inputs + outputs of one kernel; the other general-purpose registers count loops.
   static constexpr int data_pointer_registers = 10;
   static bool host_supported() { return __builtin_cpu_supports("sse4.1"); }
