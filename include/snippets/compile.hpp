@@ -97,8 +97,7 @@ struct CompileOptions {
   /// its environment variable (debug/options.hpp).
   debug::DebugOptions debug;
   /// Generate code for `isa` even when this host cannot execute it, to inspect or disassemble
-  /// it (tests of AVX-512 code on an AVX2 host, or a backend that only records). run() refuses such
-  /// a kernel
+  /// it (tests of AVX-512 code on an AVX2 host). run() refuses such a kernel
   /// ([snippets.run.emit_only]) unless the host can execute it after all.
   bool emit_only = false;
 };

@@ -12,6 +12,8 @@
 //   static RegisterModel registers(Variant);                 // lanes, vector and GP registers
 //   template <class Self>                                    // vector registers kept from the
 //   static int scratch_registers(const ir::LinearIR<Self>&, Variant);  // allocator for emitters
+//                        (asked before the lowering pipeline runs: count the scratch of what the
+//                        passes will make of the ops, e.g. a FusedMulAdd from Multiply and Add)
 //   template <class Self>                                    // the code generator: ABI, loops,
 //   static KernelCode emit(ir::LinearIR<Self>&, Variant, const EmitRequest<Self>&);  // ops
 //

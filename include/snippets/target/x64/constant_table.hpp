@@ -44,7 +44,7 @@ public:
   const Xbyak::Operand& bits(std::uint32_t pattern) {
     auto it = broadcast_.find(pattern);
     if (it == broadcast_.end()) {
-      it = broadcast_.emplace(pattern, Entry{at(words_.size() * 4)}).first;
+      it = broadcast_.emplace(pattern, Entry{at(words_.size() * 4), std::nullopt}).first;
       words_.insert(words_.end(), static_cast<std::size_t>(vector_bytes_ / 4), pattern);
       if (pinned_.size() < static_cast<std::size_t>(pin_count_)) {
         const int idx = pin_first_ + static_cast<int>(pinned_.size());
