@@ -27,71 +27,15 @@
 
 #include "custom_backend/sse41_traits.hpp"
 #include "error_id.hpp"
-#include "snippets/snippets.hpp"
-
-// The helpers below are this file's own (jit_test_util.hpp's are written for x64::Traits
-// graphs): a bit/ulp comparison, a seeded generator and a guard-page buffer.
+#include "jit_test_util.hpp"
 
 using namespace snippets;
-using reference::Tensor;
+using namespace snippets::jit_test; // Tolerance, compare, Rng (its graphs are x64's; ours below)
 
 namespace {
 
 using G = ir::Graph<sse41::Traits>;
 using Backend = sse41::Traits;
-constexpr ElementType f32 = ElementType::f32;
-constexpr double inf = std::numeric_limits<double>::infinity();
-constexpr double qnan = std::numeric_limits<double>::quiet_NaN();
-
-/// max_ulp 0: the same bits (any NaN matches any NaN; +0 matches -0 unless zero_sign);
-/// otherwise infinities match exactly and finite values are within max_ulp units in the last
-/// place.
-struct Tolerance {
-  std::int64_t max_ulp = 0;
-  bool zero_sign = true;
-};
-constexpr Tolerance exact{};
-/// A zero that went through an integer has no sign: the kernel gives +0 where the reference,
-/// computing in double, keeps trunc(-0.5) = -0.
-constexpr Tolerance exact_any_zero{0, false};
-
-/// Distance in units in the last place of two finite floats (+0 and -0 are 0 apart).
-std::int64_t ulp_distance(float a, float b) {
-  auto ordered = [](float f) {
-    const auto i = static_cast<std::int64_t>(std::bit_cast<std::int32_t>(f));
-    return i >= 0 ? i : std::int64_t{std::numeric_limits<std::int32_t>::min()} - i;
-  };
-  const std::int64_t d = ordered(a) - ordered(b);
-  return d < 0 ? -d : d;
-}
-
-bool close_enough(float got, float want, Tolerance tol) {
-  if (std::isnan(want) || std::isnan(got)) return std::isnan(want) && std::isnan(got);
-  if (!tol.zero_sign && got == 0 && want == 0) return true;
-  if (tol.max_ulp == 0)
-    return std::bit_cast<std::uint32_t>(got) == std::bit_cast<std::uint32_t>(want);
-  if (std::isinf(want) || std::isinf(got)) return got == want;
-  return ulp_distance(got, want) <= tol.max_ulp;
-}
-
-/// Empty when every element matches; otherwise the count and the first mismatches.
-std::string compare(const Tensor& got, const Tensor& want, Tolerance tol) {
-  if (got.shape() != want.shape())
-    return "got shape " + got.shape().to_string() + ", want " + want.shape().to_string();
-  std::ostringstream os;
-  os.precision(9);
-  std::size_t bad = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    const auto g = static_cast<float>(got.at(i)), w = static_cast<float>(want.at(i));
-    if (close_enough(g, w, tol)) continue;
-    if (bad++ < 5)
-      os << "\n  at " << i << ": got " << g << " (0x" << std::hex << std::bit_cast<std::uint32_t>(g)
-         << "), want " << w << " (0x" << std::bit_cast<std::uint32_t>(w) << std::dec << ")";
-  }
-  if (!bad) return {};
-  return std::to_string(bad) + " of " + std::to_string(got.size()) + " elements differ (" +
-         std::to_string(tol.max_ulp) + " ulp allowed):" + os.str();
-}
 
 /// The largest ulp distance between finite pairs.
 std::int64_t max_ulp(const Tensor& got, const Tensor& want) {
@@ -109,29 +53,17 @@ RunOptions threads(int n) {
   return o;
 }
 
-/// splitmix64: the same sequence on every platform.
-class Rng {
-public:
-  explicit Rng(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+/// jit_test::Rng with a draw below n (the sequence of integer(0, n - 1)).
+struct Draws : Rng {
+  using Rng::Rng;
+  std::size_t below(std::size_t n) {
+    return static_cast<std::size_t>(integer(0, static_cast<std::int64_t>(n) - 1));
   }
-  double uniform(double lo, double hi) {
-    return lo + (hi - lo) * static_cast<double>(next() >> 11) * 0x1.0p-53;
-  }
-  /// Uniform in [0, n).
-  std::size_t below(std::size_t n) { return static_cast<std::size_t>(next() % n); }
-
-private:
-  std::uint64_t state_;
 };
 
 /// Measured on this backend over the sweeps of "sse41 backend: Exp and Sigmoid accuracy".
-constexpr Tolerance exp_tol{2};
-constexpr Tolerance sigmoid_tol{2};
+constexpr Tolerance exp_tol{.max_ulp = 2};
+constexpr Tolerance sigmoid_tol{.max_ulp = 2};
 
 bool host_has_sse41() {
   if (Backend::host_supported()) return true;
@@ -147,7 +79,7 @@ std::vector<double> values(std::size_t n, std::uint64_t seed) {
       0.0,     -0.0,         qnan,   inf,           -inf, 1e-45, -1e-45, 1.17e-38, -1e-39, 3.4e38,
       -3.4e38, 2147483520.0, 2.2e9,  -2147483648.0, -3e9, 88.72, 88.73,  -87.4,    -103.2, -103.4,
       -110.0,  100.0,        -100.0, 0.5,           -2.5, 3.0,   1e30,   -1e-30};
-  Rng rng(seed);
+  Draws rng(seed);
   const std::size_t offset = rng.below(specials.size());
   std::vector<double> v(n);
   for (std::size_t i = 0; i < n; ++i)
@@ -334,7 +266,7 @@ Tensor step_oracle(const Step& s, const Tensor& a, const Tensor& b) {
   return out;
 }
 
-Shape random_shape(Rng& rng) {
+Shape random_shape(Draws& rng) {
   static constexpr Dim dims[] = {1, 2, 3, 4, 5, 7, 9, 13, 17, 33};
   std::vector<Dim> s(1 + rng.below(3));
   for (Dim& d : s) d = dims[rng.below(std::size(dims))];
@@ -342,7 +274,7 @@ Shape random_shape(Rng& rng) {
 }
 
 /// `full` with some dimensions 1 and sometimes fewer leading ones: NUMPY-broadcastable to it.
-Shape broadcast_of(Rng& rng, const Shape& full) {
+Shape broadcast_of(Draws& rng, const Shape& full) {
   std::vector<Dim> s;
   const std::size_t drop = rng.below(4) == 0 ? rng.below(full.rank() + 1) : 0;
   for (std::size_t i = drop; i < full.rank(); ++i) s.push_back(rng.below(3) == 0 ? 1 : full[i]);
@@ -358,7 +290,7 @@ TEST_CASE("sse41 backend: random elementwise models through a Program match the 
   // each op alone on f32 operands (step_oracle) and every output must match bit for bit
   // (zero signs through an integer aside), whatever the mix of ops
   constexpr int models = 500;
-  Rng rng(20260101);
+  Draws rng(20260101);
   KernelCache cache(64);
   ProgramOptions<Backend> opt;
   opt.compile.fma = false;
@@ -430,38 +362,6 @@ TEST_CASE("sse41 backend: random elementwise models through a Program match the 
   MESSAGE(models << " models, " << kernels << " kernels, " << tanh_models << " with Tanh");
 }
 
-namespace {
-
-// ---- guard pages ----
-
-std::size_t page_size() { return static_cast<std::size_t>(sysconf(_SC_PAGESIZE)); }
-
-/// `bytes` of memory between PROT_NONE pages, pushed against the one after it (`at_end`) or
-/// the one before it: a kernel touching one byte outside faults.
-class GuardedBuffer {
-public:
-  GuardedBuffer(std::size_t bytes, bool at_end) {
-    const std::size_t page = page_size(), body = (bytes + page - 1) / page * page;
-    total_ = body + 2 * page;
-    void* p = mmap(nullptr, total_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    REQUIRE(p != MAP_FAILED);
-    base_ = static_cast<char*>(p);
-    REQUIRE(mprotect(base_ + page, body, PROT_READ | PROT_WRITE) == 0);
-    data_ = at_end ? base_ + page + body - bytes : base_ + page;
-  }
-  GuardedBuffer(const GuardedBuffer&) = delete;
-  GuardedBuffer& operator=(const GuardedBuffer&) = delete;
-  ~GuardedBuffer() { munmap(base_, total_); }
-  float* data() { return reinterpret_cast<float*>(data_); }
-
-private:
-  std::size_t total_ = 0;
-  char* base_ = nullptr;
-  char* data_ = nullptr;
-};
-
-} // namespace
-
 TEST_CASE("sse41 backend: tails never read or write outside a tensor (guard pages)") {
   if (!host_has_sse41()) return;
   for (Dim n = 1; n <= 7; ++n) {
@@ -495,12 +395,14 @@ TEST_CASE("sse41 backend: tails never read or write outside a tensor (guard page
           std::vector<ConstTensorView> in_views;
           std::vector<TensorView> out_views;
           for (const Tensor& x : in) {
-            bufs.push_back(std::make_unique<GuardedBuffer>(x.byte_size(), at_end));
+            bufs.push_back(std::make_unique<GuardedBuffer>(x.byte_size(),
+                                                           at_end ? Guard::after : Guard::before));
             std::memcpy(bufs.back()->data(), x.data(), x.byte_size());
             in_views.push_back({f32, x.shape(), bufs.back()->data()});
           }
           for (const Tensor& y : want) {
-            bufs.push_back(std::make_unique<GuardedBuffer>(y.byte_size(), at_end));
+            bufs.push_back(std::make_unique<GuardedBuffer>(y.byte_size(),
+                                                           at_end ? Guard::after : Guard::before));
             out_views.push_back({f32, y.shape(), bufs.back()->data()});
           }
           k.run(in_views, out_views, threads(t));
