@@ -72,10 +72,6 @@ concept FusableOpSet = requires {
 template <class T>
 concept BackendTraits = NamedBackend<T> && ArgumentBudget<T> && HostQuery<T> && FusableOpSet<T>;
 
-namespace detail {
-template <class> inline constexpr bool dependent_false = false;
-} // namespace detail
-
 /// Reports the first missing piece of a traits type with the line to write. Use it as
 /// `static_assert(check_backend_traits<T>());`. It returns true even after a failed check:
 /// the failed static_assert inside already stops the build, and a false here would add a

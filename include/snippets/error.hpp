@@ -44,6 +44,9 @@ private:
 }
 
 namespace detail {
+/// False, but only once instantiated: `static_assert(dependent_false<T>, "fix-it")` in an
+/// `if constexpr` branch that a mistake of the caller takes.
+template <class> inline constexpr bool dependent_false = false;
 
 /// Collects `<<` context for a failed SNIPPETS_ASSERT and throws when the full expression ends.
 class AssertFailure {

@@ -29,6 +29,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "snippets/error.hpp"
 #include "snippets/ir/lowered_ops.hpp"
 #include "snippets/ir/op_tags.hpp"
 
@@ -37,7 +38,6 @@ namespace snippets::ir {
 namespace detail {
 template <class L> inline constexpr bool is_type_list = false;
 template <class... Ts> inline constexpr bool is_type_list<TypeList<Ts...>> = true;
-template <class> inline constexpr bool always_false = false;
 template <class T> struct ExtraOpsOf { using type = TypeList<>; };
 template <class T>
 requires is_type_list<typename T::extra_ops>
@@ -80,22 +80,22 @@ template <class Op, class... Ts> consteval int count_name(TypeList<Ts...>) {
 /// compiler's "required from" line names the op.
 template <class Op, class List> consteval bool check_extra_op() {
   if constexpr (!ExtraOpTag<Op>) {
-    static_assert(always_false<Op>,
+    static_assert(snippets::detail::dependent_false<Op>,
                   "snippets: an op in extra_ops needs `static constexpr std::string_view name; "
                   "static constexpr ir::OpCategory category = ir::OpCategory::unary (or binary); "
                   "static constexpr bool float_only; bool operator==(const Op&) const = default;` "
                   "and, if it has attributes, `void print_attributes(std::ostream&) const;`");
   } else if constexpr (!HasExtraOpFormula<Op>) {
-    static_assert(always_false<Op>,
+    static_assert(snippets::detail::dependent_false<Op>,
                   "snippets: an op in extra_ops needs its reference semantics next to it: "
                   "`double formula(const Op&, double x);` (unary) or `double formula(const Op&, "
                   "double a, double b);` (binary), in the op's namespace");
   } else if constexpr (count_name<Op>(BuiltinOps{}) + count_name<Op>(LoweredOps{}) != 0 ||
                        Op::name == std::string_view("Subgraph")) {
-    static_assert(always_false<Op>,
+    static_assert(snippets::detail::dependent_false<Op>,
                   "snippets: an op in extra_ops has the name of a built-in op; rename it");
   } else if constexpr (count_name<Op>(List{}) != 1) {
-    static_assert(always_false<Op>,
+    static_assert(snippets::detail::dependent_false<Op>,
                   "snippets: extra_ops lists two ops of this name (or one op twice)");
   }
   return true;
@@ -111,7 +111,7 @@ template <class... Ts> consteval bool check_extra_op_list(TypeList<Ts...> list) 
 template <class T> consteval bool check_extra_ops() {
   if constexpr (requires { typename T::extra_ops; }) {
     if constexpr (!detail::is_type_list<typename T::extra_ops>)
-      static_assert(detail::always_false<T>,
+      static_assert(snippets::detail::dependent_false<T>,
                     "snippets: backend traits' extra_ops must be `ir::TypeList<MyOp, ...>`");
     else
       return detail::check_extra_op_list(ExtraOps<T>{});

@@ -71,7 +71,10 @@ template <class T, class... Ts> struct DefaultOpByName<T, TypeList<Ts...>> {
     }
     return false;
   }
-  static bool make(std::string_view name, Op<T>& out) { return (make_one<Ts>(name, out) || ...); }
+  // unused when the list is empty (traits without extra_ops)
+  static bool make([[maybe_unused]] std::string_view name, [[maybe_unused]] Op<T>& out) {
+    return (make_one<Ts>(name, out) || ...);
+  }
 };
 } // namespace detail
 

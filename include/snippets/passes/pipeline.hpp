@@ -17,7 +17,7 @@
 namespace snippets::passes {
 
 namespace detail {
-template <class> inline constexpr bool dependent_false = false;
+using snippets::detail::dependent_false;
 
 template <class P, class IR, class Ctx> consteval bool check_pass() {
   if constexpr (!requires { typename P::pass_tag; }) {
