@@ -1,22 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Variants without the register model the passes allocate with.
 // expected-error: to compile kernels, backend traits need .static RegisterModel registers
-#include "snippets/compile.hpp"
+#include "codegen_traits.hpp"
 
-enum class Isa { only };
-
-struct Partial {
-  static constexpr std::string_view name = "partial";
-  static constexpr int data_pointer_registers = 4;
-  static bool host_supported() { return true; }
-  template <class Op> static constexpr bool fusable = false;
-  using Variant = Isa;
-  static Isa default_variant() { return Isa::only; }
-  static bool runs_here(Isa) { return true; }
-  static std::string_view variant_name(Isa) { return "only"; }
-};
-
-int main() {
-  snippets::ir::Graph<Partial> g;
-  return static_cast<int>(snippets::compile(g).signature().domain.size());
-}
+int main() { return compile_graph<WithVariantQueries>(); }

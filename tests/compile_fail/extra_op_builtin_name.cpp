@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A user op named like a built-in one (here Relu) stops the build.
 // expected-error: an op in extra_ops has the name of a built-in op
-#include <cmath>
-
-#include "snippets/ir/graph.hpp"
+#include "extra_ops_traits.hpp"
 
 namespace user {
 struct MyRelu {
@@ -15,15 +13,4 @@ struct MyRelu {
 inline double formula(const MyRelu&, double x) { return x > 0 ? x : 0; }
 } // namespace user
 
-struct Traits {
-  static constexpr std::string_view name = "with_extra_ops";
-  static constexpr int data_pointer_registers = 4;
-  static bool host_supported() { return true; }
-  template <class Op> static constexpr bool fusable = false;
-  using extra_ops = snippets::ir::TypeList<user::MyRelu>;
-};
-
-int main() {
-  snippets::ir::Graph<Traits> g;
-  return static_cast<int>(g.size());
-}
+int main() { return build_graph<TraitsWith<snippets::ir::TypeList<user::MyRelu>>>(); }

@@ -1,29 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // An op listed twice in extra_ops stops the build.
 // expected-error: extra_ops lists two ops of this name
-#include <cmath>
+#include "extra_ops_traits.hpp"
 
-#include "snippets/ir/graph.hpp"
-
-namespace user {
-struct Square {
-  static constexpr std::string_view name = "Square";
-  static constexpr snippets::ir::OpCategory category = snippets::ir::OpCategory::unary;
-  static constexpr bool float_only = true;
-  bool operator==(const Square&) const = default;
-};
-inline double formula(const Square&, double x) { return x * x; }
-} // namespace user
-
-struct Traits {
-  static constexpr std::string_view name = "with_extra_ops";
-  static constexpr int data_pointer_registers = 4;
-  static bool host_supported() { return true; }
-  template <class Op> static constexpr bool fusable = false;
-  using extra_ops = snippets::ir::TypeList<user::Square, user::Square>;
-};
-
-int main() {
-  snippets::ir::Graph<Traits> g;
-  return static_cast<int>(g.size());
-}
+int main() { return build_graph<TraitsWith<snippets::ir::TypeList<user::Square, user::Square>>>(); }
