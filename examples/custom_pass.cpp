@@ -2,8 +2,10 @@
 // Inserting your own pass into the default lowering pipeline, at compile time.
 //
 // A pass is any struct with a pass_tag, a name and a run(); pipelines are types, so adding
-// one is a type alias. This one reports how many memory accesses each loop has, right after
-// InsertLoops; the kernel is otherwise the default one.
+// one is a type alias, checked when it compiles (a pass placed before what it needs does not
+// build). This one reports how many memory accesses the kernel has, right after InsertLoops;
+// DefaultLowering has InsertLoops in both of its stages (loop nests, and MatMul kernels), so
+// it runs on every kind of kernel. The kernels are otherwise the default ones.
 #include <cstdio>
 
 #include "snippets/snippets.hpp"
@@ -14,8 +16,7 @@ struct ReportMemoryAccesses {
   using pass_tag = passes::lir_pass_tag;
   static constexpr std::string_view name = "ReportMemoryAccesses";
 
-  template <class T>
-  passes::Preserved run(snippets::ir::LinearIR<T>& lir, passes::PassContext<T>&) const {
+  template <class T> void run(snippets::ir::LinearIR<T>& lir, passes::PassContext<T>&) const {
     int loads = 0, stores = 0;
     for (auto& e : lir) {
       loads += std::holds_alternative<snippets::ir::Load>(e->op) ||
@@ -24,13 +25,11 @@ struct ReportMemoryAccesses {
     }
     std::printf("after InsertLoops: %d loads, %d stores in %zu expressions\n", loads, stores,
                 lir.size());
-    return passes::Preserved::all;
   }
 };
 
-using MyLowering = passes::Pipeline<
-    passes::insert_after_t<passes::DefaultControlFlow, passes::InsertLoops, ReportMemoryAccesses>,
-    passes::DefaultPreparation>;
+using MyLowering =
+    passes::insert_after_t<passes::DefaultLowering, passes::InsertLoops, ReportMemoryAccesses>;
 
 int main() {
   using namespace snippets;
@@ -43,5 +42,13 @@ int main() {
                          reference::Tensor::from_values(ElementType::f32, {4, 1}, {1, 2, 3, 4})});
   std::printf("relu(-1 + bias) for the four rows: %g %g %g %g\n", out[0].at(0), out[0].at(100),
               out[0].at(200), out[0].at(300));
-  return out[0].at(300) == 3.0f ? 0 : 1;
+  // a MatMul body goes through the Brgemm stage of the same pipeline
+  ir::Graph<x64::Traits> mm;
+  auto a = mm.parameter(ElementType::f32, {8, 16});
+  auto w = mm.constant(ElementType::f32, {16, 4}, std::vector<double>(64, 0.5));
+  mm.result(mm.relu(mm.matmul(a, w)));
+  auto product = compile<x64::Traits, MyLowering>(mm);
+  auto y = product.run({reference::Tensor::from_values(ElementType::f32, {8, 16}, {1.0})});
+  std::printf("relu(ones x 0.5): %g\n", y[0].at(0));
+  return out[0].at(300) == 3.0f && y[0].at(0) == 8.0f ? 0 : 1;
 }

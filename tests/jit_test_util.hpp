@@ -297,10 +297,12 @@ inline void check_jit(const Graph& g, const std::vector<Tensor>& inputs,
 
 /// Every step of `p` that holds a Subgraph runs as a kernel, with no note: a test comparing a
 /// Program with the reference would otherwise pass on the reference fallback.
-inline void check_steps_are_kernels(const Program<x64::Traits>& p) {
+template <class Lowering, class DataFlow>
+void check_steps_are_kernels(const Program<x64::Traits, Lowering, DataFlow>& p) {
+  using P = Program<x64::Traits, Lowering, DataFlow>;
   for (const auto& s : p.steps())
     if (std::holds_alternative<ir::Subgraph<x64::Traits>>(p.graph().node(s.node).op)) {
-      CHECK_MESSAGE(s.kind == Program<x64::Traits>::StepKind::kernel, s.note);
+      CHECK_MESSAGE(s.kind == P::StepKind::kernel, s.note);
       CHECK(s.note.empty());
     }
 }

@@ -75,6 +75,26 @@ TEST_CASE("data flow: ConvertConstantsToScalars keeps tensor constants") {
         "%5 = Result 'y'(%4:0)\n");
 }
 
+TEST_CASE("data flow: a constant that broadcasts its user to its shape stays a tensor") {
+  // x[2,1] * ones[1,5] is [2,5] only through the ones: a Scalar would make it [2,1] (and the
+  // kernel used to write 2 of the 10 elements)
+  Graph g;
+  g.result(g.multiply(g.parameter(f32, {2, 1}, "x"), g.constant(f32, {1, 5}, {1.0}, "ones")));
+  CHECK(ir::to_string(passes::ConvertConstantsToScalars{}.run(g)).find("Scalar") ==
+        std::string::npos);
+  CHECK(error_id([&] { compile(g); }) == "snippets.compile.tensor_constant");
+  // a Program runs that Subgraph on the reference path, with the right values
+  const std::vector<Tensor> in = {Tensor::from_values(f32, {2, 1}, {3, 4})};
+  const auto got = Program<>(g).run(in)[0];
+  CHECK(compare(got, reference::evaluate(g, in)[0], exact) == "");
+  // the same constant is a Scalar where the output gets its shape from an input anyway
+  Graph h;
+  const Value scaled = h.multiply(h.parameter(f32, {2, 1}, "x"), h.constant(f32, {1, 5}, {1.0}));
+  h.result(h.add(scaled, h.parameter(f32, {2, 5}, "z")));
+  CHECK(ir::to_string(passes::ConvertConstantsToScalars{}.run(h)).find("Scalar") !=
+        std::string::npos);
+}
+
 TEST_CASE("data flow: ConvertPowerToPowerStatic needs a Scalar exponent that does not widen") {
   Graph g;
   const Value x = g.parameter(f32, {4}, "x");

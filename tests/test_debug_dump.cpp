@@ -105,9 +105,12 @@ TEST_CASE("debug dumps: the dump after the last pass is the detailed text of low
   auto lir = lower(g, x64::Isa::avx2, opt);
   const std::string last = "k_" + nn(trace.size()) + "_" + std::string(trace.back()) + ".txt";
   CHECK(tmp.read(last) == ir::to_string(lir, {.detailed = true}));
-  // every Linear IR pass has a text dump, plus Body and DataFlow; no DOT unless asked
+  // every Linear IR pass has a text dump, plus Body, DataFlow and Pipeline; no DOT unless asked
   const auto lir_passes = trace.end() - std::find(trace.begin(), trace.end(), "OptimizeDomain");
-  CHECK(tmp.files().size() == std::size_t(lir_passes) + 2);
+  CHECK(tmp.files().size() == std::size_t(lir_passes) + 3);
+  CHECK(tmp.read("k_00_Pipeline.txt") ==
+        "data flow:\n" + passes::describe<passes::DataFlowPipeline<passes::DefaultDataFlow>>() +
+            "lowering:\n" + passes::describe<passes::DefaultLowering>());
 }
 
 TEST_CASE("debug dumps: nothing is written when no dump is asked for") {
@@ -150,9 +153,10 @@ TEST_CASE("debug hook: Pipeline calls after_pass after every leaf pass, in trace
     sizes.push_back(l.size());
   };
   passes::Pipeline<passes::Pipeline<passes::OptimizeDomain, passes::MarkLoops>,
-                   passes::InsertLoadStore>{}
+                   passes::InsertBuffers, passes::InsertLoadStore>{}
       .run(lir, ctx);
   CHECK(seen == ctx.trace);
-  CHECK(seen == std::vector<std::string_view>{"OptimizeDomain", "MarkLoops", "InsertLoadStore"});
+  CHECK(seen == std::vector<std::string_view>{"OptimizeDomain", "MarkLoops", "InsertBuffers",
+                                              "InsertLoadStore"});
   CHECK(sizes.back() > sizes.front()); // InsertLoadStore added expressions before the call
 }

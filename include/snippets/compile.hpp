@@ -343,10 +343,11 @@ Lowered<T> lower_canonical(const ir::Graph<T>& body, typename T::Variant isa,
       dumper.lir(pass, before + ctx.trace.size(), l);
       clock.restart();
     };
-  if (passes::has_brgemm(lir))
-    passes::BrgemmLowering{}.run(lir, ctx);
-  else
-    Lowering{}.run(lir, ctx);
+  if (passes::detail::Count<Lowering, passes::LowerBrgemm>::value == 0 && passes::has_brgemm(lir))
+    raise("snippets.compile.unsupported_matmul",
+          "the body has a MatMul but its lowering pipeline has no LowerBrgemm; keep "
+          "passes::BrgemmLowering for such bodies (DefaultLowering selects it with HasMatMul)");
+  Lowering::run_unchecked(lir, ctx); // its order was checked where compile() was instantiated
   // last, so no later pass can move the expressions the counter regions point at
   if (dbg.counters == debug::Counters::cycles)
     passes::Pipeline<debug::InsertPerfCounters>{}.run(lir, ctx);
@@ -354,6 +355,29 @@ Lowered<T> lower_canonical(const ir::Graph<T>& body, typename T::Variant isa,
   if (opt.trace) *opt.trace = trace;
   dumper.finish(trace);
   return {std::move(lir), std::move(ctx.analyses.counter_regions)};
+}
+
+/// The data-flow and lowering passes, one per line (KernelDebugInfo::pipeline, dumps).
+template <class Lowering, class DataFlow> const std::string& pipeline_text() {
+  static const std::string text = "data flow:\n" +
+                                  passes::describe<passes::DataFlowPipeline<DataFlow>>() +
+                                  "lowering:\n" + passes::describe<Lowering>();
+  return text;
+}
+
+/// Checks the pipelines' order at compile time (one error naming the pass and the property),
+/// and, with `emits`, that the lowering ends with what the code generator reads.
+template <class Lowering, class DataFlow, bool emits> consteval bool pipelines_ok() {
+  static_assert(passes::detail::is_list<Lowering> || passes::detail::is_select<Lowering>,
+                "snippets: a lowering pipeline is a passes::Pipeline<...> or passes::Select<...> "
+                "(a single pass: Pipeline<MyPass>)");
+  if constexpr (!passes::detail::order_ok<passes::DataFlowPipeline<DataFlow>, passes::Properties<>,
+                                          passes::LinearIRNeeds>())
+    return false;
+  else if constexpr (emits)
+    return passes::detail::order_ok<Lowering, passes::Properties<>, passes::EmissionNeeds>();
+  else
+    return passes::detail::order_ok<Lowering>();
 }
 
 /// CompileOptions::name, or "kernel<N>".
@@ -374,6 +398,7 @@ Lowered<T> lower_body(const ir::Graph<T>& body, typename T::Variant isa, const C
   if (dumper.enabled()) dumper.body("Body", 0, body);
   clock.restart();
   ir::Graph<T> canonical = passes::DataFlowPipeline<DataFlow>{}.run(body, &trace);
+  if (dumper.enabled()) dumper.pipeline(pipeline_text<Lowering, DataFlow>());
   clock.lap("DataFlow");
   if (dumper.enabled()) dumper.body("DataFlow", trace.size(), canonical);
   clock.restart();
@@ -425,11 +450,15 @@ template <class T, class Lowering = passes::DefaultLowering,
 ir::LinearIR<T> lower(const ir::Graph<T>& body, typename T::Variant isa,
                       const CompileOptions& opt = {}) {
   static_assert(check_code_generator<T>());
-  const debug::ResolvedDebug dbg = debug::resolve(opt.debug);
-  detail::StageClock clock(opt.timings);
-  return detail::lower_body<T, Lowering, DataFlow>(body, isa, opt, dbg, detail::kernel_name(opt),
-                                                   nullptr, clock)
-      .lir;
+  if constexpr (detail::pipelines_ok<Lowering, DataFlow, false>()) {
+    const debug::ResolvedDebug dbg = debug::resolve(opt.debug);
+    detail::StageClock clock(opt.timings);
+    return detail::lower_body<T, Lowering, DataFlow>(body, isa, opt, dbg, detail::kernel_name(opt),
+                                                     nullptr, clock)
+        .lir;
+  } else {
+    return {};
+  }
 }
 
 namespace detail {
@@ -465,6 +494,7 @@ CompiledKernel compile_kernel(const ir::Graph<T>& body, const CompileOptions& op
     auto info = std::make_shared<debug::KernelDebugInfo>();
     info->name = std::move(name);
     info->isa = std::string(T::variant_name(isa));
+    info->pipeline = detail::pipeline_text<Lowering, DataFlow>();
     detail::compilation_counter().fetch_add(1, std::memory_order_relaxed);
     return CompiledKernel(KernelCode{}, detail::empty_signature(body, isa), KernelCode{}, info);
   }
@@ -487,6 +517,7 @@ CompiledKernel compile_kernel(const ir::Graph<T>& body, const CompileOptions& op
       detail::use_streaming(sig, code, opt) && !passes::has_brgemm(lir) ? emit(true) : KernelCode{};
   clock.lap("Emit");
   auto info = detail::debug_info(dbg, std::move(name), isa, lowered);
+  info->pipeline = detail::pipeline_text<Lowering, DataFlow>();
   detail::DynamicVariants::Compile variants;
   if (sig.dynamic) variants = detail::variant_compiler<T, Lowering, DataFlow>(body, opt, isa);
   CompiledKernel kernel(std::move(code), std::move(sig), std::move(streaming), info,
@@ -502,10 +533,10 @@ template <class T, class Lowering = passes::DefaultLowering,
           class DataFlow = passes::DefaultDataFlow>
 CompiledKernel compile(const ir::Graph<T>& body, const CompileOptions& opt = {}) {
   static_assert(check_code_generator<T>()); // one error naming what T lacks, not a cascade
-  if constexpr (CodeGenerator<T>)
+  if constexpr (CodeGenerator<T> && detail::pipelines_ok<Lowering, DataFlow, true>())
     return detail::compile_kernel<T, Lowering, DataFlow>(body, opt);
   else
-    std::abort(); // unreachable: the static_assert stopped the build
+    std::abort(); // unreachable: a static_assert stopped the build
 }
 
 /// Kernels compiled in this process so far (dynamic kernels' run-time variants included).

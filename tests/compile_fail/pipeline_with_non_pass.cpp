@@ -8,6 +8,7 @@ struct NotAPass {};
 int main() {
   snippets::ir::Graph<snippets::x64::Traits> g;
   g.result(g.relu(g.parameter(snippets::ElementType::f32, {8})));
-  using Broken = snippets::passes::Pipeline<snippets::passes::MarkLoops, NotAPass>;
+  namespace p = snippets::passes;
+  using Broken = p::insert_after_t<p::DefaultLowering, p::InsertLoops, NotAPass>;
   (void)snippets::compile<snippets::x64::Traits, Broken>(g);
 }

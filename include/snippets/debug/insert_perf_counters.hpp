@@ -33,11 +33,10 @@ struct InsertPerfCounters {
   using pass_tag = passes::lir_pass_tag;
   static constexpr std::string_view name = "InsertPerfCounters";
 
-  template <class T>
-  passes::Preserved run(ir::LinearIR<T>& lir, passes::PassContext<T>& ctx) const {
+  template <class T> void run(ir::LinearIR<T>& lir, passes::PassContext<T>& ctx) const {
     auto& regions = ctx.analyses.counter_regions;
     regions.clear();
-    if (lir.size() == 0) return passes::Preserved::all;
+    if (lir.size() == 0) return;
     regions.push_back({"kernel", lir.begin()->get(), std::prev(lir.end())->get(), -1});
     std::vector<int> open{0};
     for (auto& e : lir) {
@@ -51,7 +50,6 @@ struct InsertPerfCounters {
         open.pop_back();
       }
     }
-    return passes::Preserved::all;
   }
 };
 

@@ -5,7 +5,8 @@
 //    the kernel emitter when CompileOptions::debug asks for it; nothing is recorded, and no
 //    instruction differs, otherwise). debug::disassemble annotates with it, the segfault
 //    detector names the faulting expression with it.
-//  - KernelDebugInfo: the kernel's name and ISA, which instrumentation it carries, and the
+//  - KernelDebugInfo: the kernel's name, ISA and pipeline, which instrumentation it carries, and
+//  the
 //    totals of its performance counters.
 //  - ActiveCall: the kernel call the current thread is in, when the kernel is instrumented;
 //    the SIGSEGV handler (debug/segfault_detector.hpp) reads it.
@@ -73,6 +74,7 @@ struct CounterTotals {
 struct KernelDebugInfo {
   std::string name;
   std::string isa;
+  std::string pipeline; // the data-flow and lowering passes that built it (passes::describe)
   Counters counters = Counters::off;
   bool segfault_detector = false;
   std::vector<CounterRegionInfo> regions; // cycles mode

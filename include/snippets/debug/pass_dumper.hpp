@@ -43,6 +43,11 @@ public:
     if (opt_.dot) write(path(index, pass, ".dot"), to_dot_text(body_graph(g)));
   }
 
+  /// Writes the pipelines the kernel is compiled with (pseudo-pass Pipeline, position 0).
+  void pipeline(const std::string& text) {
+    if (opt_.wants("Pipeline") && opt_.text) write(path(0, "Pipeline", ".txt"), text);
+  }
+
   /// Dumps the Linear IR after `pass`, the `index`-th pass (1-based, data flow included).
   template <class T> void lir(std::string_view pass, std::size_t index, ir::LinearIR<T>& lir) {
     if (!opt_.wants(pass)) return;
@@ -60,7 +65,7 @@ public:
     static std::set<std::string> reported;
     const std::lock_guard lock(m);
     for (const auto& want : opt_.passes) {
-      if (want == "all" || want == "Body" || want == "DataFlow") continue;
+      if (want == "all" || want == "Body" || want == "DataFlow" || want == "Pipeline") continue;
       if (std::find(trace.begin(), trace.end(), want) != trace.end()) continue;
       if (!reported.insert(want).second) continue;
       std::cerr << "snippets: the LIR dump names pass '" << want

@@ -32,7 +32,7 @@
 #include "snippets/runtime/compiled_kernel.hpp"
 
 namespace snippets {
-template <class T> class Program;
+template <class T, class Lowering, class DataFlow> class Program;
 }
 
 namespace snippets::debug {
@@ -121,7 +121,8 @@ inline void print_counters(std::ostream& os, const CompiledKernel& k) {
 }
 
 /// One report per kernel step of a Program.
-template <class T> void print_counters(std::ostream& os, const Program<T>& program) {
+template <class T, class Lowering, class DataFlow>
+void print_counters(std::ostream& os, const Program<T, Lowering, DataFlow>& program) {
   for (const auto& step : program.steps())
     if (step.kernel) print_counters(os, *step.kernel);
 }

@@ -20,6 +20,7 @@
 #pragma once
 
 #include "snippets/passes/data_flow.hpp"
+#include "snippets/passes/properties.hpp"
 
 namespace snippets::passes {
 
@@ -39,6 +40,7 @@ inline constexpr bool exact_on_small_integers =
 struct AlignElementTypes {
   using pass_tag = data_flow_pass_tag;
   static constexpr std::string_view name = "AlignElementTypes";
+  using establishes = Properties<property::ComputesInF32>;
 
   /// The types computed in f32 and converted back where their values are formed.
   static constexpr bool widened(ElementType t) {

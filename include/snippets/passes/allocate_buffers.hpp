@@ -24,6 +24,7 @@
 #include "snippets/ir/graph_view.hpp"
 #include "snippets/passes/lir_queries.hpp"
 #include "snippets/passes/pass.hpp"
+#include "snippets/passes/properties.hpp"
 #include "snippets/runtime/memory_plan.hpp"
 
 namespace snippets::passes {
@@ -31,8 +32,10 @@ namespace snippets::passes {
 struct AllocateBuffers {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "AllocateBuffers";
+  using needs = Properties<property::BuffersInserted, property::LoopPortsInitialized>;
+  using establishes = Properties<property::BuffersAllocated>;
 
-  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
+  template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
     struct Use {
       ir::Expression<T>* buffer;
       ir::Expression<T>* store;
@@ -51,7 +54,7 @@ struct AllocateBuffers {
       }
       uses.push_back(std::move(u));
     }
-    if (uses.empty()) return Preserved::all;
+    if (uses.empty()) return;
     const bool optimize = ctx.config.optimize_buffers;
 
     // DefineBufferClusters: cluster c holds members; `last` is the member whose reads end it
@@ -134,7 +137,6 @@ struct AllocateBuffers {
     lir.buffer_pointers = groups;
     lir.scratch_bytes = plan.total_bytes;
     ctx.config.gp_registers -= static_cast<int>(groups);
-    return Preserved::none;
   }
 
 private:

@@ -13,14 +13,17 @@
 #include <set>
 
 #include "snippets/passes/init_live_ranges.hpp"
+#include "snippets/passes/properties.hpp"
 
 namespace snippets::passes {
 
 struct AssignRegisters {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "AssignRegisters";
+  using needs = Properties<property::LiveRangesKnown>;
+  using establishes = Properties<property::RegistersAssigned>;
 
-  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
+  template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
     const auto& cfg = ctx.config;
     struct Pool {
       int size;
@@ -70,7 +73,6 @@ struct AssignRegisters {
       e->out_desc(0).reg = assigned;
       for (auto& use : e->output(0).consumers()) use.owner().in_desc(use.index()).reg = assigned;
     }
-    return Preserved::none;
   }
 };
 

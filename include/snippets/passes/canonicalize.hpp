@@ -24,6 +24,7 @@
 #include <algorithm>
 
 #include "snippets/passes/data_flow.hpp"
+#include "snippets/passes/properties.hpp"
 
 namespace snippets::passes {
 
@@ -59,6 +60,7 @@ inline Layout lift_layout(const Layout& layout, std::size_t rank, std::size_t ex
 struct Canonicalize {
   using pass_tag = data_flow_pass_tag;
   static constexpr std::string_view name = "Canonicalize";
+  using establishes = Properties<property::RanksAligned>;
 
   template <class T> ir::Graph<T> run(const ir::Graph<T>& body) const {
     std::size_t rank = 0;

@@ -6,14 +6,17 @@
 #pragma once
 
 #include "snippets/passes/pass.hpp"
+#include "snippets/passes/properties.hpp"
 
 namespace snippets::passes {
 
 struct CleanRepeatedDataPointerShifts {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "CleanRepeatedDataPointerShifts";
+  using needs = Properties<property::LoopPortsInitialized, property::BuffersAllocated>;
+  using establishes = Properties<property::PointerShiftsUnique>;
 
-  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>&) const {
+  template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>&) const {
     for (std::size_t id = 0; id < lir.loops().size(); ++id) {
       auto& ports = lir.loops().at(id).ports;
       std::vector<ir::LoopPort> kept;
@@ -31,7 +34,6 @@ struct CleanRepeatedDataPointerShifts {
       }
       ports = std::move(kept);
     }
-    return Preserved::none;
   }
 };
 

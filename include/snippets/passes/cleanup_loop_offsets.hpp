@@ -11,14 +11,16 @@
 
 #include "snippets/passes/lir_queries.hpp"
 #include "snippets/passes/pass.hpp"
+#include "snippets/passes/properties.hpp"
 
 namespace snippets::passes {
 
 struct CleanupLoopOffsets {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "CleanupLoopOffsets";
+  using needs = Properties<property::TailsSpecialized>;
 
-  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>&) const {
+  template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>&) const {
     for (auto it = lir.begin(); it != lir.end(); ++it) {
       auto& e = *it;
       const auto* end = std::get_if<ir::LoopEnd>(&e->op);
@@ -40,7 +42,6 @@ struct CleanupLoopOffsets {
           }
       }
     }
-    return Preserved::none;
   }
 
 private:

@@ -8,12 +8,15 @@
 #pragma once
 
 #include "snippets/passes/data_flow.hpp"
+#include "snippets/passes/properties.hpp"
 
 namespace snippets::passes {
 
 struct ConvertPowerToPowerStatic {
   using pass_tag = data_flow_pass_tag;
   static constexpr std::string_view name = "ConvertPowerToPowerStatic";
+  using needs = Properties<property::ConstantsAsScalars>;
+  using establishes = Properties<property::PowersStatic>;
 
   template <class T> ir::Graph<T> run(const ir::Graph<T>& body) const {
     // the exponent Scalar is dead afterwards: a second copy drops it

@@ -125,7 +125,12 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T>& body
     if (const auto* c = std::get_if<ir::Constant>(&n.op)) {
       if (!feeds_matmul(body, n))
         raise("snippets.compile.tensor_constant",
-              "Constant '" + n.name + "' holds different values; pass it as an input instead");
+              "Constant '" + n.name + "' " +
+                  (detail::uniform_value<T>(n.op)
+                       ? "gives an output its shape " + c->output.shape.to_string() +
+                             " (kernels hold constants as scalars, which do not broadcast)"
+                       : std::string("holds different values")) +
+                  "; pass it as an input instead");
       add(n, *c, {}, 0); // MatMul weights, packed at compile time (lower_brgemm.hpp)
     }
     if (const auto* s = std::get_if<ir::Scalar>(&n.op)) add(n, *s, {}, 0);

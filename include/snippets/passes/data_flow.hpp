@@ -9,7 +9,7 @@
 //   };
 // A Graph only grows, so a pass returns a new body (usually through `rebuild` below) and
 // never changes its input. Passes are shape-agnostic: they work on dynamic shapes too.
-// `DataFlowPipeline<Ps...>` runs passes in order and is itself a data-flow pass.
+// DataFlowPipeline (pipeline.hpp) runs them in order and is itself a data-flow pass.
 #pragma once
 
 #include <algorithm>
@@ -92,62 +92,5 @@ ir::Graph<T> rebuild(const ir::Graph<T>& g, F&& rewrite, bool drop_dead = true) 
 template <class T> ir::Graph<T> remove_dead_nodes(const ir::Graph<T>& g) {
   return rebuild(g, [](auto&&...) { return std::optional<std::vector<ir::Value>>{}; });
 }
-
-namespace detail {
-template <class P, class T> consteval bool check_data_flow_pass() {
-  if constexpr (!requires { typename P::pass_tag; }) {
-    static_assert(sizeof(P) == 0, "snippets: this DataFlowPipeline element is not a pass; add "
-                                  "`using pass_tag = snippets::passes::data_flow_pass_tag;`");
-    return false;
-  } else if constexpr (!DataFlowPass<P, T>) {
-    static_assert(sizeof(P) == 0,
-                  "snippets: a data-flow pass needs `static constexpr std::string_view name` "
-                  "and `template <class T> ir::Graph<T> run(const ir::Graph<T>&) const`");
-    return false;
-  } else {
-    return true;
-  }
-}
-} // namespace detail
-
-template <class... Ps> struct DataFlowPipeline {
-  using pass_tag = data_flow_pass_tag;
-  static constexpr std::string_view name = "DataFlowPipeline";
-
-  template <class T> ir::Graph<T> run(const ir::Graph<T>& body) const {
-    return run_from<T, Ps...>(body, nullptr);
-  }
-  /// As run(), and appends the name of each pass to `trace`.
-  template <class T>
-  ir::Graph<T> run(const ir::Graph<T>& body, std::vector<std::string_view>* trace) const {
-    return run_from<T, Ps...>(body, trace);
-  }
-
-private:
-  template <class T, class P = void, class... Rest>
-  static ir::Graph<T> run_from(const ir::Graph<T>& body, std::vector<std::string_view>* trace) {
-    if constexpr (std::is_void_v<P>) {
-      return remove_dead_nodes(body);
-    } else if constexpr (detail::check_data_flow_pass<P, T>()) {
-      ir::Graph<T> next = [&] {
-        if constexpr (requires { typename P::is_pipeline; })
-          return P{}.run(body, trace);
-        else
-          return P{}.run(body);
-      }();
-      if constexpr (!requires { typename P::is_pipeline; })
-        if (trace) trace->push_back(P::name);
-      if constexpr (sizeof...(Rest) == 0)
-        return next;
-      else
-        return run_from<T, Rest...>(next, trace);
-    } else {
-      return ir::Graph<T>{};
-    }
-  }
-
-public:
-  using is_pipeline = void;
-};
 
 } // namespace snippets::passes

@@ -13,14 +13,18 @@
 
 #include "snippets/passes/lir_queries.hpp"
 #include "snippets/passes/pass.hpp"
+#include "snippets/passes/properties.hpp"
 
 namespace snippets::passes {
 
 struct DecomposeReductions {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "DecomposeReductions";
+  using needs = Properties<property::LoopsMarked>;
+  using before = Properties<property::LoadsStoresInserted>;
+  using establishes = Properties<property::ReductionsDecomposed>;
 
-  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
+  template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
     std::vector<ir::Expression<T>*> reductions;
     for (auto& e : lir)
       if (is_reduction(*e)) reductions.push_back(e.get());
@@ -46,7 +50,6 @@ struct DecomposeReductions {
       ir::PortConnector<T>* acc = &init.output(0);
       lir.replace_with_node(*r, ir::HorizonReduce{kind}, std::span(&acc, 1));
     }
-    return Preserved::none;
   }
 };
 

@@ -15,6 +15,7 @@
 #pragma once
 
 #include "snippets/passes/data_flow.hpp"
+#include "snippets/passes/properties.hpp"
 
 namespace snippets::passes {
 
@@ -34,6 +35,8 @@ template <class T> bool innermost_reduction(const ir::Graph<T>& g, const ir::Nod
 struct DecomposeSoftmax {
   using pass_tag = data_flow_pass_tag;
   static constexpr std::string_view name = "DecomposeSoftmax";
+  using before = Properties<property::RanksAligned>;
+  using establishes = Properties<property::SoftmaxDecomposed>;
 
   template <class T> ir::Graph<T> run(const ir::Graph<T>& body) const {
     return rebuild(body,

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // snippets/passes/default_pipelines.hpp: the pass pipelines compile() runs by default.
 //
-// Backends and users derive the Linear IR ones with insert_after_t / insert_before_t / replace_t /
-// remove_t (pipeline.hpp), e.g.
+// Users and backends derive theirs with insert_after_t / insert_before_t / replace_t / remove_t
+// (pipeline.hpp), which find their anchor at any depth, e.g.
 //   using Mine = passes::insert_after_t<passes::DefaultLowering, passes::InsertLoops, MyPass>;
+//   using NoFusion = passes::remove_t<passes::DefaultLowering, passes::FuseLoops>;
+//   using MyDataFlow = passes::insert_after_t<passes::DefaultDataFlow, passes::Canonicalize, R>;
+// and pass them to compile<T, Lowering, DataFlow>, compile_cached or Program<T, Lowering,
+// DataFlow>. describe<DefaultLowering>() prints this file's pipelines pass by pass.
 #pragma once
 
 #include "snippets/passes/align_element_types.hpp"
@@ -31,6 +35,7 @@
 #include "snippets/passes/insert_reg_spills.hpp"
 #include "snippets/passes/insert_specific_iterations.hpp"
 #include "snippets/passes/load_move_broadcast_to_broadcast_load.hpp"
+#include "snippets/passes/lower_brgemm.hpp"
 #include "snippets/passes/mark_loops.hpp"
 #include "snippets/passes/optimize_domain.hpp"
 #include "snippets/passes/optimize_loop_single_evaluation.hpp"
@@ -59,7 +64,20 @@ using DefaultPreparation =
     Pipeline<InitLiveRanges, InsertRegSpills, AssignRegisters, InsertSpecificIterations,
              CleanupLoopOffsets, OptimizeLoopSingleEvaluation>;
 
+/// Lowering of MatMul kernels (MatMul, attention and MLP-chain bodies): the Brgemm loops,
+/// then loop bounds and counter registers.
+using BrgemmLowering = Pipeline<LowerBrgemm, InsertLoops, InitLiveRanges, AssignRegisters>;
+
+/// Lowering of every other kernel: loop nests over the domain, then registers and tails.
+using LoopLowering = Pipeline<DefaultControlFlow, DefaultPreparation>;
+
+/// Selects the bodies BrgemmLowering takes: those with a MatMul.
+struct HasMatMul {
+  static constexpr std::string_view name = "HasMatMul";
+  template <class T> static bool test(const ir::LinearIR<T>& lir) { return has_brgemm(lir); }
+};
+
 /// Everything between the Linear IR and emission.
-using DefaultLowering = Pipeline<DefaultControlFlow, DefaultPreparation>;
+using DefaultLowering = Select<HasMatMul, BrgemmLowering, LoopLowering>;
 
 } // namespace snippets::passes

@@ -15,14 +15,18 @@
 
 #include "snippets/passes/lir_queries.hpp"
 #include "snippets/passes/pass.hpp"
+#include "snippets/passes/properties.hpp"
 
 namespace snippets::passes {
 
 struct ExtractLoopInvariants {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "ExtractLoopInvariants";
+  using needs = Properties<property::LoadsStoresInserted>;
+  using before = Properties<property::LoopsInserted>;
+  using invalidates = Properties<property::LoopPortsInitialized, property::LiveRangesKnown>;
 
-  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>&) const {
+  template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>&) const {
     std::size_t depth = 0;
     for (auto& e : lir) depth = std::max(depth, e->loop_ids.size());
     for (std::size_t level = depth; level-- > 0;) {
@@ -31,7 +35,6 @@ struct ExtractLoopInvariants {
         if (e->loop_ids.size() > level) loops.insert(e->loop_ids[level]);
       for (std::size_t id : loops) hoist(lir, id, level);
     }
-    return Preserved::none;
   }
 
 private:

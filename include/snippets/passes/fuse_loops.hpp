@@ -11,12 +11,15 @@
 
 #include "snippets/passes/lir_queries.hpp"
 #include "snippets/passes/pass.hpp"
+#include "snippets/passes/properties.hpp"
 
 namespace snippets::passes {
 
 struct FuseLoops {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "FuseLoops";
+  using needs = Properties<property::LoopsMarked>;
+  using before = Properties<property::LoadsStoresInserted>;
 
   static bool same_space(const ir::LoopManager& lm, const std::vector<std::size_t>& a,
                          const std::vector<std::size_t>& b) {
@@ -30,7 +33,7 @@ struct FuseLoops {
     return true;
   }
 
-  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>&) const {
+  template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>&) const {
     std::vector<std::size_t> first;          // the nest expressions are fused into
     ir::Expression<T>* last_fused = nullptr; // where the next fused expression goes after
     std::vector<ir::Expression<T>*> order;
@@ -45,7 +48,6 @@ struct FuseLoops {
       }
       if (e->loop_ids == first) last_fused = e;
     }
-    return Preserved::none;
   }
 
 private:

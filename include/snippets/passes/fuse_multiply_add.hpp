@@ -6,15 +6,17 @@
 #pragma once
 
 #include "snippets/passes/pass.hpp"
+#include "snippets/passes/properties.hpp"
 
 namespace snippets::passes {
 
 struct FuseMultiplyAdd {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "FuseMultiplyAdd";
+  using before = Properties<property::BroadcastsExplicit>;
 
-  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
-    if (!ctx.config.fma) return Preserved::all;
+  template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
+    if (!ctx.config.fma) return;
     std::vector<ir::Expression<T>*> adds;
     for (auto& e : lir)
       if (std::holds_alternative<ir::Add>(e->op)) adds.push_back(e.get());
@@ -31,7 +33,6 @@ struct FuseMultiplyAdd {
         break;
       }
     }
-    return Preserved::none;
   }
 };
 

@@ -30,12 +30,15 @@
 #include <set>
 
 #include "snippets/passes/data_flow.hpp"
+#include "snippets/passes/properties.hpp"
 
 namespace snippets::passes {
 
 struct FuseTransposeIntoParameter {
   using pass_tag = data_flow_pass_tag;
   static constexpr std::string_view name = "FuseTransposeIntoParameter";
+  using before = Properties<property::RanksAligned>;
+  using establishes = Properties<property::InputTransposesFolded>;
 
   template <class T> ir::Graph<T> run(const ir::Graph<T>& body) const {
     std::map<ir::NodeId, ir::Parameter> folded_params; // Parameter -> its replacement

@@ -23,12 +23,16 @@
 #include <set>
 
 #include "snippets/passes/data_flow.hpp"
+#include "snippets/passes/properties.hpp"
 
 namespace snippets::passes {
 
 struct FuseTransposeIntoResult {
   using pass_tag = data_flow_pass_tag;
   static constexpr std::string_view name = "FuseTransposeIntoResult";
+  using needs = Properties<property::InputTransposesFolded>;
+  using before = Properties<property::RanksAligned>;
+  using establishes = Properties<property::OutputTransposesFolded>;
 
   template <class T> ir::Graph<T> run(const ir::Graph<T>& body) const {
     for (ir::NodeId p : body.parameters()) {

@@ -9,14 +9,17 @@
 
 #include "snippets/passes/lir_queries.hpp"
 #include "snippets/passes/pass.hpp"
+#include "snippets/passes/properties.hpp"
 
 namespace snippets::passes {
 
 struct InitLiveRanges {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "InitLiveRanges";
+  using needs = Properties<property::LoopsInserted>;
+  using establishes = Properties<property::LiveRangesKnown>;
 
-  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
+  template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
     lir.renumber();
     std::map<std::size_t, std::size_t> loop_end; // loop id -> position of its LoopEnd
     for (auto& e : lir)
@@ -36,7 +39,6 @@ struct InitLiveRanges {
       }
       ranges[&e->output(0)] = r;
     }
-    return Preserved::all;
   }
 };
 

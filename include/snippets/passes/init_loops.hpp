@@ -11,14 +11,17 @@
 
 #include "snippets/passes/lir_queries.hpp"
 #include "snippets/passes/pass.hpp"
+#include "snippets/passes/properties.hpp"
 
 namespace snippets::passes {
 
 struct InitLoops {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "InitLoops";
+  using needs = Properties<property::LoadsStoresInserted>;
+  using establishes = Properties<property::LoopPortsInitialized>;
 
-  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>&) const {
+  template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>&) const {
     for (std::size_t id = 0; id < lir.loops().size(); ++id) {
       auto& info = lir.loops().at(id);
       info.ports.clear();
@@ -41,7 +44,6 @@ struct InitLoops {
         info.ports.push_back(port);
       }
     }
-    return Preserved::none;
   }
 };
 

@@ -10,14 +10,18 @@
 
 #include "snippets/passes/lir_queries.hpp"
 #include "snippets/passes/pass.hpp"
+#include "snippets/passes/properties.hpp"
 
 namespace snippets::passes {
 
 struct InsertBroadcastMove {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "InsertBroadcastMove";
+  using needs = Properties<property::LoadsStoresInserted>;
+  using before = Properties<property::BroadcastsExplicit>;
+  using establishes = Properties<property::BroadcastsExplicit>;
 
-  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>&) const {
+  template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>&) const {
     std::vector<ir::Expression<T>*> exprs;
     for (auto& e : lir)
       if (is_loop_body(*e) && !is_memory_access(*e) && e->num_outputs() == 1)
@@ -40,7 +44,6 @@ struct InsertBroadcastMove {
         e->in_desc(i).shape = shape;
       }
     }
-    return Preserved::none;
   }
 };
 

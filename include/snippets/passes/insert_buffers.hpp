@@ -12,14 +12,18 @@
 
 #include "snippets/passes/lir_queries.hpp"
 #include "snippets/passes/pass.hpp"
+#include "snippets/passes/properties.hpp"
 
 namespace snippets::passes {
 
 struct InsertBuffers {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "InsertBuffers";
+  using needs = Properties<property::LoopsMarked>;
+  using before = Properties<property::LoadsStoresInserted>;
+  using establishes = Properties<property::BuffersInserted>;
 
-  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>&) const {
+  template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>&) const {
     const std::size_t rank = lir.domain.size();
     auto row_loop = [&](const ir::Expression<T>& e) -> std::int64_t {
       return e.loop_ids.size() == rank ? static_cast<std::int64_t>(e.loop_ids.back()) : -1;
@@ -49,7 +53,6 @@ struct InsertBuffers {
         u->owner().in_desc(u->index()).shape = row;
       }
     }
-    return Preserved::none;
   }
 };
 

@@ -24,14 +24,18 @@
 #include "snippets/passes/lir_queries.hpp"
 #include "snippets/passes/mark_loops.hpp"
 #include "snippets/passes/pass.hpp"
+#include "snippets/passes/properties.hpp"
 
 namespace snippets::passes {
 
 struct InsertLoadStore {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "InsertLoadStore";
+  using needs = Properties<property::LoopsMarked, property::BuffersInserted>;
+  using before = Properties<property::LoadsStoresInserted>;
+  using establishes = Properties<property::LoadsStoresInserted>;
 
-  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
+  template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
     const auto lanes = static_cast<std::int64_t>(ctx.config.lanes);
     const std::size_t rank = lir.domain.size();
     std::vector<ir::Expression<T>*> sources, sinks;
@@ -104,7 +108,6 @@ struct InsertLoadStore {
                   "innermost, or transpose it outside the subgraph");
       r->input(0).set(&store.output(0));
     }
-    return Preserved::none;
   }
 
   /// f32 for a Buffer, or for a LIR built without element types (hand-made LIRs in tests).

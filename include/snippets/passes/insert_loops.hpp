@@ -8,14 +8,18 @@
 #pragma once
 
 #include "snippets/passes/pass.hpp"
+#include "snippets/passes/properties.hpp"
 
 namespace snippets::passes {
 
 struct InsertLoops {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "InsertLoops";
+  using needs = Properties<property::LoopsMarked, property::LoopPortsInitialized>;
+  using before = Properties<property::LoopsInserted>;
+  using establishes = Properties<property::LoopsInserted>;
 
-  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>&) const {
+  template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>&) const {
     // loops ordered by nesting depth so outer bounds are placed first
     std::vector<std::pair<std::size_t, std::size_t>> by_depth; // (depth, id)
     std::vector<bool> used(lir.loops().size(), false);
@@ -43,7 +47,6 @@ struct InsertLoops {
                                   0, outer);
       (void)end;
     }
-    return Preserved::none;
   }
 };
 

@@ -18,20 +18,23 @@
 #include <vector>
 
 #include "snippets/passes/init_live_ranges.hpp"
+#include "snippets/passes/properties.hpp"
 
 namespace snippets::passes {
 
 struct InsertRegSpills {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "InsertRegSpills";
+  using needs = Properties<property::LiveRangesKnown>;
+  using before = Properties<property::RegistersAssigned>;
 
-  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
+  template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
     const std::size_t available = static_cast<std::size_t>(ctx.config.vector_registers -
                                                            ctx.config.reserved_vector_registers);
     for (;;) {
       InitLiveRanges{}.run(lir, ctx);
       ir::PortConnector<T>* victim = first_victim(lir, ctx.analyses.live_ranges, available);
-      if (!victim) return Preserved::none;
+      if (!victim) return;
       spill(lir, *victim, lir.spill_slots++);
     }
   }

@@ -23,14 +23,19 @@
 
 #include "snippets/passes/lir_queries.hpp"
 #include "snippets/passes/pass.hpp"
+#include "snippets/passes/properties.hpp"
 
 namespace snippets::passes {
 
 struct InsertSpecificIterations {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "InsertSpecificIterations";
+  using needs = Properties<property::RegistersAssigned, property::LoopsInserted>;
+  using before = Properties<property::TailsSpecialized>;
+  using establishes = Properties<property::TailsSpecialized>;
+  using invalidates = Properties<property::LiveRangesKnown>;
 
-  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
+  template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
     const std::size_t inner_dim = lir.domain.size() - 1;
     const std::size_t n_loops = lir.loops().size();
     for (std::size_t id = 0; id < n_loops; ++id) {
@@ -81,7 +86,6 @@ struct InsertSpecificIterations {
       }
       unroll_main(lir, body, id, end, lanes, unroll);
     }
-    return Preserved::none;
   }
 
 private:

@@ -6,14 +6,17 @@
 
 #include "snippets/passes/lir_queries.hpp"
 #include "snippets/passes/pass.hpp"
+#include "snippets/passes/properties.hpp"
 
 namespace snippets::passes {
 
 struct LoadMoveBroadcastToBroadcastLoad {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "LoadMoveBroadcastToBroadcastLoad";
+  using needs = Properties<property::BroadcastsExplicit>;
+  using invalidates = Properties<property::LoopPortsInitialized>;
 
-  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>&) const {
+  template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>&) const {
     std::vector<ir::Expression<T>*> loads;
     for (auto& e : lir) {
       const auto* l = std::get_if<ir::Load>(&e->op);
@@ -38,7 +41,6 @@ struct LoadMoveBroadcastToBroadcastLoad {
       }
       lir.erase(*load);
     }
-    return Preserved::none;
   }
 };
 

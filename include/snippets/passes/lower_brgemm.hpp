@@ -41,13 +41,10 @@
 #include <map>
 #include <set>
 
-#include "snippets/passes/assign_registers.hpp"
 #include "snippets/passes/brgemm_blocking.hpp"
-#include "snippets/passes/init_live_ranges.hpp"
-#include "snippets/passes/insert_loops.hpp"
 #include "snippets/passes/lir_queries.hpp"
 #include "snippets/passes/pass.hpp"
-#include "snippets/passes/pipeline.hpp"
+#include "snippets/passes/properties.hpp"
 
 namespace snippets::passes {
 
@@ -61,6 +58,12 @@ template <class T> bool has_brgemm(const ir::LinearIR<T>& lir) {
 struct LowerBrgemm {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "LowerBrgemm";
+  using before = Properties<property::LoopsMarked>;
+  using establishes =
+      Properties<property::LoopsMarked, property::ReductionsDecomposed, property::BuffersInserted,
+                 property::LoadsStoresInserted, property::BroadcastsExplicit,
+                 property::LoopPortsInitialized, property::BuffersAllocated,
+                 property::PointerShiftsUnique, property::TailsSpecialized>;
   /// Data pointers a Brgemm and its epilogue may use: the emitter needs five more registers.
   static constexpr std::size_t max_operands = 8;
 
@@ -70,10 +73,9 @@ struct LowerBrgemm {
     return t == ElementType::f32 || t == ElementType::bf16;
   }
 
-  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
+  template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
     Form<T> f = analyse(lir);
     build(lir, ctx, f);
-    return Preserved::none;
   }
 
 private:
@@ -588,8 +590,5 @@ private:
         lir.loops().at(t_id).ports.push_back({first, g.index, 0, -g.row * done, g.bytes, false});
   }
 };
-
-/// Lowering of MatMul kernels: the Brgemm loops, then loop bounds and counter registers.
-using BrgemmLowering = Pipeline<LowerBrgemm, InsertLoops, InitLiveRanges, AssignRegisters>;
 
 } // namespace snippets::passes

@@ -22,12 +22,15 @@
 
 #include "snippets/passes/lir_queries.hpp"
 #include "snippets/passes/pass.hpp"
+#include "snippets/passes/properties.hpp"
 
 namespace snippets::passes {
 
 struct MarkLoops {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "MarkLoops";
+  using before = Properties<property::LoopsMarked>;
+  using establishes = Properties<property::LoopsMarked>;
 
   template <class T>
   static std::vector<std::size_t> make_nest(ir::LinearIR<T>& lir, const LoweringConfig& cfg) {
@@ -44,9 +47,12 @@ struct MarkLoops {
     return ids;
   }
 
-  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
+  template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
     for (auto& e : lir)
-      if (is_reduction(*e)) return mark_rows(lir, ctx.config), Preserved::none;
+      if (is_reduction(*e)) {
+        mark_rows(lir, ctx.config);
+        return;
+      }
     std::vector<std::size_t> nest;
     bool in_group = false;
     for (auto& e : lir) {
@@ -58,7 +64,6 @@ struct MarkLoops {
       in_group = true;
       e->loop_ids = nest;
     }
-    return Preserved::none;
   }
 
 private:

@@ -20,15 +20,17 @@
 
 #include "snippets/passes/lir_queries.hpp"
 #include "snippets/passes/pass.hpp"
+#include "snippets/passes/properties.hpp"
 
 namespace snippets::passes {
 
 struct OptimizeDomain {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "OptimizeDomain";
+  using before = Properties<property::LoopsMarked>;
 
-  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>&) const {
-    if (lir.dynamic) return Preserved::all;
+  template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>&) const {
+    if (lir.dynamic) return;
     const std::vector<Dim> dom = lir.domain;
     std::vector<ir::PortDescriptor> io; // the kernel arguments and the row reductions
     bool reductions = false;
@@ -105,7 +107,6 @@ struct OptimizeDomain {
       for (std::size_t i = 0; i < e->num_inputs(); ++i) collapse_desc(e->in_desc(i));
       for (std::size_t i = 0; i < e->num_outputs(); ++i) collapse_desc(e->out_desc(i));
     }
-    return Preserved::none;
   }
 
 private:

@@ -6,14 +6,16 @@
 #pragma once
 
 #include "snippets/passes/pass.hpp"
+#include "snippets/passes/properties.hpp"
 
 namespace snippets::passes {
 
 struct OptimizeLoopSingleEvaluation {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "OptimizeLoopSingleEvaluation";
+  using needs = Properties<property::TailsSpecialized>;
 
-  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>&) const {
+  template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>&) const {
     for (std::size_t id = 0; id < lir.loops().size(); ++id) {
       auto& info = lir.loops().at(id);
       if (info.runtime_work_amount || info.work_amount != info.increment) continue;
@@ -23,7 +25,6 @@ struct OptimizeLoopSingleEvaluation {
         p.ptr_increment = 0;
       }
     }
-    return Preserved::none;
   }
 };
 

@@ -5,12 +5,14 @@
 //   struct MyPass {
 //     using pass_tag = snippets::passes::lir_pass_tag;        // opt-in
 //     static constexpr std::string_view name = "MyPass";
-//     template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext& ctx) const;
+//     template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const;
 //   };
-// `run` returns what it kept valid. The PassContext carries the lowering configuration (the
-// "how": vector length, register budget, FMA, ...) and the analyses passes share (live ranges).
-// Passes read the configuration and never hard-code it. Debug hooks (`after_pass`, counter
-// regions) are empty by default and cost one test of an empty std::function per pass.
+// What a pass needs, establishes and invalidates it declares as types (properties.hpp); a
+// pipeline checks its order with them when it compiles (pipeline.hpp). The PassContext carries the
+// lowering configuration (the "how": vector length, register budget, FMA, ...) and the analyses
+// passes share (live ranges). Passes read the configuration and never hard-code it. Debug hooks
+// (`after_pass`, counter regions) are empty by default and cost one test of an empty std::function
+// per pass.
 #pragma once
 
 #include <concepts>
@@ -27,8 +29,6 @@ namespace snippets::passes {
 
 /// Opt-in tag of passes over a LinearIR.
 struct lir_pass_tag {};
-
-enum class Preserved { none, all };
 
 /// How to lower: chosen by the target and the user, read by passes.
 struct LoweringConfig {
@@ -80,7 +80,7 @@ concept LirPass = requires {
   { P::name } -> std::convertible_to<std::string_view>;
 }
 &&requires(const P& p, IR& ir, Ctx& ctx) {
-  { p.run(ir, ctx) } -> std::same_as<Preserved>;
+  { p.run(ir, ctx) } -> std::same_as<void>;
 };
 
 } // namespace snippets::passes

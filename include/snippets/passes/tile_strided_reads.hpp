@@ -21,33 +21,35 @@
 
 #include "snippets/passes/lir_queries.hpp"
 #include "snippets/passes/pass.hpp"
+#include "snippets/passes/properties.hpp"
 
 namespace snippets::passes {
 
 struct TileStridedReads {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "TileStridedReads";
+  using before = Properties<property::LoopsMarked>;
 
-  template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
+  template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
     const std::size_t n = lir.domain.size();
     const Dim lanes = ctx.config.lanes;
     if (lir.dynamic || n < 2 || lir.domain[n - 1] <= lanes || lir.domain[n - 1] % lanes != 0)
-      return Preserved::all;
+      return;
     for (auto& e : lir) // a row-by-row kernel keeps its rows whole
-      if (is_reduction(*e)) return Preserved::all;
+      if (is_reduction(*e)) return;
     const ir::PortDescriptor* gathered = nullptr;
     for (auto& e : lir)
       if (std::holds_alternative<ir::Parameter>(e->op) && stride_along(e->out_desc(0), n - 1) > 1) {
         gathered = &e->out_desc(0);
         break;
       }
-    if (!gathered) return Preserved::all;
+    if (!gathered) return;
     std::optional<std::size_t> inner; // where the gathered input is contiguous, or closest
     std::int64_t best = 0;
     for (std::size_t d = 0; d + 1 < n; ++d)
       if (const std::int64_t s = stride_along(*gathered, d); s > 0 && (!inner || s < best))
         inner = d, best = s;
-    if (!inner) return Preserved::all;
+    if (!inner) return;
     // new positions: the other dims in order, then the block loop, `inner`, the lanes
     std::vector<std::size_t> to(n - 1);
     std::size_t k = 0;
@@ -83,7 +85,6 @@ struct TileStridedReads {
       for (std::size_t i = 0; i < e->num_inputs(); ++i) tile(e->in_desc(i));
       for (std::size_t i = 0; i < e->num_outputs(); ++i) tile(e->out_desc(i));
     }
-    return Preserved::none;
   }
 };
 

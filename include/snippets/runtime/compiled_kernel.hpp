@@ -152,6 +152,11 @@ public:
   std::string_view name() const {
     return info_ ? std::string_view(info_->name) : std::string_view("kernel");
   }
+  /// The passes that built it, one per line (passes::describe of its data-flow pipeline, then
+  /// of its lowering pipeline); empty for a hand-built kernel.
+  std::string_view pipeline() const {
+    return info_ ? std::string_view(info_->pipeline) : std::string_view();
+  }
   /// True when large aligned outputs are written with non-temporal stores.
   bool has_streaming_variant() const { return streaming_.fn != nullptr; }
 

@@ -2,11 +2,13 @@
 // snippets/runtime/program.hpp: Program, a whole model compiled for execution.
 //
 //   snippets::Program<> program(model, {.opaque = {{"MatMul", my_matmul}}}); // DefaultTraits
+//   snippets::Program<MyTraits, MyLowering, MyDataFlow> mine(model); // pipelines of your own
 //   auto ctx = program.make_context();                  // one per thread or stream
 //   program.run(ctx, inputs, outputs);                  // views on the caller's buffers
 //
 // Construction tokenizes the model (passes/tokenize.hpp), compiles every Subgraph into a JIT
-// kernel (through a KernelCache, so equal Subgraphs share one kernel), orders the steps
+// kernel with the Program's pipelines (compile<T, Lowering, DataFlow>, through a KernelCache,
+// so equal Subgraphs compiled the same way share one kernel), orders the steps
 // topologically and plans the intermediate buffers (runtime/memory_plan.hpp): two intermediates
 // share memory when their lifetimes do not overlap. Each step runs as
 //  - a kernel: a Subgraph's CompiledKernel;
@@ -57,7 +59,9 @@ template <class T> struct ProgramOptions {
   reference::Options reference; // Opaque callables on doubles, used when `opaque` has none
 };
 
-template <class T = DefaultTraits> class Program {
+template <class T = DefaultTraits, class Lowering = passes::DefaultLowering,
+          class DataFlow = passes::DefaultDataFlow>
+class Program {
 public:
   enum class StepKind { kernel, opaque, reference };
   struct Step {
@@ -283,7 +287,7 @@ private:
     try {
       CompileOptions co = opt_->compile;
       if (co.name.empty()) co.name = n.name; // dumps, perf maps, reports use it
-      step.kernel = compile_cached<T>(*sg.body, co, opt_->cache);
+      step.kernel = compile_cached<T, Lowering, DataFlow>(*sg.body, co, opt_->cache);
       step.kind = StepKind::kernel;
       if (!step.kernel->signature().runnable) { // a recording backend's kernel: kept to inspect
         step.kind = StepKind::reference;
