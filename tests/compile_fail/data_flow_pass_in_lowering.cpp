@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // A data-flow pass inserted into a Linear IR pipeline says where it belongs.
-// expected-error: this is a data-flow pass .it runs on a Subgraph body.: put it into a DataFlowPipeline
+// expected-error: pass_of_the_other_kind_in_this_pipeline<.*snippets::passes::Canonicalize>
 #include "snippets/snippets.hpp"
 
 int main() {

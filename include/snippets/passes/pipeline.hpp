@@ -60,6 +60,13 @@ template <class Pipe, class Property> struct pipeline_ends_before_what_compile_r
                 "of it establishes it (or a later one invalidates it): keep the pass that does");
 };
 
+template <class Pipe, class Element> struct pass_of_the_other_kind_in_this_pipeline {
+  static_assert(snippets::detail::dependent_false<Pipe>,
+                "snippets: a data-flow pass (on a Subgraph body) sits in a Linear IR Pipeline, or "
+                "a Linear IR pass in a DataFlowPipeline (Element above): put it into a pipeline "
+                "of its kind; compile<T, Lowering, DataFlow> takes one of each");
+};
+
 namespace detail {
 using snippets::detail::dependent_false;
 
@@ -87,12 +94,29 @@ template <class State, class... Es> consteval auto fold_steps() {
   }
 }
 
-template <class State, class L> struct ListSteps;
-template <class State, class... Ps> struct ListSteps<State, Pipeline<Ps...>> {
-  static consteval auto run() { return fold_steps<State, Ps...>(); }
+template <class L, class E> consteval bool other_kind() {
+  if constexpr (requires { typename E::pass_tag; })
+    return !std::is_same_v<typename E::pass_tag, typename L::pass_tag>;
+  else
+    return false; // not a pass at all: reported where the pipeline runs
+}
+
+template <class L, class... Es> struct FirstOtherKind { using type = void; };
+template <class L, class E, class... Es> struct FirstOtherKind<L, E, Es...> {
+  using type = std::conditional_t<other_kind<L, E>(), E, typename FirstOtherKind<L, Es...>::type>;
 };
-template <class State, class... Ps> struct ListSteps<State, DataFlowPipeline<Ps...>> {
-  static consteval auto run() { return fold_steps<State, Ps...>(); }
+
+template <class State, class L> struct ListSteps;
+template <class State, template <class...> class L, class... Ps> struct ListSteps<State, L<Ps...>> {
+  static consteval auto run() {
+    using Bad = typename FirstOtherKind<L<Ps...>, Ps...>::type;
+    if constexpr (!std::is_void_v<Bad>) {
+      (void)sizeof(pass_of_the_other_kind_in_this_pipeline<L<Ps...>, Bad>);
+      return std::type_identity<Failed>{};
+    } else {
+      return fold_steps<State, Ps...>();
+    }
+  }
 };
 
 /// The properties after running E from State (Failed once an error was reported).
@@ -144,17 +168,15 @@ consteval bool order_ok() {
 }
 
 template <class P, class IR, class Ctx> consteval bool check_lir_element() {
-  if constexpr (is_select<P> || is_list<P>) {
-    return true; // checked element by element where it runs
-  } else if constexpr (!requires { typename P::pass_tag; }) {
+  if constexpr (!requires { typename P::pass_tag; }) {
     static_assert(dependent_false<P>, "snippets: this Pipeline element is not a pass; add "
                                       "`using pass_tag = snippets::passes::lir_pass_tag;`");
     return false;
-  } else if constexpr (std::is_same_v<typename P::pass_tag, data_flow_pass_tag>) {
-    static_assert(dependent_false<P>, "snippets: this is a data-flow pass (it runs on a "
-                                      "Subgraph body): put it into a DataFlowPipeline, e.g. "
-                                      "insert_after_t<DefaultDataFlow, Canonicalize, MyPass>");
+  } else if constexpr (other_kind<Pipeline<>, P>()) {
+    (void)sizeof(pass_of_the_other_kind_in_this_pipeline<Pipeline<>, P>);
     return false;
+  } else if constexpr (is_select<P> || is_list<P>) {
+    return true; // checked element by element where it runs
   } else if constexpr (!requires { P::name; }) {
     static_assert(dependent_false<P>, "snippets: this pass needs `static constexpr "
                                       "std::string_view name = \"MyPass\";`");
@@ -169,18 +191,16 @@ template <class P, class IR, class Ctx> consteval bool check_lir_element() {
 }
 
 template <class P, class T> consteval bool check_data_flow_element() {
-  if constexpr (is_list<P>) {
-    return true;
-  } else if constexpr (!requires { typename P::pass_tag; }) {
+  if constexpr (!requires { typename P::pass_tag; }) {
     static_assert(dependent_false<P>,
                   "snippets: this DataFlowPipeline element is not a pass; "
                   "add `using pass_tag = snippets::passes::data_flow_pass_tag;`");
     return false;
-  } else if constexpr (std::is_same_v<typename P::pass_tag, lir_pass_tag>) {
-    static_assert(dependent_false<P>, "snippets: this is a Linear IR pass: put it into a "
-                                      "Pipeline, e.g. insert_after_t<DefaultLowering, "
-                                      "InsertLoops, MyPass>, not into a DataFlowPipeline");
+  } else if constexpr (other_kind<DataFlowPipeline<>, P>()) {
+    (void)sizeof(pass_of_the_other_kind_in_this_pipeline<DataFlowPipeline<>, P>);
     return false;
+  } else if constexpr (is_list<P>) {
+    return true;
   } else if constexpr (!DataFlowPass<P, T>) {
     static_assert(dependent_false<P>,
                   "snippets: a data-flow pass needs `static constexpr std::string_view name` "
@@ -194,9 +214,11 @@ template <class P, class T> consteval bool check_data_flow_element() {
 /// Runs one element of a Linear IR pipeline: a pass (then the trace, the hook and the
 /// verifier), a nested pipeline or a Select, the last two without checking order again.
 template <class P, class T> void run_lir_element(ir::LinearIR<T>& lir, PassContext<T>& ctx) {
-  if constexpr (is_list<P> || is_select<P>) {
+  if constexpr (!check_lir_element<P, ir::LinearIR<T>, PassContext<T>>()) {
+    return;
+  } else if constexpr (is_list<P> || is_select<P>) {
     P::run_unchecked(lir, ctx);
-  } else if constexpr (check_lir_element<P, ir::LinearIR<T>, PassContext<T>>()) {
+  } else {
     P{}.run(lir, ctx);
     ctx.trace.push_back(P::name);
     if (ctx.after_pass) ctx.after_pass(P::name, lir); // dump before verifying: see the bad IR
