@@ -46,6 +46,7 @@
 #include "snippets/passes/init_live_ranges.hpp"
 #include "snippets/passes/insert_loops.hpp"
 #include "snippets/passes/lir_queries.hpp"
+#include "snippets/passes/matmul_form.hpp"
 #include "snippets/passes/pass.hpp"
 #include "snippets/passes/pipeline.hpp"
 
@@ -61,14 +62,11 @@ template <class T> bool has_brgemm(const ir::LinearIR<T>& lir) {
 struct LowerBrgemm {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "LowerBrgemm";
-  /// Data pointers a Brgemm and its epilogue may use: the emitter needs five more registers.
-  static constexpr std::size_t max_operands = 8;
+  /// Data pointers a Brgemm and its epilogue may use (passes/matmul_form.hpp).
+  static constexpr std::size_t max_operands = max_matmul_operands;
 
-  /// The types a product reads (the tokenizer takes MatMuls, their epilogue values and
-  /// inputs of these types only).
-  static bool product_type(ElementType t) {
-    return t == ElementType::f32 || t == ElementType::bf16;
-  }
+  /// The types a product reads (passes/matmul_form.hpp).
+  static bool product_type(ElementType t) { return passes::product_type(t); }
 
   template <class T> Preserved run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
     Form<T> f = analyse(lir);
@@ -265,6 +263,7 @@ private:
 
   /// What build() has decided so far, read and extended by its steps in order.
   template <class T> struct Plan {
+    Plan(ir::LinearIR<T>& l, Form<T>& form) : lir(l), f(form) {}
     ir::LinearIR<T>& lir;
     Form<T>& f;
     std::vector<Dim> out;           // the last product's shape, the kernel's domain
@@ -337,8 +336,9 @@ private:
 
   /// The shapes build() works on; the outputs must have the last product's shape.
   template <class T> static Plan<T> plan(ir::LinearIR<T>& lir, Form<T>& f) {
-    Plan<T> p{lir, f, f.stages.back().mm->out_desc(0).shape,
-              f.stages.front().mm->out_desc(0).shape};
+    Plan<T> p(lir, f);
+    p.out = f.stages.back().mm->out_desc(0).shape;
+    p.out1 = f.stages.front().mm->out_desc(0).shape;
     const std::size_t R = p.out.size();
     if (lir.domain != p.out)
       fail(*f.stages.back().mm, "is broadcast further by its epilogue (outputs " +

@@ -60,9 +60,8 @@
 #include <vector>
 
 #include "snippets/ir/graph_view.hpp"
-#include "snippets/passes/align_element_types.hpp"
 #include "snippets/passes/data_flow.hpp"
-#include "snippets/passes/decompose_softmax.hpp"
+#include "snippets/passes/fusability.hpp"
 #include "snippets/passes/fuse_transpose_into_result.hpp"
 #include "snippets/passes/lower_brgemm.hpp"
 
@@ -95,55 +94,15 @@ template <class T> bool is_scalar_constant(const ir::Node<T>& n) {
   return uniform_value<T>(n.op).has_value();
 }
 
-/// The default answer: an op the backend fuses with these attributes, on static values of the
-/// types in the file comment. Power counts when its exponent is a scalar constant (it becomes
-/// PowerStatic).
+/// The default answer: a node with static shapes that passes::fusability takes (an op the
+/// backend fuses with these attributes, on the types in the file comment; Power counts when
+/// its exponent is a scalar constant, as the PowerStatic it becomes). Static shapes are the
+/// tokenizer's own rule: compile() also takes dynamic elementwise bodies, but a Subgraph is
+/// formed for one shape (its outputs share the kernel's static domain).
 template <class T> bool backend_can_fuse(const ir::Graph<T>& g, const ir::Node<T>& n) {
   for (const auto& t : n.outputs)
     if (!t.shape.is_static()) return false;
-  const auto* convert = std::get_if<ir::Convert>(&n.op);
-  if (convert && (convert->to == ElementType::i32 || convert->to == ElementType::bf16))
-    for (const ir::Output& o : n.inputs)
-      if (g.type(o).type == ElementType::i32) return false;
-  const bool exact_on_bytes = std::visit(
-      [](const auto& tag) {
-        return passes::detail::exact_on_small_integers<std::decay_t<decltype(tag)>>;
-      },
-      n.op);
-  auto type_ok = [&](ElementType t) {
-    if (convert) return true;
-    if (t == ElementType::i8 || t == ElementType::u8) return exact_on_bytes;
-    return t != ElementType::i32;
-  };
-  for (const ir::Output& o : n.inputs)
-    if (!type_ok(g.type(o).type)) return false;
-  for (const auto& t : n.outputs)
-    if (!type_ok(t.type)) return false;
-  if (ir::is<ir::MatMul>(n.op)) { // a Brgemm: f32 or bf16 operands of rank >= 2
-    for (const ir::Output& o : n.inputs)
-      if (!LowerBrgemm::product_type(g.type(o).type) || g.type(o).shape.rank() < 2) return false;
-    return T::template fusable<ir::MatMul>;
-  }
-  if (ir::is<ir::Transpose>(n.op)) // folded into a load; allowed() keeps it on an input
-    return !is_scalar_constant(g.node(n.inputs[0].node));
-  if (ir::is<ir::Power>(n.op) && !T::template fusable<ir::Power>) {
-    const auto e = uniform_value<T>(g.node(n.inputs[1].node).op);
-    return e && T::template fusable<ir::PowerStatic> && backend_supports<T>(ir::PowerStatic{*e});
-  }
-  return std::visit(
-      [&](const auto& tag) {
-        using Tag = std::decay_t<decltype(tag)>;
-        if constexpr (std::is_same_v<Tag, ir::Subgraph<T>>)
-          return false;
-        else if constexpr (std::is_same_v<Tag, ir::ReduceSum> ||
-                           std::is_same_v<Tag, ir::ReduceMax> || std::is_same_v<Tag, ir::Softmax>)
-          return T::template fusable<Tag> && backend_supports<T>(tag) && innermost_reduction(g, n);
-        else if constexpr (T::template fusable<Tag>)
-          return backend_supports<T>(tag);
-        else
-          return false;
-      },
-      n.op);
+  return !fusability(g, n, FusabilityStage::model);
 }
 
 template <class T> class Tokenizer {
@@ -419,8 +378,7 @@ private:
       const ir::OpCategory cat = ir::op_category<T>(n.op);
       const bool elementwise = cat == ir::OpCategory::unary || cat == ir::OpCategory::binary ||
                                ir::is<ir::Select>(n.op) || ir::is<ir::PRelu>(n.op);
-      if (late || !elementwise || n.outputs[0].shape != shape ||
-          !LowerBrgemm::product_type(n.outputs[0].type))
+      if (late || !elementwise || n.outputs[0].shape != shape || !product_type(n.outputs[0].type))
         return false;
     }
     for (const ir::Output& o : b.outputs) // what leaves is a value of the last product ...
@@ -432,7 +390,7 @@ private:
         for (const ir::Use& u : g_.users(ir::Output{m, 0}))
           if (c.has(u.node) && !ir::is<ir::MatMul>(g_.node(u.node).op)) return false;
     for (const ir::Output& o : b.inputs)
-      if (!LowerBrgemm::product_type(g_.type(o).type)) return false;
+      if (!product_type(g_.type(o).type)) return false;
     return b.inputs.size() + b.outputs.size() <= LowerBrgemm::max_operands;
   }
 
