@@ -8,6 +8,7 @@
 //  - a Softmax of that value over its rows, and then optionally a second MatMul that reads
 //    the Softmax as its A, with an epilogue of its own (attention: MatMul -> scale/mask ->
 //    Softmax -> MatMul).
+// These rules, shared with the tokenizer, are MatMulForm's (matmul_form.hpp).
 // LowerBrgemm turns the converted LIR into
 //
 //   Loop batch dims (extent > 1)       ordinary LIR loops with pointer increments
@@ -63,7 +64,7 @@ struct LowerBrgemm {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "LowerBrgemm";
   /// Data pointers a Brgemm and its epilogue may use (passes/matmul_form.hpp).
-  static constexpr std::size_t max_operands = max_matmul_operands;
+  static constexpr std::size_t max_operands = MatMulForm::max_operands;
 
   /// The types a product reads (passes/matmul_form.hpp).
   static bool product_type(ElementType t) { return passes::product_type(t); }
@@ -147,7 +148,7 @@ private:
           fail(e, "reads A from '" + e.input_expr(0).name +
                       "'; a MatMul in a kernel reads a subgraph input (the first) or a value "
                       "of the product before it (an MLP or attention chain)");
-        if (!f.softmax.ops.empty() && stage_of.at(&e) > 1)
+        if (!MatMulForm::counts_ok(stage_of.at(&e) + 1, f.softmax.ops.empty() ? 0 : 1))
           fail(e, "is a third MatMul around a Softmax; an attention kernel computes two "
                   "products: split the subgraph");
         if (std::get<ir::MatMul>(e.op).transpose_a)
@@ -166,7 +167,7 @@ private:
       }
       Stage<T>& st = f.stages[stage];
       const auto& shape = st.mm->out_desc(0).shape;
-      if (!f.softmax.ops.empty() && stage == 0)
+      if (!f.softmax.ops.empty() && !MatMulForm::epilogue_after_softmax_ok(static_cast<int>(stage)))
         fail(e, "follows the Softmax; only a second MatMul may read it (run the op in "
                 "another subgraph)");
       if (is_reduction(e) || std::holds_alternative<ir::Constant>(e.op) ||

@@ -312,13 +312,13 @@ private:
     return acyclic_with(c);
   }
 
-  /// LowerBrgemm's form: a chain of MatMuls, each with its epilogue (elementwise ops of its
-  /// product's shape on f32 or bf16 values, and on inputs). The first reads its operands from
-  /// outside (or through Transposes of inputs); each next one reads a value of the one before
-  /// as its A (an MLP) and B from outside; the outputs are values of the last. Or attention:
-  /// at most one Softmax of the first product's epilogue value, read by a second MatMul and
-  /// nothing else; then the Subgraph is sealed: nothing else joins but a Transpose of its
-  /// output.
+  /// LowerBrgemm's form (its rules: passes/matmul_form.hpp): a chain of MatMuls, each with its
+  /// epilogue (elementwise ops of its product's shape on f32 or bf16 values, and on inputs). The
+  /// first reads its operands from outside (or through Transposes of inputs); each next one reads a
+  /// value of the one before as its A (an MLP) and B from outside; the outputs are values of the
+  /// last. Or attention: at most one Softmax of the first product's epilogue value, read by a
+  /// second MatMul and nothing else; then the Subgraph is sealed: nothing else joins but a
+  /// Transpose of its output.
   bool matmul_form(const Candidate& c, const Boundary& b) {
     std::vector<ir::NodeId> sorted, mms, softmax;
     for (std::size_t p : c.merge) merge_sorted(sorted, groups_[p].members);
@@ -328,25 +328,25 @@ private:
       if (ir::is<ir::Softmax>(g_.node(m).op)) softmax.push_back(m);
     }
     if (mms.empty()) return true;
-    if (softmax.size() > 1 || (!softmax.empty() && mms.size() > 2)) return false;
+    if (!MatMulForm::counts_ok(mms.size(), softmax.size())) return false;
     auto from_outside = [&](const ir::Output& o) {
       if (!c.has(o.node)) return true;
       const ir::Node<T>& n = g_.node(o.node);
       return ir::is<ir::Transpose>(n.op) && !c.has(n.inputs[0].node);
     };
-    // stage_[m]: the product member m computes on (-1: inputs only), written before it is
-    // read; after_[m] == mark: m depends on the Softmax
+    // stage_[m]: the product member m computes on (MatMulForm::none: inputs only), written
+    // before it is read; after_[m] == mark: m depends on the Softmax
     const std::uint64_t mark = ++marks_;
     auto after = [&](ir::NodeId m) { return after_[m] == mark; };
     for (ir::NodeId m : softmax) after_[m] = mark;
     for (ir::NodeId m : sorted) {
       const ir::Node<T>& n = g_.node(m);
-      int from = -1; // the one product it reads values of
+      int from = MatMulForm::none; // the one product it reads values of
       bool two = false;
       bool early = false; // reads an op on inputs only, which LowerBrgemm puts in stage 0
       for (const ir::Output& o : n.inputs)
-        if (c.has(o.node) && stage_[o.node] >= 0) {
-          two |= from >= 0 && from != stage_[o.node];
+        if (c.has(o.node) && stage_[o.node] != MatMulForm::none) {
+          two |= from != MatMulForm::none && from != stage_[o.node];
           from = stage_[o.node];
         } else if (c.has(o.node)) {
           early |= !ir::is<ir::Transpose>(g_.node(o.node).op);
@@ -355,34 +355,38 @@ private:
                                     [&](const ir::Output& o) { return after(o.node); });
       if (late) after_[m] = mark;
       if (ir::is<ir::MatMul>(n.op)) {
-        const int i = static_cast<int>(std::find(mms.begin(), mms.end(), m) - mms.begin());
-        const bool a_ok = i == 0 ? from_outside(n.inputs[0])
-                                 : c.has(n.inputs[0].node) && stage_[n.inputs[0].node] == i - 1;
+        const auto i = static_cast<std::size_t>(std::find(mms.begin(), mms.end(), m) - mms.begin());
+        const int a_stage = MatMulForm::a_stage(i);
+        const bool a_ok = a_stage == MatMulForm::none
+                              ? from_outside(n.inputs[0])
+                              : c.has(n.inputs[0].node) && stage_[n.inputs[0].node] == a_stage;
         if (!a_ok || !from_outside(n.inputs[1])) return false;
-        if (!softmax.empty() && i == 1 &&
+        if (!softmax.empty() && a_stage == MatMulForm::softmax_stage && // reads the Softmax alone
             (n.inputs[0].node != softmax[0] || g_.users(ir::Output{softmax[0], 0}).size() != 1))
           return false;
-        stage_[m] = i;
+        stage_[m] = static_cast<int>(i);
         continue;
       }
       if (two) return false; // reads the values of two products
       stage_[m] = from;
-      if (early && stage_[m] > 0) return false;
+      if (early && !MatMulForm::reads_inputs_only_ok(stage_[m])) return false;
       if (ir::is<ir::Transpose>(n.op)) continue;
-      const int s = std::max(stage_[m], 0);
+      const int s = std::max(stage_[m], 0); // ops on inputs alone: the first product's shape
       const auto& shape = g_.node(mms[std::size_t(s)]).outputs[0].shape;
       if (ir::is<ir::Softmax>(n.op)) {
-        if (stage_[m] != 0 || n.outputs[0].shape != shape) return false;
+        if (!MatMulForm::softmax_ok(stage_[m]) || n.outputs[0].shape != shape) return false;
         continue;
       }
       const ir::OpCategory cat = ir::op_category<T>(n.op);
       const bool elementwise = cat == ir::OpCategory::unary || cat == ir::OpCategory::binary ||
                                ir::is<ir::Select>(n.op) || ir::is<ir::PRelu>(n.op);
+      // the tokenizer's seal: nothing elementwise after the Softmax, not even an epilogue of the
+      // second product (which LowerBrgemm would lower: matmul_form.hpp)
       if (late || !elementwise || n.outputs[0].shape != shape || !product_type(n.outputs[0].type))
         return false;
     }
     for (const ir::Output& o : b.outputs) // what leaves is a value of the last product ...
-      if (stage_[o.node] != static_cast<int>(mms.size()) - 1 ||
+      if (!MatMulForm::output_ok(stage_[o.node], mms.size()) ||
           (!softmax.empty() && !after(o.node))) // ... and, around a Softmax, comes after it
         return false;
     for (ir::NodeId m : sorted) // input Transposes feed the MatMuls only (folded into B or A)
@@ -391,7 +395,7 @@ private:
           if (c.has(u.node) && !ir::is<ir::MatMul>(g_.node(u.node).op)) return false;
     for (const ir::Output& o : b.inputs)
       if (!product_type(g_.type(o).type)) return false;
-    return b.inputs.size() + b.outputs.size() <= LowerBrgemm::max_operands;
+    return b.inputs.size() + b.outputs.size() <= MatMulForm::max_operands;
   }
 
   /// Whether every Transpose of `c` reads a Subgraph input that no other member reads, or
