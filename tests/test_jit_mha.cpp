@@ -298,4 +298,10 @@ TEST_CASE("mha: forms the kernel cannot compute are rejected with a clear error"
     g.result(g.subtract(s, g.reduce_max(s, {-1}, true)));
     CHECK(error_id([&] { compile(g); }) == "snippets.compile.unsupported_matmul");
   }
+  SUBCASE("a Softmax of the second product (it used to escape as std::out_of_range)") {
+    Graph g;
+    const auto s = g.matmul(g.parameter(f32, Shape{8, 4}), g.parameter(f32, Shape{4, 8}));
+    g.result(g.softmax(g.matmul(s, g.parameter(f32, Shape{8, 8})), -1));
+    CHECK(error_id([&] { compile(g); }) == "snippets.compile.unsupported_matmul");
+  }
 }

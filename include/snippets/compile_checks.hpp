@@ -3,10 +3,11 @@
 // each failure a snippets::Error ([snippets.compile.*]) naming the node and what to do:
 //  - check_dynamic_body: a body with dynamic dimensions is elementwise, planar and of a rank
 //    the call arguments describe;
-//  - check_body: inputs + outputs within the traits' data pointers, every op fusable with its
-//    attributes, reductions over the innermost axis, kernel I/O types the traits read and write,
-//    computation in f32, no empty value inside a kernel that writes something, MatMul matrices
-//    the Brgemm code can address.
+//  - check_body: inputs + outputs within the traits' data pointers, every node fusable
+//    (passes/fusability.hpp, the rules the tokenizer follows too: ops the traits fuse with their
+//    attributes, reductions over the innermost axis, computation in f32), kernel I/O types the
+//    traits read and write, i32 inputs only converted, no empty value inside a kernel that
+//    writes something, MatMul matrices the Brgemm code can address.
 #pragma once
 
 #include <algorithm>
@@ -15,7 +16,7 @@
 
 #include "snippets/backend_traits.hpp"
 #include "snippets/ir/graph.hpp"
-#include "snippets/passes/decompose_softmax.hpp"
+#include "snippets/passes/fusability.hpp"
 #include "snippets/runtime/kernel_abi.hpp"
 
 namespace snippets::detail {
@@ -151,39 +152,11 @@ template <class T> void check_body(const ir::Graph<T>& body) {
   for (ir::NodeId id = 0; id < body.size(); ++id) {
     const auto& n = body.node(id);
     check_not_empty(body, n);
-    std::visit(
-        [&](const auto& tag) {
-          using Tag = std::decay_t<decltype(tag)>;
-          if constexpr (std::is_same_v<Tag, ir::Parameter> || std::is_same_v<Tag, ir::Result> ||
-                        std::is_same_v<Tag, ir::Constant> || std::is_same_v<Tag, ir::Scalar>) {
-          } else if constexpr (T::template fusable<Tag>) {
-            if constexpr (std::is_same_v<Tag, ir::MatMul>) check_product_size(body, n);
-            if constexpr (std::is_same_v<Tag, ir::ReduceSum> ||
-                          std::is_same_v<Tag, ir::ReduceMax> || std::is_same_v<Tag, ir::Softmax>)
-              if (!passes::innermost_reduction(body, n))
-                raise("snippets.compile.reduce_axis",
-                      n.describe() +
-                          " does not reduce over the innermost axis alone (with keep_dims); "
-                          "kernels reduce rows: transpose the axis to the end, or run it "
-                          "outside the subgraph");
-            if (!backend_supports<T>(tag))
-              raise("snippets.compile.unsupported_attribute",
-                    n.describe() + " has attributes the " + std::string(T::name) +
-                        " emitter does not support; run it outside the kernel");
-          } else if constexpr (std::is_same_v<Tag, ir::Transpose>) {
-            raise("snippets.compile.unsupported_op",
-                  n.describe() +
-                      " is not folded into memory access: a kernel takes a Transpose only as the "
-                      "only consumer of a subgraph input, or as the last op before an output "
-                      "when it keeps the innermost axis innermost; move it out of the subgraph "
-                      "or give it its own input");
-          } else {
-            raise("snippets.compile.unsupported_op", n.describe() + " cannot be fused by the " +
-                                                         std::string(T::name) +
-                                                         " backend; leave it out of the subgraph");
-          }
-        },
-        n.op);
+    if constexpr (T::template fusable<ir::MatMul>)
+      if (ir::is<ir::MatMul>(n.op)) check_product_size(body, n);
+    // the op and its computed types (the kernel's inputs and outputs are checked below)
+    if (auto why = passes::fusability(body, n, passes::FusabilityStage::body))
+      raise(why->id, why->message);
     const bool io = ir::is<ir::Parameter>(n.op) || ir::is<ir::Result>(n.op);
     const auto& t = ir::is<ir::Result>(n.op) ? body.type(n.inputs[0]) : n.outputs.at(0);
     if (io && !backend_io_type_supported<T>(t.type)) {
@@ -196,16 +169,6 @@ template <class T> void check_body(const ir::Graph<T>& body) {
                 " kernels read and write " + types + " (add a Convert outside the subgraph)");
     }
     if (ir::is<ir::Parameter>(n.op) && t.type == ElementType::i32) check_i32_input(body, n);
-    // kernels compute in f32: an integer value may only be converted, never computed on
-    if (io || ir::is<ir::Convert>(n.op)) continue;
-    auto computable = [](ElementType e) {
-      return e == ElementType::f32 || e == ElementType::boolean;
-    };
-    for (const ir::Output& o : n.inputs)
-      if (!computable(body.type(o).type))
-        raise("snippets.compile.unsupported_type",
-              n.describe() + " computes on " + body.type(o).to_string() +
-                  "; kernels compute in f32, so run integer arithmetic outside the subgraph");
   }
 }
 

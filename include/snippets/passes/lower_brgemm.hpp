@@ -8,6 +8,7 @@
 //  - a Softmax of that value over its rows, and then optionally a second MatMul that reads
 //    the Softmax as its A, with an epilogue of its own (attention: MatMul -> scale/mask ->
 //    Softmax -> MatMul).
+// These rules, shared with the tokenizer, are MatMulForm's (matmul_form.hpp).
 // LowerBrgemm turns the converted LIR into
 //
 //   Loop batch dims (extent > 1)       ordinary LIR loops with pointer increments
@@ -43,6 +44,7 @@
 
 #include "snippets/passes/brgemm_blocking.hpp"
 #include "snippets/passes/lir_queries.hpp"
+#include "snippets/passes/matmul_form.hpp"
 #include "snippets/passes/pass.hpp"
 #include "snippets/passes/properties.hpp"
 
@@ -64,14 +66,11 @@ struct LowerBrgemm {
                  property::LoadsStoresInserted, property::BroadcastsExplicit,
                  property::LoopPortsInitialized, property::BuffersAllocated,
                  property::PointerShiftsUnique, property::TailsSpecialized>;
-  /// Data pointers a Brgemm and its epilogue may use: the emitter needs five more registers.
-  static constexpr std::size_t max_operands = 8;
+  /// Data pointers a Brgemm and its epilogue may use (passes/matmul_form.hpp).
+  static constexpr std::size_t max_operands = MatMulForm::max_operands;
 
-  /// The types a product reads (the tokenizer takes MatMuls, their epilogue values and
-  /// inputs of these types only).
-  static bool product_type(ElementType t) {
-    return t == ElementType::f32 || t == ElementType::bf16;
-  }
+  /// The types a product reads (passes/matmul_form.hpp).
+  static bool product_type(ElementType t) { return passes::product_type(t); }
 
   template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
     Form<T> f = analyse(lir);
@@ -151,7 +150,7 @@ private:
           fail(e, "reads A from '" + e.input_expr(0).name +
                       "'; a MatMul in a kernel reads a subgraph input (the first) or a value "
                       "of the product before it (an MLP or attention chain)");
-        if (!f.softmax.ops.empty() && stage_of.at(&e) > 1)
+        if (!MatMulForm::counts_ok(stage_of.at(&e) + 1, f.softmax.ops.empty() ? 0 : 1))
           fail(e, "is a third MatMul around a Softmax; an attention kernel computes two "
                   "products: split the subgraph");
         if (std::get<ir::MatMul>(e.op).transpose_a)
@@ -163,6 +162,9 @@ private:
       }
       if (std::holds_alternative<ir::ReduceMax>(e.op) && f.softmax.ops.empty() &&
           values.count(&e.input_expr(0))) {
+        if (!MatMulForm::softmax_ok(static_cast<int>(stage)))
+          fail(e, "is a Softmax of a product after the first; a kernel's Softmax reads the "
+                  "first product (attention): split the subgraph");
         f.softmax = match_softmax(e);
         in_softmax.insert(f.softmax.ops.begin(), f.softmax.ops.end());
         values = {f.softmax.ops.back()};
@@ -170,7 +172,7 @@ private:
       }
       Stage<T>& st = f.stages[stage];
       const auto& shape = st.mm->out_desc(0).shape;
-      if (!f.softmax.ops.empty() && stage == 0)
+      if (!f.softmax.ops.empty() && !MatMulForm::epilogue_after_softmax_ok(static_cast<int>(stage)))
         fail(e, "follows the Softmax; only a second MatMul may read it (run the op in "
                 "another subgraph)");
       if (is_reduction(e) || std::holds_alternative<ir::Constant>(e.op) ||
@@ -265,121 +267,223 @@ private:
     return x.data_index < lir.num_inputs ? lir.arg_types.at(x.data_index) : ElementType::f32;
   }
 
-  template <class T> static void build(ir::LinearIR<T>& lir, PassContext<T>& ctx, Form<T>& f) {
-    using E = ir::Expression<T>;
-    Stage<T>& s1 = f.stages.front();
-    Stage<T>& last = f.stages.back();
-    E& a = s1.mm->input_expr(0);
-    const std::vector<Dim> out = last.mm->out_desc(0).shape, out1 = s1.mm->out_desc(0).shape;
-    const std::size_t R = out.size();
-    if (lir.domain != out)
-      fail(*last.mm, "is broadcast further by its epilogue (outputs " +
-                         Shape(lir.domain).to_string() + ", product " + Shape(out).to_string() +
-                         "); outputs must have the product's shape");
-    const Dim M = out[R - 2];
-    const int lanes = ctx.config.lanes;
-    const ElementType a_type = operand_type(lir, a, ElementType::f32);
-    s1.shape = brgemm_shape(std::get<ir::MatMul>(s1.mm->op), a.out_desc(0), s1.b->out_desc(0),
-                            lanes, a_type, operand_type(lir, *s1.b, a_type), lir.native_bf16);
-    for (std::size_t i = 1; i < f.stages.size(); ++i) { // A: rows of f32 in scratch
-      Stage<T>& s = f.stages[i];
-      s.shape =
-          brgemm_shape(std::get<ir::MatMul>(s.mm->op),
-                       {f.stages[i - 1].mm->out_desc(0).shape, {}, {}}, s.b->out_desc(0), lanes,
-                       ElementType::f32, operand_type(lir, *s.b, ElementType::f32), false);
-    }
+  /// What build() has decided so far, read and extended by its steps in order.
+  template <class T> struct Plan {
+    Plan(ir::LinearIR<T>& l, Form<T>& form) : lir(l), f(form) {}
+    ir::LinearIR<T>& lir;
+    Form<T>& f;
+    std::vector<Dim> out;           // the last product's shape, the kernel's domain
+    std::vector<Dim> out1;          // the first product's shape (the scores of attention)
+    Dim M = 0;                      // rows of the products
+    std::size_t n_args = 0;         // inputs + outputs: the scratch pointer's index
+    std::vector<std::size_t> batch; // batch dims of extent > 1
+    std::int64_t scratch = 0;       // elements of scratch per thread
+    std::int64_t widest = 0;        // the longest row a block keeps: A's, and those in scratch
+    std::int64_t m_blk = 0;         // rows of one block
+    ir::Expression<T>* softmax_rows = nullptr;
 
-    // the Stores of the outputs, after the last epilogue
-    const std::size_t n_args = lir.num_inputs + lir.num_outputs;
-    auto add_store = [&](ir::PortConnector<T>* v, std::size_t index, ir::PortDescriptor desc,
-                         std::int64_t offset, const std::string& name) -> E& {
+    /// Reserves `elements` of scratch (rounded up to 16), returning where they start.
+    std::int64_t take_scratch(std::int64_t elements) {
+      const std::int64_t at = scratch;
+      scratch += (elements + 15) / 16 * 16;
+      return at;
+    }
+    /// A Store of `v` to argument `index` (or the scratch), before the first Result.
+    ir::Expression<T>& add_store(ir::PortConnector<T>* v, std::size_t index,
+                                 ir::PortDescriptor desc, std::int64_t offset,
+                                 const std::string& name) {
       const ElementType t = index < n_args ? lir.arg_types.at(index) : ElementType::f32;
-      E& st =
+      ir::Expression<T>& st =
           lir.insert_node(lir.find(*f.results.front()), ir::Store{0, offset, t}, {v}, 1, {}, name);
       st.data_index = index;
       st.out_desc(0) = std::move(desc);
       return st;
-    };
-    std::int64_t scratch = 0; // elements of scratch per thread
-    auto take_scratch = [&](std::int64_t elements) {
-      const std::int64_t at = scratch;
-      scratch += (elements + 15) / 16 * 16;
-      return at;
-    };
-    std::vector<std::size_t> batch; // domain: batch dims of extent > 1, then M and N
-    for (std::size_t d = 0; d + 2 < R; ++d)
-      if (out[d] > 1) batch.push_back(d);
+    }
+  };
 
-    for (const Stage<T>& s : f.stages)
+  /// A kernel argument's pointer strides (elements): per row of the product, per batch dim.
+  struct Arg {
+    std::size_t index;
+    std::int64_t row;
+    ir::PortDescriptor desc;
+    std::int64_t bytes; // per element
+  };
+
+  /// The loops of the kernel: batch dims outermost (the first is the parallel one), then M.
+  struct Loops {
+    std::vector<std::size_t> batch;
+    std::size_t m = 0;
+  };
+
+  /// The steps below, in order; each adds to the LIR where the one before left it.
+  template <class T> static void build(ir::LinearIR<T>& lir, PassContext<T>& ctx, Form<T>& f) {
+    Plan<T> p = plan(lir, f);           // the domain, M, the batch dims
+    choose_shapes(p, ctx.config.lanes); // each product's BrgemmShape
+    choose_tiles(p, ctx.config);        // register tiles, scratch for packed Bs
+    choose_block_rows(p);               // m_blk
+    if (!f.softmax.ops.empty())         // rows between two products go to scratch:
+      add_softmax_rows(p);              // the scores of a Softmax,
+    else
+      add_chain_stores(p); // or the activations of an MLP chain
+    add_result_stores(p);  // the outputs
+    if (p.scratch) {
+      lir.buffer_pointers = 1;
+      lir.scratch_bytes = p.scratch * 4;
+      ctx.config.gp_registers -= 1; // the scratch's data pointer
+    }
+    const std::vector<Arg> args = pointer_args(p, epilogue_inputs(p));      // what the loops move
+    const Loops loops = add_loops(p);                                       // batch loops, M loop
+    const auto b_source = add_b_copies(p, loops);                           // packing B in-kernel
+    const std::vector<ir::Expression<T>*> group = add_brgemms(p, b_source); // the M block
+    put_group_in_loops(p, group, loops, args);                              // and its pointers
+    // the tail block: the last M % m_blk rows
+    if (const std::int64_t rest = p.M % p.m_blk) add_tail(lir, group, loops.m, rest, args);
+  }
+
+  /// The shapes build() works on; the outputs must have the last product's shape.
+  template <class T> static Plan<T> plan(ir::LinearIR<T>& lir, Form<T>& f) {
+    Plan<T> p(lir, f);
+    p.out = f.stages.back().mm->out_desc(0).shape;
+    p.out1 = f.stages.front().mm->out_desc(0).shape;
+    const std::size_t R = p.out.size();
+    if (lir.domain != p.out)
+      fail(*f.stages.back().mm, "is broadcast further by its epilogue (outputs " +
+                                    Shape(lir.domain).to_string() + ", product " +
+                                    Shape(p.out).to_string() +
+                                    "); outputs must have the product's shape");
+    p.M = p.out[R - 2];
+    p.n_args = lir.num_inputs + lir.num_outputs;
+    for (std::size_t d = 0; d + 2 < R; ++d) // domain: batch dims of extent > 1, then M and N
+      if (p.out[d] > 1) p.batch.push_back(d);
+    return p;
+  }
+
+  /// Each product's BrgemmShape: the first reads its operands' types and strides, each next
+  /// one reads A as rows of f32 in scratch.
+  template <class T> static void choose_shapes(Plan<T>& p, int lanes) {
+    auto& lir = p.lir;
+    Stage<T>& s1 = p.f.stages.front();
+    const ir::Expression<T>& a = s1.mm->input_expr(0);
+    const ElementType a_type = operand_type(lir, a, ElementType::f32);
+    s1.shape = brgemm_shape(std::get<ir::MatMul>(s1.mm->op), a.out_desc(0), s1.b->out_desc(0),
+                            lanes, a_type, operand_type(lir, *s1.b, a_type), lir.native_bf16);
+    for (std::size_t i = 1; i < p.f.stages.size(); ++i) { // A: rows of f32 in scratch
+      Stage<T>& s = p.f.stages[i];
+      s.shape =
+          brgemm_shape(std::get<ir::MatMul>(s.mm->op),
+                       {p.f.stages[i - 1].mm->out_desc(0).shape, {}, {}}, s.b->out_desc(0), lanes,
+                       ElementType::f32, operand_type(lir, *s.b, ElementType::f32), false);
+    }
+  }
+
+  /// Each product's register tile, which fixes its B panels: scratch for a B packed in the
+  /// kernel; a constant B (packed at compile time) must be one matrix.
+  template <class T> static void choose_tiles(Plan<T>& p, const LoweringConfig& config) {
+    using E = ir::Expression<T>;
+    for (const Stage<T>& s : p.f.stages)
       if (s.shape.b_type == ElementType::bf16 && !s.shape.pairs && s.shape.b_col != 1 &&
           s.shape.b_depth != 1 && !std::holds_alternative<ir::Constant>(s.b->op))
         fail(*s.mm, "reads a bf16 B whose rows and columns are both strided; pass it planar "
                     "or transposed");
-    for (Stage<T>& s : f.stages) { // the tile fixes the panels, so the packed size
-      choose_tile(s.shape, M, *s.mm, std::span<E* const>(s.epilogue), ctx.config);
+    for (Stage<T>& s : p.f.stages) { // the tile fixes the panels, so the packed size
+      choose_tile(s.shape, p.M, *s.mm, std::span<E* const>(s.epilogue), config);
       if (std::holds_alternative<ir::Constant>(s.b->op)) {
-        for (std::size_t d = 0; d + 2 < R; ++d)
+        for (std::size_t d = 0; d + 2 < p.out.size(); ++d)
           if (stride_along(s.b->out_desc(0), d) != 0)
             fail(*s.mm, "has a constant B with batch dims; give it rank 2");
       } else {
-        s.b_offset = take_scratch(s.shape.packed_elements());
+        s.b_offset = p.take_scratch(s.shape.packed_elements());
       }
     }
-    const std::int64_t N1 = out1[R - 1];
-    std::int64_t widest = s1.shape.k; // of the rows a block keeps: A's, and those in scratch
-    for (std::size_t i = 1; i < f.stages.size(); ++i)
-      widest = std::max(widest, f.stages[i].shape.k);
-    const std::int64_t m_blk = block_rows(s1.shape.m_r, M, 4 * widest, batch.empty());
-    E* softmax_rows = nullptr;
-    if (!f.softmax.ops.empty()) { // Store the scores; SoftmaxRows; its users read it there
-      const bool attention = f.stages.size() == 2;
-      E& value = *f.softmax.ops.back();
-      if (!attention && f.results.size() != 1)
-        fail(value, "is written to more than one output; write it once");
-      // without a second product SoftmaxRows works in place in the output, on f32 rows
-      if (!attention && lir.arg_types.at(f.results.front()->data_index) != ElementType::f32)
-        fail(value, "writes " +
-                        std::string(to_string(lir.arg_types.at(f.results.front()->data_index))) +
-                        "; a Softmax of a product is written as f32 (run a Convert after it)");
-      E* r = attention ? nullptr : f.results.front();
-      const std::size_t index = attention ? n_args : r->data_index;
-      const std::int64_t at = attention ? take_scratch(m_blk * N1) : 0;
-      ir::PortDescriptor desc = attention ? ir::PortDescriptor{out1, {}, {}} : r->in_desc(0);
-      desc.reg = {};
-      E& st = add_store(&f.softmax.x->output(0), index, desc, at, value.name + "/scores");
-      // attention: the second Brgemm divides by the sums (one pass over the rows less)
-      const ir::SoftmaxRows tag{m_blk, N1, ProductStrides(desc).row, at,
-                                attention ? take_scratch(m_blk) : -1};
-      E& rows =
-          lir.insert_node(lir.find(*f.results.front()), tag, {&st.output(0)}, 1, {}, value.name);
-      rows.data_index = index;
-      rows.out_desc(0).shape = out1;
-      value.output(0).replace_all_uses_with(&rows.output(0));
-      E& one = f.softmax.ops[4]->input_expr(0);
-      for (auto it = f.softmax.ops.rbegin(); it != f.softmax.ops.rend(); ++it) lir.erase(**it);
-      if (one.output(0).consumers().empty()) lir.erase(one);
-      s1.epilogue.push_back(&st);
-      softmax_rows = &rows;
+  }
+
+  /// The rows of one block: the rows of A and of the scratch rows a block keeps stay in cache.
+  template <class T> static void choose_block_rows(Plan<T>& p) {
+    p.widest = p.f.stages.front().shape.k;
+    for (std::size_t i = 1; i < p.f.stages.size(); ++i)
+      p.widest = std::max(p.widest, p.f.stages[i].shape.k);
+    p.m_blk = block_rows(p.f.stages.front().shape.m_r, p.M, 4 * p.widest, p.batch.empty());
+  }
+
+  /// The Softmax: a Store of the scores, SoftmaxRows over the block's rows in place (scratch,
+  /// or the output when the Softmax is the kernel's result), read by what read the Softmax.
+  template <class T> static void add_softmax_rows(Plan<T>& p) {
+    using E = ir::Expression<T>;
+    auto& lir = p.lir;
+    Form<T>& f = p.f;
+    const std::int64_t N1 = p.out1[p.out1.size() - 1];
+    const bool attention = f.stages.size() == 2;
+    E& value = *f.softmax.ops.back();
+    if (!attention && f.results.size() != 1)
+      fail(value, "is written to more than one output; write it once");
+    // without a second product SoftmaxRows works in place in the output, on f32 rows
+    if (!attention && lir.arg_types.at(f.results.front()->data_index) != ElementType::f32)
+      fail(value, "writes " +
+                      std::string(to_string(lir.arg_types.at(f.results.front()->data_index))) +
+                      "; a Softmax of a product is written as f32 (run a Convert after it)");
+    E* r = attention ? nullptr : f.results.front();
+    const std::size_t index = attention ? p.n_args : r->data_index;
+    const std::int64_t at = attention ? p.take_scratch(p.m_blk * N1) : 0;
+    ir::PortDescriptor desc = attention ? ir::PortDescriptor{p.out1, {}, {}} : r->in_desc(0);
+    desc.reg = {};
+    E& st = p.add_store(&f.softmax.x->output(0), index, desc, at, value.name + "/scores");
+    // attention: the second Brgemm divides by the sums (one pass over the rows less)
+    const ir::SoftmaxRows tag{p.m_blk, N1, ProductStrides(desc).row, at,
+                              attention ? p.take_scratch(p.m_blk) : -1};
+    E& rows =
+        lir.insert_node(lir.find(*f.results.front()), tag, {&st.output(0)}, 1, {}, value.name);
+    rows.data_index = index;
+    rows.out_desc(0).shape = p.out1;
+    value.output(0).replace_all_uses_with(&rows.output(0));
+    E& one = f.softmax.ops[4]->input_expr(0);
+    for (auto it = f.softmax.ops.rbegin(); it != f.softmax.ops.rend(); ++it) lir.erase(**it);
+    if (one.output(0).consumers().empty()) lir.erase(one);
+    f.stages.front().epilogue.push_back(&st);
+    p.softmax_rows = &rows;
+  }
+
+  /// An MLP chain: each product after the first reads its A from scratch, where the last op of
+  /// the stage before stores a block of m_blk rows. Two areas serve every stage, one written
+  /// while the other is read.
+  template <class T> static void add_chain_stores(Plan<T>& p) {
+    Form<T>& f = p.f;
+    if (f.stages.size() < 2) return;
+    const std::int64_t area[2] = {p.take_scratch(p.m_blk * p.widest),
+                                  f.stages.size() > 2 ? p.take_scratch(p.m_blk * p.widest) : 0};
+    for (std::size_t i = 1; i < f.stages.size(); ++i) {
+      ir::Expression<T>& mm = *f.stages[i].mm;
+      ir::PortConnector<T>& value = mm.input_connector(0);
+      const auto& shape = f.stages[i - 1].mm->out_desc(0).shape;
+      ir::Expression<T>& st =
+          p.lir.insert_node(p.lir.find(mm), ir::Store{0, area[(i - 1) % 2], ElementType::f32},
+                            {&value}, 1, {}, mm.input_expr(0).name + "/rows");
+      st.data_index = p.n_args;
+      st.out_desc(0) = ir::PortDescriptor{shape, {}, {}};
+      mm.input(0).set(&st.output(0));
+      f.stages[i - 1].epilogue.push_back(&st);
     }
-    if (f.softmax.ops.empty()) // an MLP chain: each product's A is a block of rows in scratch
-      add_chain_stores(lir, f, m_blk, widest, n_args, take_scratch);
-    for (E* r : f.results) {
-      if (&r->input_expr(0) == softmax_rows) continue; // the Softmax is computed in place
+  }
+
+  /// The Stores of the outputs, after the last epilogue (a Softmax's is in place already).
+  template <class T> static void add_result_stores(Plan<T>& p) {
+    for (ir::Expression<T>* r : p.f.results) {
+      if (&r->input_expr(0) == p.softmax_rows) continue; // the Softmax is computed in place
       ir::PortDescriptor desc = r->in_desc(0);
       desc.reg = {};
-      E& st = add_store(&r->input_connector(0), r->data_index, desc, 0, r->name);
+      ir::Expression<T>& st = p.add_store(&r->input_connector(0), r->data_index, desc, 0, r->name);
       r->input(0).set(&st.output(0));
-      last.epilogue.push_back(&st);
+      p.f.stages.back().epilogue.push_back(&st);
     }
-    if (scratch) {
-      lir.buffer_pointers = 1;
-      lir.scratch_bytes = scratch * 4;
-      ctx.config.gp_registers -= 1; // the scratch's data pointer
-    }
+  }
 
-    std::size_t operands = 1 + f.results.size();
-    std::set<E*> extras; // other inputs of the epilogues (A again, a residual, is not another)
-    for (Stage<T>& s : f.stages) {
+  /// The inputs the epilogues read besides the products (A again, a residual, is not another);
+  /// checks that A, the packed Bs, these and the outputs fit in max_operands data pointers.
+  template <class T> static std::set<ir::Expression<T>*> epilogue_inputs(const Plan<T>& p) {
+    using E = ir::Expression<T>;
+    const Stage<T>& s1 = p.f.stages.front();
+    std::size_t operands = 1 + p.f.results.size();
+    std::set<E*> extras;
+    for (const Stage<T>& s : p.f.stages) {
       operands += s.b_offset >= 0;
       for (E* e : s.epilogue)
         for (std::size_t i = 0; i < e->num_inputs(); ++i)
@@ -392,22 +496,23 @@ private:
       fail(*s1.mm, "and its epilogue read and write " + std::to_string(operands) +
                        " tensors; a MatMul kernel takes at most " + std::to_string(max_operands) +
                        " (A, B, the epilogue's inputs and the outputs): split the subgraph");
+    return extras;
+  }
 
-    // pointer strides (elements) of each argument: rows of the product, and each batch dim
-    struct Arg {
-      std::size_t index;
-      std::int64_t row;
-      ir::PortDescriptor desc;
-      std::int64_t bytes; // per element
-    };
-    auto bytes = [&](std::size_t index) {
-      return static_cast<std::int64_t>(size_of(lir.arg_types.at(index)));
-    };
-    std::vector<Arg> args{{a.data_index, s1.shape.a_row, a.out_desc(0), bytes(a.data_index)}};
-    for (E* x : extras) {
+  /// The arguments the M and batch loops move: A, the epilogue inputs and the outputs (B is
+  /// moved where it is packed). A read again by an epilogue shares A's pointer.
+  template <class T>
+  static std::vector<Arg> pointer_args(const Plan<T>& p,
+                                       const std::set<ir::Expression<T>*>& extras) {
+    const auto& lir = p.lir;
+    const Stage<T>& s1 = p.f.stages.front();
+    const ir::Expression<T>& a = s1.mm->input_expr(0);
+    std::vector<Arg> args{
+        {a.data_index, s1.shape.a_row, a.out_desc(0), arg_bytes(lir, a.data_index)}};
+    for (ir::Expression<T>* x : extras) {
       const Arg g{x->data_index, ProductStrides(x->out_desc(0)).row, x->out_desc(0),
-                  bytes(x->data_index)};
-      for (const Stage<T>& s : f.stages)
+                  arg_bytes(lir, x->data_index)};
+      for (const Stage<T>& s : p.f.stages)
         if (s.b == x)
           fail(*s.mm, "reads its B '" + x->name + "' again in an epilogue; pass it twice");
       if (g.index != a.data_index) {
@@ -416,73 +521,93 @@ private:
       }
       // A read again by an epilogue (a residual): one register, so one shift per loop
       bool same = g.row == args[0].row;
-      for (std::size_t d : batch)
+      for (std::size_t d : p.batch)
         same = same && stride_along(g.desc, d) == stride_along(args[0].desc, d);
       if (!same)
         fail(*s1.mm, "reads its A '" + x->name +
                          "' again in an epilogue with other strides; pass it twice");
     }
-    for (E* r : f.results)
-      args.push_back(
-          {r->data_index, ProductStrides(r->in_desc(0)).row, r->in_desc(0), bytes(r->data_index)});
+    for (ir::Expression<T>* r : p.f.results)
+      args.push_back({r->data_index, ProductStrides(r->in_desc(0)).row, r->in_desc(0),
+                      arg_bytes(lir, r->data_index)});
+    return args;
+  }
 
+  /// The kernel's domain (batch dims, M, N) and its loops: batch dims outermost (the first is
+  /// the parallel one), then blocks of m_blk rows.
+  template <class T> static Loops add_loops(Plan<T>& p) {
+    auto& lir = p.lir;
+    const std::size_t R = p.out.size();
     lir.domain.clear();
-    for (std::size_t d : batch) lir.domain.push_back(out[d]);
-    lir.domain.push_back(M);
-    lir.domain.push_back(out[R - 1]);
-
-    // loops: batch dims outermost (the first is the parallel one), then blocks of M rows
-    std::vector<std::size_t> ids;
-    for (std::size_t i = 0; i < batch.size(); ++i) {
+    for (std::size_t d : p.batch) lir.domain.push_back(p.out[d]);
+    lir.domain.push_back(p.M);
+    lir.domain.push_back(p.out[R - 1]);
+    Loops loops;
+    for (std::size_t i = 0; i < p.batch.size(); ++i) {
       ir::LoopInfo info;
       info.dim = i;
-      info.work_amount = out[batch[i]];
+      info.work_amount = p.out[p.batch[i]];
       info.runtime_work_amount = i == 0;
-      ids.push_back(lir.loops().add(info));
+      loops.batch.push_back(lir.loops().add(info));
     }
-    const std::int64_t rest = M % m_blk;
     ir::LoopInfo m_loop;
-    m_loop.dim = batch.size();
-    m_loop.work_amount = M;
-    m_loop.increment = m_blk;
-    m_loop.runtime_work_amount = batch.empty();
-    const std::size_t m_id = lir.loops().add(m_loop);
+    m_loop.dim = p.batch.size();
+    m_loop.work_amount = p.M;
+    m_loop.increment = p.m_blk;
+    m_loop.runtime_work_amount = p.batch.empty();
+    loops.m = lir.loops().add(m_loop);
+    return loops;
+  }
 
-    // B: packed at compile time, or by a BrgemmCopyB into scratch in the batch loops along
-    // which it changes (the shallower copy first, so every loop stays contiguous)
+  /// Packing B in the kernel: a BrgemmCopyB into scratch in the batch loops along which B
+  /// changes (the shallower copy first, so every loop stays contiguous). Returns each copy.
+  template <class T>
+  static std::map<const Stage<T>*, ir::PortConnector<T>*> add_b_copies(Plan<T>& p,
+                                                                       const Loops& loops) {
+    auto& lir = p.lir;
     std::vector<std::pair<std::size_t, Stage<T>*>> copies;
-    for (Stage<T>& s : f.stages) {
+    for (Stage<T>& s : p.f.stages) {
       if (s.b_offset < 0) continue;
       std::size_t depth = 0;
-      for (std::size_t i = 0; i < batch.size(); ++i)
-        if (stride_along(s.b->out_desc(0), batch[i]) != 0) depth = i + 1;
+      for (std::size_t i = 0; i < p.batch.size(); ++i)
+        if (stride_along(s.b->out_desc(0), p.batch[i]) != 0) depth = i + 1;
       copies.push_back({depth, &s});
     }
     std::stable_sort(copies.begin(), copies.end(),
                      [](const auto& x, const auto& y) { return x.first < y.first; });
     std::map<const Stage<T>*, ir::PortConnector<T>*> b_source;
     for (const auto& [depth, s] : copies) {
-      std::vector<std::size_t> at(ids.begin(), ids.begin() + std::ptrdiff_t(depth));
-      E& copy = lir.insert_node(lir.find(*s1.mm), ir::BrgemmCopyB{s->shape, n_args, s->b_offset},
-                                {&s->b->output(0)}, 1, at, s->b->name + "/packed");
+      std::vector<std::size_t> at(loops.batch.begin(), loops.batch.begin() + std::ptrdiff_t(depth));
+      ir::Expression<T>& copy = lir.insert_node(lir.find(*p.f.stages.front().mm),
+                                                ir::BrgemmCopyB{s->shape, p.n_args, s->b_offset},
+                                                {&s->b->output(0)}, 1, at, s->b->name + "/packed");
       b_source[s] = &copy.output(0);
       for (std::size_t i = 0; i < depth; ++i)
-        add_port(lir, ids[i], copy, s->b->data_index, stride_along(s->b->out_desc(0), batch[i]),
-                 out[batch[i]], bytes(s->b->data_index));
+        add_port(lir, loops.batch[i], copy, s->b->data_index,
+                 stride_along(s->b->out_desc(0), p.batch[i]), p.out[p.batch[i]],
+                 arg_bytes(lir, s->b->data_index));
     }
+    return b_source;
+  }
 
-    // the group: each Brgemm with its epilogue and Stores (and the SoftmaxRows between),
-    // contiguous, in the batch loops and the M loop
+  /// The group: each MatMul replaced by its Brgemm (a constant B packed now), followed by its
+  /// epilogue and Stores (and the SoftmaxRows after the first), contiguous.
+  template <class T>
+  static std::vector<ir::Expression<T>*>
+  add_brgemms(Plan<T>& p, const std::map<const Stage<T>*, ir::PortConnector<T>*>& b_source) {
+    using E = ir::Expression<T>;
+    auto& lir = p.lir;
+    Stage<T>& s1 = p.f.stages.front();
     std::vector<E*> group;
-    for (Stage<T>& s : f.stages) {
+    for (Stage<T>& s : p.f.stages) {
       ir::Brgemm tag;
-      tag.m = m_blk;
+      tag.m = p.m_blk;
       tag.shape = s.shape;
       tag.epilogue = s.epilogue.size();
-      tag.b_pointer = n_args;
+      tag.b_pointer = p.n_args;
       tag.b_offset = std::max<std::int64_t>(s.b_offset, 0);
-      if (softmax_rows && &s != &s1) {
-        const auto& rows = std::get<ir::SoftmaxRows>(softmax_rows->op);
+      if (p.softmax_rows && &s != &s1) {
+        const auto& rows = std::get<ir::SoftmaxRows>(p.softmax_rows->op);
         tag.a_offset = rows.offset;
         tag.row_scales = rows.scales;
       } else if (&s != &s1) { // the Store of the stage before
@@ -501,47 +626,38 @@ private:
       s.mm = &brgemm;
       group.push_back(&brgemm);
       group.insert(group.end(), s.epilogue.begin(), s.epilogue.end());
-      if (&s == &s1 && softmax_rows) group.push_back(softmax_rows);
+      if (&s == &s1 && p.softmax_rows) group.push_back(p.softmax_rows);
     }
-    move_after(lir, *group.front(), std::vector<E*>(group.begin() + 1, group.end()));
-    std::vector<std::size_t> inner = ids;
-    inner.push_back(m_id);
-    for (E* e : group) e->loop_ids = inner;
-
-    E& first = *group.front();
-    for (std::size_t i = 0; i < batch.size(); ++i)
-      for (const Arg& g : args)
-        add_port(lir, ids[i], first, g.index, stride_along(g.desc, batch[i]), out[batch[i]],
-                 g.bytes);
-    for (const Arg& g : args) {
-      ir::LoopPort p{&first, g.index, g.row * m_blk, rest ? 0 : -g.row * M, g.bytes, false};
-      lir.loops().at(m_id).ports.push_back(p);
-    }
-    if (rest) add_tail(lir, group, m_id, rest, args);
+    return group;
   }
 
-  /// Each product after the first reads its A from scratch: the value of the stage before is
-  /// stored there, a block of m_blk rows, by the last op of that stage's epilogue. Two areas
-  /// serve every stage, one written while the other is read.
-  /// `widest`: the longest of those rows.
-  template <class T, class Take>
-  static void add_chain_stores(ir::LinearIR<T>& lir, Form<T>& f, std::int64_t m_blk,
-                               std::int64_t widest, std::size_t scratch_index, Take& take_scratch) {
-    if (f.stages.size() < 2) return;
-    const std::int64_t area[2] = {take_scratch(m_blk * widest),
-                                  f.stages.size() > 2 ? take_scratch(m_blk * widest) : 0};
-    for (std::size_t i = 1; i < f.stages.size(); ++i) {
-      ir::Expression<T>& mm = *f.stages[i].mm;
-      ir::PortConnector<T>& value = mm.input_connector(0);
-      const auto& shape = f.stages[i - 1].mm->out_desc(0).shape;
-      ir::Expression<T>& st =
-          lir.insert_node(lir.find(mm), ir::Store{0, area[(i - 1) % 2], ElementType::f32}, {&value},
-                          1, {}, mm.input_expr(0).name + "/rows");
-      st.data_index = scratch_index;
-      st.out_desc(0) = ir::PortDescriptor{shape, {}, {}};
-      mm.input(0).set(&st.output(0));
-      f.stages[i - 1].epilogue.push_back(&st);
+  /// Moves the group together, into the batch loops and the M loop, and gives those loops the
+  /// pointer increments of the arguments.
+  template <class T>
+  static void put_group_in_loops(Plan<T>& p, const std::vector<ir::Expression<T>*>& group,
+                                 const Loops& loops, const std::vector<Arg>& args) {
+    auto& lir = p.lir;
+    move_after(lir, *group.front(),
+               std::vector<ir::Expression<T>*>(group.begin() + 1, group.end()));
+    std::vector<std::size_t> inner = loops.batch;
+    inner.push_back(loops.m);
+    for (ir::Expression<T>* e : group) e->loop_ids = inner;
+
+    const std::int64_t rest = p.M % p.m_blk;
+    ir::Expression<T>& first = *group.front();
+    for (std::size_t i = 0; i < p.batch.size(); ++i)
+      for (const Arg& g : args)
+        add_port(lir, loops.batch[i], first, g.index, stride_along(g.desc, p.batch[i]),
+                 p.out[p.batch[i]], g.bytes);
+    for (const Arg& g : args) {
+      ir::LoopPort port{&first, g.index, g.row * p.m_blk, rest ? 0 : -g.row * p.M, g.bytes, false};
+      lir.loops().at(loops.m).ports.push_back(port);
     }
+  }
+
+  /// Bytes per element of kernel argument `index`.
+  template <class T> static std::int64_t arg_bytes(const ir::LinearIR<T>& lir, std::size_t index) {
+    return static_cast<std::int64_t>(size_of(lir.arg_types.at(index)));
   }
 
   /// Moves `exprs` to right after `at`, in their order.

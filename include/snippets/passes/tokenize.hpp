@@ -30,7 +30,7 @@
 //    operands come from outside (inputs, or Transposes of inputs; a constant B stays a
 //    Constant and is packed at compile time), and what joins it are elementwise ops of the
 //    product's shape on f32 or bf16 values (its epilogue, passes/lower_brgemm.hpp), within
-//    LowerBrgemm::max_operands tensors. A next MatMul whose A is a value of that epilogue
+//    MatMulForm::max_operands tensors. A next MatMul whose A is a value of that epilogue
 //    joins with its own epilogue (an MLP: relu(relu(x W1 + b1) W2 + b2) ...) while the
 //    tensors stay within that budget and no other Subgraph or Result reads the values in
 //    between. Or a Softmax of the first product's value joins, and a second MatMul that
@@ -60,11 +60,10 @@
 #include <vector>
 
 #include "snippets/ir/graph_view.hpp"
-#include "snippets/passes/align_element_types.hpp"
 #include "snippets/passes/data_flow.hpp"
-#include "snippets/passes/decompose_softmax.hpp"
+#include "snippets/passes/fusability.hpp"
 #include "snippets/passes/fuse_transpose_into_result.hpp"
-#include "snippets/passes/lower_brgemm.hpp"
+#include "snippets/passes/matmul_form.hpp"
 
 namespace snippets::passes {
 
@@ -95,55 +94,15 @@ template <class T> bool is_scalar_constant(const ir::Node<T>& n) {
   return uniform_value<T>(n.op).has_value();
 }
 
-/// The default answer: an op the backend fuses with these attributes, on static values of the
-/// types in the file comment. Power counts when its exponent is a scalar constant (it becomes
-/// PowerStatic).
+/// The default answer: a node with static shapes that passes::fusability takes (an op the
+/// backend fuses with these attributes, on the types in the file comment; Power counts when
+/// its exponent is a scalar constant, as the PowerStatic it becomes). Static shapes are the
+/// tokenizer's own rule: compile() also takes dynamic elementwise bodies, but a Subgraph is
+/// formed for one shape (its outputs share the kernel's static domain).
 template <class T> bool backend_can_fuse(const ir::Graph<T>& g, const ir::Node<T>& n) {
   for (const auto& t : n.outputs)
     if (!t.shape.is_static()) return false;
-  const auto* convert = std::get_if<ir::Convert>(&n.op);
-  if (convert && (convert->to == ElementType::i32 || convert->to == ElementType::bf16))
-    for (const ir::Output& o : n.inputs)
-      if (g.type(o).type == ElementType::i32) return false;
-  const bool exact_on_bytes = std::visit(
-      [](const auto& tag) {
-        return passes::detail::exact_on_small_integers<std::decay_t<decltype(tag)>>;
-      },
-      n.op);
-  auto type_ok = [&](ElementType t) {
-    if (convert) return true;
-    if (t == ElementType::i8 || t == ElementType::u8) return exact_on_bytes;
-    return t != ElementType::i32;
-  };
-  for (const ir::Output& o : n.inputs)
-    if (!type_ok(g.type(o).type)) return false;
-  for (const auto& t : n.outputs)
-    if (!type_ok(t.type)) return false;
-  if (ir::is<ir::MatMul>(n.op)) { // a Brgemm: f32 or bf16 operands of rank >= 2
-    for (const ir::Output& o : n.inputs)
-      if (!LowerBrgemm::product_type(g.type(o).type) || g.type(o).shape.rank() < 2) return false;
-    return T::template fusable<ir::MatMul>;
-  }
-  if (ir::is<ir::Transpose>(n.op)) // folded into a load; allowed() keeps it on an input
-    return !is_scalar_constant(g.node(n.inputs[0].node));
-  if (ir::is<ir::Power>(n.op) && !T::template fusable<ir::Power>) {
-    const auto e = uniform_value<T>(g.node(n.inputs[1].node).op);
-    return e && T::template fusable<ir::PowerStatic> && backend_supports<T>(ir::PowerStatic{*e});
-  }
-  return std::visit(
-      [&](const auto& tag) {
-        using Tag = std::decay_t<decltype(tag)>;
-        if constexpr (std::is_same_v<Tag, ir::Subgraph<T>>)
-          return false;
-        else if constexpr (std::is_same_v<Tag, ir::ReduceSum> ||
-                           std::is_same_v<Tag, ir::ReduceMax> || std::is_same_v<Tag, ir::Softmax>)
-          return T::template fusable<Tag> && backend_supports<T>(tag) && innermost_reduction(g, n);
-        else if constexpr (T::template fusable<Tag>)
-          return backend_supports<T>(tag);
-        else
-          return false;
-      },
-      n.op);
+  return !fusability(g, n, FusabilityStage::model);
 }
 
 template <class T> class Tokenizer {
@@ -353,13 +312,13 @@ private:
     return acyclic_with(c);
   }
 
-  /// LowerBrgemm's form: a chain of MatMuls, each with its epilogue (elementwise ops of its
-  /// product's shape on f32 or bf16 values, and on inputs). The first reads its operands from
-  /// outside (or through Transposes of inputs); each next one reads a value of the one before
-  /// as its A (an MLP) and B from outside; the outputs are values of the last. Or attention:
-  /// at most one Softmax of the first product's epilogue value, read by a second MatMul and
-  /// nothing else; then the Subgraph is sealed: nothing else joins but a Transpose of its
-  /// output.
+  /// LowerBrgemm's form (its rules: passes/matmul_form.hpp): a chain of MatMuls, each with its
+  /// epilogue (elementwise ops of its product's shape on f32 or bf16 values, and on inputs). The
+  /// first reads its operands from outside (or through Transposes of inputs); each next one reads a
+  /// value of the one before as its A (an MLP) and B from outside; the outputs are values of the
+  /// last. Or attention: at most one Softmax of the first product's epilogue value, read by a
+  /// second MatMul and nothing else; then the Subgraph is sealed: nothing else joins but a
+  /// Transpose of its output.
   bool matmul_form(const Candidate& c, const Boundary& b) {
     std::vector<ir::NodeId> sorted, mms, softmax;
     for (std::size_t p : c.merge) merge_sorted(sorted, groups_[p].members);
@@ -369,25 +328,25 @@ private:
       if (ir::is<ir::Softmax>(g_.node(m).op)) softmax.push_back(m);
     }
     if (mms.empty()) return true;
-    if (softmax.size() > 1 || (!softmax.empty() && mms.size() > 2)) return false;
+    if (!MatMulForm::counts_ok(mms.size(), softmax.size())) return false;
     auto from_outside = [&](const ir::Output& o) {
       if (!c.has(o.node)) return true;
       const ir::Node<T>& n = g_.node(o.node);
       return ir::is<ir::Transpose>(n.op) && !c.has(n.inputs[0].node);
     };
-    // stage_[m]: the product member m computes on (-1: inputs only), written before it is
-    // read; after_[m] == mark: m depends on the Softmax
+    // stage_[m]: the product member m computes on (MatMulForm::none: inputs only), written
+    // before it is read; after_[m] == mark: m depends on the Softmax
     const std::uint64_t mark = ++marks_;
     auto after = [&](ir::NodeId m) { return after_[m] == mark; };
     for (ir::NodeId m : softmax) after_[m] = mark;
     for (ir::NodeId m : sorted) {
       const ir::Node<T>& n = g_.node(m);
-      int from = -1; // the one product it reads values of
+      int from = MatMulForm::none; // the one product it reads values of
       bool two = false;
       bool early = false; // reads an op on inputs only, which LowerBrgemm puts in stage 0
       for (const ir::Output& o : n.inputs)
-        if (c.has(o.node) && stage_[o.node] >= 0) {
-          two |= from >= 0 && from != stage_[o.node];
+        if (c.has(o.node) && stage_[o.node] != MatMulForm::none) {
+          two |= from != MatMulForm::none && from != stage_[o.node];
           from = stage_[o.node];
         } else if (c.has(o.node)) {
           early |= !ir::is<ir::Transpose>(g_.node(o.node).op);
@@ -396,35 +355,38 @@ private:
                                     [&](const ir::Output& o) { return after(o.node); });
       if (late) after_[m] = mark;
       if (ir::is<ir::MatMul>(n.op)) {
-        const int i = static_cast<int>(std::find(mms.begin(), mms.end(), m) - mms.begin());
-        const bool a_ok = i == 0 ? from_outside(n.inputs[0])
-                                 : c.has(n.inputs[0].node) && stage_[n.inputs[0].node] == i - 1;
+        const auto i = static_cast<std::size_t>(std::find(mms.begin(), mms.end(), m) - mms.begin());
+        const int a_stage = MatMulForm::a_stage(i);
+        const bool a_ok = a_stage == MatMulForm::none
+                              ? from_outside(n.inputs[0])
+                              : c.has(n.inputs[0].node) && stage_[n.inputs[0].node] == a_stage;
         if (!a_ok || !from_outside(n.inputs[1])) return false;
-        if (!softmax.empty() && i == 1 &&
+        if (!softmax.empty() && a_stage == MatMulForm::softmax_stage && // reads the Softmax alone
             (n.inputs[0].node != softmax[0] || g_.users(ir::Output{softmax[0], 0}).size() != 1))
           return false;
-        stage_[m] = i;
+        stage_[m] = static_cast<int>(i);
         continue;
       }
       if (two) return false; // reads the values of two products
       stage_[m] = from;
-      if (early && stage_[m] > 0) return false;
+      if (early && !MatMulForm::reads_inputs_only_ok(stage_[m])) return false;
       if (ir::is<ir::Transpose>(n.op)) continue;
-      const int s = std::max(stage_[m], 0);
+      const int s = std::max(stage_[m], 0); // ops on inputs alone: the first product's shape
       const auto& shape = g_.node(mms[std::size_t(s)]).outputs[0].shape;
       if (ir::is<ir::Softmax>(n.op)) {
-        if (stage_[m] != 0 || n.outputs[0].shape != shape) return false;
+        if (!MatMulForm::softmax_ok(stage_[m]) || n.outputs[0].shape != shape) return false;
         continue;
       }
       const ir::OpCategory cat = ir::op_category<T>(n.op);
       const bool elementwise = cat == ir::OpCategory::unary || cat == ir::OpCategory::binary ||
                                ir::is<ir::Select>(n.op) || ir::is<ir::PRelu>(n.op);
-      if (late || !elementwise || n.outputs[0].shape != shape ||
-          !LowerBrgemm::product_type(n.outputs[0].type))
+      // the tokenizer's seal: nothing elementwise after the Softmax, not even an epilogue of the
+      // second product (which LowerBrgemm would lower: matmul_form.hpp)
+      if (late || !elementwise || n.outputs[0].shape != shape || !product_type(n.outputs[0].type))
         return false;
     }
     for (const ir::Output& o : b.outputs) // what leaves is a value of the last product ...
-      if (stage_[o.node] != static_cast<int>(mms.size()) - 1 ||
+      if (!MatMulForm::output_ok(stage_[o.node], mms.size()) ||
           (!softmax.empty() && !after(o.node))) // ... and, around a Softmax, comes after it
         return false;
     for (ir::NodeId m : sorted) // input Transposes feed the MatMuls only (folded into B or A)
@@ -432,8 +394,8 @@ private:
         for (const ir::Use& u : g_.users(ir::Output{m, 0}))
           if (c.has(u.node) && !ir::is<ir::MatMul>(g_.node(u.node).op)) return false;
     for (const ir::Output& o : b.inputs)
-      if (!LowerBrgemm::product_type(g_.type(o).type)) return false;
-    return b.inputs.size() + b.outputs.size() <= LowerBrgemm::max_operands;
+      if (!product_type(g_.type(o).type)) return false;
+    return b.inputs.size() + b.outputs.size() <= MatMulForm::max_operands;
   }
 
   /// Whether every Transpose of `c` reads a Subgraph input that no other member reads, or
