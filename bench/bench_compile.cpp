@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "bench_util.hpp"
-#include "snippets/runtime/kernel_cache.hpp"
+#include "snippets/program/kernel_cache.hpp"
 
 namespace {
 

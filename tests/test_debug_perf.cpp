@@ -15,8 +15,8 @@
 
 #include "snippets/compile.hpp"
 #include "snippets/debug/perf_counters.hpp"
+#include "snippets/program/program.hpp"
 #include "snippets/reference/interpreter.hpp"
-#include "snippets/runtime/program.hpp"
 
 using namespace snippets;
 constexpr auto f32 = ElementType::f32;

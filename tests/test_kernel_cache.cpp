@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// tests/test_kernel_cache.cpp: runtime/kernel_cache.hpp. Equal bodies share one kernel, the
+// tests/test_kernel_cache.cpp: program/kernel_cache.hpp. Equal bodies share one kernel, the
 // key tells apart everything that changes the code, the cache is bounded (LRU), thread-safe
 // (one compilation per key under contention) and keeps no failed compilation.
 #include <doctest/doctest.h>
@@ -9,7 +9,7 @@
 
 #include "error_id.hpp"
 #include "jit_test_util.hpp"
-#include "snippets/runtime/kernel_cache.hpp"
+#include "snippets/program/kernel_cache.hpp"
 
 using namespace snippets;
 using namespace snippets::jit_test;

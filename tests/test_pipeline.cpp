@@ -10,7 +10,7 @@
 #include "error_id.hpp"
 #include "matmul_test_util.hpp"
 #include "snippets/compile.hpp"
-#include "snippets/runtime/program.hpp"
+#include "snippets/program/program.hpp"
 
 using namespace snippets;
 using namespace snippets::jit_test;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// tests/test_program.cpp: whole-model execution (runtime/program.hpp), the buffer planner
-// (runtime/memory_plan.hpp) and fusion statistics (debug/statistics.hpp).
+// tests/test_program.cpp: whole-model execution (program/program.hpp), the buffer planner
+// (support/memory_plan.hpp) and fusion statistics (debug/statistics.hpp).
 #include <doctest/doctest.h>
 
 #include <sstream>

@@ -10,8 +10,8 @@
 #include "recording_backend.hpp"
 #include "snippets/compile.hpp"
 #include "snippets/passes/tokenize.hpp"
-#include "snippets/runtime/kernel_cache.hpp"
-#include "snippets/runtime/program.hpp"
+#include "snippets/program/kernel_cache.hpp"
+#include "snippets/program/program.hpp"
 #include "snippets/target/x64/traits.hpp"
 
 using namespace snippets;

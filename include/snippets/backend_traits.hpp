@@ -25,7 +25,7 @@
 
 #include "snippets/ir/extra_ops.hpp"
 #include "snippets/ir/op_tags.hpp"
-#include "snippets/runtime/kernel_abi.hpp"
+#include "snippets/support/kernel_limits.hpp"
 
 namespace snippets {
 

@@ -21,4 +21,4 @@
 #include "snippets/debug/statistics.hpp"
 #include "snippets/ir/lir_printer.hpp"
 #include "snippets/ir/printer.hpp"
-#include "snippets/runtime/program.hpp"
+#include "snippets/program/program.hpp"

@@ -18,6 +18,6 @@
 #include "snippets/ir/printer.hpp"
 #include "snippets/ir/shape.hpp"
 #include "snippets/passes/tokenize.hpp"
+#include "snippets/program/program.hpp"
 #include "snippets/reference/interpreter.hpp"
-#include "snippets/runtime/program.hpp"
 #include "snippets/version.hpp"

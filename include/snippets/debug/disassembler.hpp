@@ -35,6 +35,7 @@
 #include <string_view>
 
 #include "snippets/debug/files.hpp"
+#include "snippets/debug/options.hpp"
 #include "snippets/runtime/compiled_kernel.hpp"
 
 namespace snippets::debug {

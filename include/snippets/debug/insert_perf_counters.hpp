@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "snippets/debug/options.hpp"
 #include "snippets/passes/pass.hpp"
 
 namespace snippets::debug {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "snippets/error.hpp"
+#include "snippets/runtime/kernel_debug_info.hpp" // Counters
 
 namespace snippets::debug {
 
@@ -43,13 +44,6 @@ struct DumpOptions {
     return false;
   }
 };
-
-/// Per-kernel timing (debug/perf_counters.hpp reports it).
-///  - cycles: the InsertPerfCounters pass wraps the whole kernel and every loop in RDTSC
-///    reads; ticks are summed over threads. Each call is also timed with steady_clock.
-///  - chrono: no extra instructions; each call (one per thread chunk) and each run are timed
-///    with std::chrono::steady_clock.
-enum class Counters { off, cycles, chrono };
 
 /// CompileOptions::debug. std::nullopt means "as the environment variable says".
 struct DebugOptions {

@@ -26,7 +26,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "snippets/debug/kernel_debug_info.hpp"
+#include "snippets/runtime/kernel_debug_info.hpp"
 
 namespace snippets::debug {
 

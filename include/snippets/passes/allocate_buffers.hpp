@@ -10,7 +10,7 @@
 //    differently; the conflicts form a graph and Boost's sequential_vertex_coloring picks the
 //    pointer groups (ir/graph_view.hpp);
 //  - SolveBufferMemory: clusters whose lifetimes (first write to last read, in LIR order)
-//    overlap get disjoint bytes; the smallest arena found greedily (runtime/memory_plan.hpp).
+//    overlap get disjoint bytes; the smallest arena found greedily (support/memory_plan.hpp).
 // A Buffer's Loads and Stores then use data pointer `num_inputs + num_outputs + group` and add
 // the cluster's offset. LinearIR::buffer_pointers and ::scratch_bytes tell the kernel and the
 // runtime what to pass; each pointer group costs one general-purpose register.
@@ -25,7 +25,7 @@
 #include "snippets/passes/lir_queries.hpp"
 #include "snippets/passes/pass.hpp"
 #include "snippets/passes/properties.hpp"
-#include "snippets/runtime/memory_plan.hpp"
+#include "snippets/support/memory_plan.hpp"
 
 namespace snippets::passes {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // snippets/passes/fusability.hpp: may a kernel compute this node, and if not, why. The one
 // per-node check behind both the tokenizer (passes/tokenize.hpp takes a node iff it has no
-// reason) and compile() (compile_checks.hpp raises the reason as a snippets::Error):
+// reason) and compile() (compile/checks.hpp raises the reason as a snippets::Error):
 //
 //   if (auto why = passes::fusability(body, n, passes::FusabilityStage::body))
 //     raise(why->id, why->message);
@@ -35,7 +35,7 @@
 // Not here, because they concern a whole body or Subgraph rather than one node: the number of
 // inputs and outputs, the kernel's input and output types, dynamic shapes (the tokenizer forms
 // static Subgraphs only; compile() takes dynamic elementwise bodies), i32 inputs, empty values
-// and the size of a product (compile_checks.hpp), and the tokenizer's group rules.
+// and the size of a product (compile/checks.hpp), and the tokenizer's group rules.
 #pragma once
 
 #include <optional>

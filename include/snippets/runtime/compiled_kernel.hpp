@@ -20,7 +20,7 @@
 // by all copies of the kernel and safe under concurrent calls).
 // A kernel compiled with instrumentation (performance counters, segfault detector; see
 // CompileOptions::debug) is called through a per-call frame that holds its debug slots, and its
-// counters are added to the kernel's totals after each call (debug/kernel_debug_info.hpp).
+// counters are added to the kernel's totals after each call (runtime/kernel_debug_info.hpp).
 // Without instrumentation the call is exactly `fn(&args)`.
 #pragma once
 

@@ -14,15 +14,10 @@
 #include <memory>
 #include <span>
 
-#include "snippets/debug/kernel_debug_info.hpp"
+#include "snippets/runtime/kernel_debug_info.hpp"
+#include "snippets/support/kernel_limits.hpp"
 
 namespace snippets {
-
-/// Most inputs + outputs + scratch pointers of one kernel (a backend's
-/// data_pointer_registers is at most this).
-inline constexpr int max_kernel_args = 16;
-/// Highest domain rank of a dynamic kernel (one work amount per loop dimension).
-inline constexpr int max_dynamic_rank = 8;
 
 struct CallArgs {
   const void* data[max_kernel_args]; // inputs then outputs, offset to this call's chunk

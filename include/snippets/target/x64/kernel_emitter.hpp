@@ -37,11 +37,11 @@
 #include <sstream>
 #include <vector>
 
-#include "snippets/debug/kernel_debug_info.hpp"
 #include "snippets/ir/linear_ir.hpp"
 #include "snippets/ir/lir_printer.hpp"
 #include "snippets/passes/lir_queries.hpp"
 #include "snippets/passes/pass.hpp"
+#include "snippets/runtime/kernel_debug_info.hpp"
 #include "snippets/target/codegen.hpp"
 #include "snippets/target/x64/abi.hpp"
 #include "snippets/target/x64/code_buffer.hpp"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// snippets/runtime/memory_plan.hpp: places buffers with known lifetimes in one arena.
+// snippets/support/memory_plan.hpp: places buffers with known lifetimes in one arena.
 //
 // Each request is a size in bytes and a lifetime [def, end] in steps (inclusive: a buffer
 // written at step 3 and last read at step 5 is live in steps 3, 4 and 5). Two buffers may

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// snippets/runtime/kernel_cache.hpp: KernelCache, compiled kernels shared by equal bodies.
+// snippets/program/kernel_cache.hpp: KernelCache, compiled kernels shared by equal bodies.
 //
 //   snippets::KernelCache cache(64);                       // or default_kernel_cache()
 //   CompiledKernel k = compile_cached(body, {}, &cache);   // compiles once per distinct key

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// snippets/compile_checks.hpp: what compile() checks a Subgraph body for before it lowers it,
+// snippets/compile/checks.hpp: what compile() checks a Subgraph body for before it lowers it,
 // each failure a snippets::Error ([snippets.compile.*]) naming the node and what to do:
 //  - check_dynamic_body: a body with dynamic dimensions is elementwise, planar and of a rank
 //    the call arguments describe;

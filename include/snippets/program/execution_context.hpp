@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// snippets/runtime/execution_context.hpp: the per-run memory of a Program.
+// snippets/program/execution_context.hpp: the per-run memory of a Program.
 //
 // A Program is immutable and shared; an ExecutionContext holds the arena its intermediate
 // values live in (the seed GPU plugin's network, next to its program). Make one per thread

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// snippets/debug/kernel_debug_info.hpp: what a CompiledKernel keeps for debugging.
+// snippets/runtime/kernel_debug_info.hpp: what a CompiledKernel keeps for debugging.
 //
 //  - CodeMap: which bytes of the machine code each Linear IR expression produced (recorded by
 //    the kernel emitter when CompileOptions::debug asks for it; nothing is recorded, and no
@@ -25,9 +25,14 @@
 #include <string>
 #include <vector>
 
-#include "snippets/debug/options.hpp"
-
 namespace snippets::debug {
+
+/// Per-kernel timing (debug/perf_counters.hpp reports it).
+///  - cycles: the InsertPerfCounters pass wraps the whole kernel and every loop in RDTSC
+///    reads; ticks are summed over threads. Each call is also timed with steady_clock.
+///  - chrono: no extra instructions; each call (one per thread chunk) and each run are timed
+///    with std::chrono::steady_clock.
+enum class Counters { off, cycles, chrono };
 
 /// One piece of generated code: an expression, or code the kernel adds around expressions.
 struct CodeRecord {

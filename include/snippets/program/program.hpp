@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// snippets/runtime/program.hpp: Program, a whole model compiled for execution.
+// snippets/program/program.hpp: Program, a whole model compiled for execution.
 //
 //   snippets::Program<> program(model, {.opaque = {{"MatMul", my_matmul}}}); // DefaultTraits
 //   snippets::Program<MyTraits, MyLowering, MyDataFlow> mine(model); // pipelines of your own
@@ -9,7 +9,7 @@
 // Construction tokenizes the model (passes/tokenize.hpp), compiles every Subgraph into a JIT
 // kernel with the Program's pipelines (compile<T, Lowering, DataFlow>, through a KernelCache,
 // so equal Subgraphs compiled the same way share one kernel), orders the steps
-// topologically and plans the intermediate buffers (runtime/memory_plan.hpp): two intermediates
+// topologically and plans the intermediate buffers (support/memory_plan.hpp): two intermediates
 // share memory when their lifetimes do not overlap. Each step runs as
 //  - a kernel: a Subgraph's CompiledKernel;
 //  - opaque: an Opaque op through the OpaqueKernel registered under its type name (on
@@ -36,10 +36,10 @@
 #include "snippets/compile.hpp"
 #include "snippets/default_traits.hpp"
 #include "snippets/passes/tokenize.hpp"
+#include "snippets/program/execution_context.hpp"
+#include "snippets/program/kernel_cache.hpp"
 #include "snippets/reference/interpreter.hpp"
-#include "snippets/runtime/execution_context.hpp"
-#include "snippets/runtime/kernel_cache.hpp"
-#include "snippets/runtime/memory_plan.hpp"
+#include "snippets/support/memory_plan.hpp"
 
 namespace snippets {
 

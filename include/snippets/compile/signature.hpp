@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: Apache-2.0
+// snippets/compile/signature.hpp: the KernelSignature compile() gives a kernel: its buffers
+// (shapes, physical for inputs read through a layout), which inputs an output may overwrite,
+// the domain, strides of the parallel loop, scratch and, for a dynamic kernel, its layout.
+#pragma once
+
+#include <vector>
+
+#include "snippets/ir/graph.hpp"
+#include "snippets/ir/linear_ir.hpp"
+#include "snippets/passes/lir_queries.hpp"
+#include "snippets/passes/lower_brgemm.hpp"
+#include "snippets/runtime/compiled_kernel.hpp"
+#include "snippets/target/codegen.hpp"
+
+namespace snippets {
+
+namespace detail {
+
+/// A static body whose outputs are all empty (an empty batch, a product without rows or
+/// columns) needs no code: compile() gives it a kernel that checks its buffers and returns.
+template <class T> bool writes_nothing(const ir::Graph<T>& body) {
+  if (body.results().empty() || has_dynamic_shapes(body)) return false;
+  for (ir::NodeId r : body.results())
+    if (body.type(body.node(r).inputs[0]).shape.element_count() != 0) return false;
+  return true;
+}
+
+/// The signature of writes_nothing()'s kernel: the buffers in memory order, no work.
+template <class T>
+KernelSignature empty_signature(const ir::Graph<T>& body, typename T::Variant isa) {
+  KernelSignature sig;
+  for (ir::NodeId p : body.parameters()) {
+    const auto& param = std::get<ir::Parameter>(body.node(p).op);
+    const Shape& s = param.output.shape;
+    sig.inputs.push_back(
+        {param.output.type, param.layout.is_planar() ? s : param.layout.physical_shape(s)});
+  }
+  for (ir::NodeId r : body.results()) {
+    ir::TensorType t = body.type(body.node(r).inputs[0]);
+    if (const Layout& l = std::get<ir::Result>(body.node(r).op).layout; !l.is_planar())
+      t.shape = l.physical_shape(t.shape);
+    sig.outputs.push_back(t);
+  }
+  sig.domain = {0};
+  sig.outer_stride_bytes.assign(sig.inputs.size() + sig.outputs.size(), 0);
+  sig.in_place.assign(sig.inputs.size(), false);
+  sig.isa = std::string(T::variant_name(isa));
+  sig.vector_bytes = T::registers(isa).lanes * 4;
+  return sig;
+}
+
+/// Per input: whether an output may share its buffer (KernelSignature::in_place). Yes when every
+/// expression works element by element (no product, reduction, row buffer or Softmax over rows),
+/// every output is written in planar order and the input is read in planar order; run() then
+/// requires the same shape (not broadcast) and element size.
+template <class T> std::vector<bool> in_place_inputs(ir::LinearIR<T>& lir) {
+  std::vector<bool> in_place(lir.num_inputs, false);
+  for (auto& e : lir) {
+    const bool per_element = std::visit(
+        [](const auto& tag) {
+          using Tag = std::decay_t<decltype(tag)>;
+          return !(std::is_same_v<Tag, ir::Brgemm> || std::is_same_v<Tag, ir::BrgemmCopyB> ||
+                   std::is_same_v<Tag, ir::SoftmaxRows> || std::is_same_v<Tag, ir::ReduceInit> ||
+                   std::is_same_v<Tag, ir::Buffer>);
+        },
+        e->op);
+    const bool transposed_store =
+        std::holds_alternative<ir::Result>(e->op) && !e->in_desc(0).layout.empty();
+    if (!per_element || transposed_store) return std::vector<bool>(lir.num_inputs, false);
+    if (std::holds_alternative<ir::Parameter>(e->op))
+      in_place.at(e->data_index) = e->out_desc(0).layout.empty();
+  }
+  return in_place;
+}
+
+/// What the executor needs to know about the lowered kernel. Inputs and outputs keep the
+/// body's shapes (rank alignment does not change memory) unless an input has a non-planar
+/// layout the body takes: then the buffers have the physical shapes of the canonical body.
+/// An input read through its layout (`strided_read`) has its layout's physical shape; one
+/// whose Transpose the data flow folded into it is still planar in `body`: the user's shape.
+template <class T>
+KernelSignature describe(const ir::Graph<T>& body, const ir::Graph<T>& canonical,
+                         ir::LinearIR<T>& lir, typename T::Variant isa) {
+  KernelSignature sig;
+  bool physical = false;
+  for (ir::NodeId p : body.parameters()) {
+    const auto& param = std::get<ir::Parameter>(body.node(p).op);
+    physical = physical || (!param.layout.is_planar() && !param.strided_read);
+  }
+  for (std::size_t i = 0; i < body.parameters().size(); ++i) {
+    const auto& p = body.node(body.parameters()[i]);
+    const auto& param = std::get<ir::Parameter>(p.op);
+    if (param.layout.is_planar())
+      sig.inputs.push_back(p.outputs[0]);
+    else if (param.strided_read)
+      sig.inputs.push_back({param.output.type, param.layout.physical_shape(param.output.shape)});
+    else
+      sig.inputs.push_back(canonical.node(canonical.parameters()[i]).outputs[0]);
+  }
+  const ir::Graph<T>& out = physical ? canonical : body;
+  for (ir::NodeId r : out.results()) {
+    ir::TensorType t = out.type(out.node(r).inputs[0]);
+    if (const Layout& l = std::get<ir::Result>(out.node(r).op).layout; !l.is_planar())
+      t.shape = l.physical_shape(t.shape); // a Result written transposed
+    sig.outputs.push_back(t);
+  }
+  sig.in_place = in_place_inputs(lir);
+  sig.domain = lir.domain;
+  sig.buffer_pointers = lir.buffer_pointers;
+  sig.scratch_bytes = lir.scratch_bytes;
+  sig.isa = std::string(T::variant_name(isa));
+  sig.vector_bytes = T::registers(isa).lanes * 4;
+  for (const auto& l : lir.loops().loops()) // a flat domain splits in main-loop steps
+    if (l.runtime_work_amount && lir.domain.size() == 1) sig.chunk_unit = l.increment;
+  const std::size_t n_args = lir.num_inputs + lir.num_outputs;
+  sig.outer_stride_bytes.resize(n_args);
+  if (passes::has_brgemm(lir)) { // the parallel loop's ports say how far a chunk moves
+    for (const auto& l : lir.loops().loops())
+      if (l.runtime_work_amount) {
+        sig.chunk_unit = l.increment;
+        for (const auto& p : l.ports)
+          if (p.data_index < n_args)
+            sig.outer_stride_bytes[p.data_index] = p.ptr_increment / l.increment * p.element_size;
+      }
+    return sig;
+  }
+  std::vector<std::vector<Dim>> shapes(n_args);
+  for (auto& e : lir) {
+    if (!passes::holds_io(*e)) continue;
+    const bool in = std::holds_alternative<ir::Parameter>(e->op);
+    const auto& desc = in ? e->out_desc(0) : e->in_desc(0);
+    const auto bytes = static_cast<std::int64_t>(size_of(lir.arg_types.at(e->data_index)));
+    if (lir.dynamic)
+      shapes[e->data_index] = desc.shape;
+    else
+      sig.outer_stride_bytes[e->data_index] = passes::stride_along(desc, 0) * bytes;
+  }
+  if (!lir.dynamic) return sig;
+  DynamicLayout dyn;
+  dyn.args = std::move(shapes);
+  dyn.inputs = lir.num_inputs;
+  dyn.lanes = T::registers(isa).lanes;
+  for (std::size_t a = 0; a < n_args; ++a)
+    dyn.element_bytes.push_back(static_cast<std::int64_t>(size_of(lir.arg_types.at(a))));
+  for (const auto& t : sig.inputs) dyn.own_rank.push_back(t.shape.rank());
+  for (const auto& t : sig.outputs) dyn.own_rank.push_back(t.shape.rank());
+  for (const auto& l : lir.loops().loops()) // the main loop's step
+    if (l.dim + 1 == lir.domain.size() && !l.is_tail) dyn.step = l.increment;
+  sig.dynamic = std::move(dyn);
+  return sig;
+}
+
+} // namespace detail
+
+} // namespace snippets
