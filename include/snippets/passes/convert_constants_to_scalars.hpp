@@ -29,19 +29,25 @@ struct ConvertConstantsToScalars {
   using establishes = Properties<property::ConstantsAsScalars>;
 
   template <class T> ir::Graph<T> run(const ir::Graph<T>& body) const {
-    // one constant at a time, each kept as a Scalar only if no output shrinks with it
     std::set<ir::NodeId> scalars;
-    ir::Graph<T> out = remove_dead_nodes(body);
     for (ir::NodeId id = 0; id < body.size(); ++id) {
       const ir::Node<T>& n = body.node(id);
-      if (!ir::is<ir::Constant>(n.op) || !detail::uniform_value<T>(n.op) || feeds_matmul(body, n))
-        continue;
-      scalars.insert(id);
-      ir::Graph<T> next = convert(body, scalars);
+      if (ir::is<ir::Constant>(n.op) && detail::uniform_value<T>(n.op) && !feeds_matmul(body, n))
+        scalars.insert(id);
+    }
+    ir::Graph<T> all = convert(body, scalars);
+    if (same_output_shapes(body, all)) return all; // the usual case: one rebuild
+    // some constant gives an output its shape: one constant at a time, each kept as a Scalar
+    // only if no output shrinks with it
+    std::set<ir::NodeId> kept;
+    ir::Graph<T> out = remove_dead_nodes(body);
+    for (ir::NodeId id : scalars) {
+      kept.insert(id);
+      ir::Graph<T> next = convert(body, kept);
       if (same_output_shapes(body, next))
         out = std::move(next);
       else
-        scalars.erase(id);
+        kept.erase(id);
     }
     return out;
   }
