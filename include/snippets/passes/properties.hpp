@@ -69,39 +69,27 @@ template <class... Ps, class P>
 struct Contains<Properties<Ps...>, P> : std::bool_constant<(std::is_same_v<Ps, P> || ...)> {};
 template <class Set, class P> inline constexpr bool contains = Contains<Set, P>::value;
 
-template <class A, class B> struct Union;
-template <class... As, class... Bs> struct Union<Properties<As...>, Properties<Bs...>> {
-  using type = Properties<As..., Bs...>;
+/// The members of A that are (`in_b`) or are not in B.
+template <class A, class B, bool in_b> struct Filter;
+template <class... As, class B, bool in_b> struct Filter<Properties<As...>, B, in_b> {
+  using type =
+      decltype((std::conditional_t<contains<B, As> == in_b, Properties<As>, Properties<>>{} + ... +
+                Properties<>{}));
 };
+/// A without the members of B; A and B in common.
+template <class A, class B> using Minus = Filter<A, B, false>;
+template <class A, class B> using Intersect = Filter<A, B, true>;
 
-/// A without the members of B.
-template <class A, class B> struct Minus;
-template <class... As, class B> struct Minus<Properties<As...>, B> {
-  using type = decltype((std::conditional_t<contains<B, As>, Properties<>, Properties<As>>{} + ... +
-                         Properties<>{}));
+/// The first member of `List` that is (`in_have`) or is not in `Have` (void: none).
+template <class Have, class List, bool in_have> struct FirstWhere { using type = void; };
+template <class Have, class P, class... Ps, bool in_have>
+struct FirstWhere<Have, Properties<P, Ps...>, in_have> {
+  using type = std::conditional_t<contains<Have, P> == in_have, P,
+                                  typename FirstWhere<Have, Properties<Ps...>, in_have>::type>;
 };
-
-/// A and B in common.
-template <class A, class B> struct Intersect;
-template <class... As, class B> struct Intersect<Properties<As...>, B> {
-  using type = decltype((std::conditional_t<contains<B, As>, Properties<As>, Properties<>>{} + ... +
-                         Properties<>{}));
-};
-
-/// The first member of `Needed` not in `Have` (void: none).
-template <class Have, class Needed> struct FirstMissing;
-template <class Have> struct FirstMissing<Have, Properties<>> { using type = void; };
-template <class Have, class P, class... Ps> struct FirstMissing<Have, Properties<P, Ps...>> {
-  using type = std::conditional_t<contains<Have, P>,
-                                  typename FirstMissing<Have, Properties<Ps...>>::type, P>;
-};
-/// The first member of `Forbidden` already in `Have` (void: none).
-template <class Have, class Forbidden> struct FirstPresent;
-template <class Have> struct FirstPresent<Have, Properties<>> { using type = void; };
-template <class Have, class P, class... Ps> struct FirstPresent<Have, Properties<P, Ps...>> {
-  using type = std::conditional_t<contains<Have, P>, P,
-                                  typename FirstPresent<Have, Properties<Ps...>>::type>;
-};
+/// The first member of `Needed` not in `Have`; of `Forbidden` already in it.
+template <class Have, class Needed> using FirstMissing = FirstWhere<Have, Needed, false>;
+template <class Have, class Forbidden> using FirstPresent = FirstWhere<Have, Forbidden, true>;
 } // namespace props
 
 namespace detail {
