@@ -19,6 +19,10 @@
 // Nothing changes at run time.
 #pragma once
 
+// a target's traits header declares its own share (its code generator) under this macro, since
+// this header names no target
+#define SNIPPETS_EXTERN_TEMPLATES 1
+
 #include "snippets/snippets.hpp"
 
 #ifdef SNIPPETS_DEFINE_TEMPLATES
@@ -55,14 +59,6 @@ SNIPPETS_DETAIL_EXTERN template DotGraph lir_graph<DefaultTraits>(ir::LinearIR<D
                                                                   LirGraphKind);
 SNIPPETS_DETAIL_EXTERN template DotGraph body_graph<DefaultTraits>(const ir::Graph<DefaultTraits>&);
 } // namespace debug
-#if defined(__x86_64__)
-namespace x64 {
-SNIPPETS_DETAIL_EXTERN template KernelCode
-emit_kernel<DefaultTraits>(ir::LinearIR<DefaultTraits>&, Isa, const EmitRequest<DefaultTraits>&);
-SNIPPETS_DETAIL_EXTERN template int
-scratch_registers<DefaultTraits>(const ir::LinearIR<DefaultTraits>&, Isa);
-} // namespace x64
-#endif
 
 namespace ir {
 SNIPPETS_DETAIL_EXTERN template std::vector<TensorType>

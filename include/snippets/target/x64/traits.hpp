@@ -83,3 +83,20 @@ infer_types<x64::Traits>(const Op<x64::Traits>&, std::span<const TensorType>, st
 extern template class Graph<x64::Traits>;
 } // namespace snippets::ir
 #endif
+
+// The x64 share of snippets/extern_templates.hpp, which names no target: the code generator,
+// declared extern where that header (SNIPPETS_EXTERN_TEMPLATES) or snippets::prebuilt is in
+// force, and defined once by src/prebuilt.cpp (SNIPPETS_DEFINE_TEMPLATES).
+#if defined(SNIPPETS_DEFINE_TEMPLATES)
+#define SNIPPETS_DETAIL_X64_EXTERN
+#elif defined(SNIPPETS_PREBUILT) || defined(SNIPPETS_EXTERN_TEMPLATES)
+#define SNIPPETS_DETAIL_X64_EXTERN extern
+#endif
+#ifdef SNIPPETS_DETAIL_X64_EXTERN
+namespace snippets::x64 {
+SNIPPETS_DETAIL_X64_EXTERN template KernelCode emit_kernel<Traits>(ir::LinearIR<Traits>&, Isa,
+                                                                   const EmitRequest<Traits>&);
+SNIPPETS_DETAIL_X64_EXTERN template int scratch_registers<Traits>(const ir::LinearIR<Traits>&, Isa);
+} // namespace snippets::x64
+#undef SNIPPETS_DETAIL_X64_EXTERN
+#endif
