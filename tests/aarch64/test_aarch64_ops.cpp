@@ -82,6 +82,15 @@ std::vector<OpCase> op_cases() {
        [](G& g, V a, V) { return g.convert(g.convert(a, ElementType::u8), f32); }, exact_any_zero},
       {"Convert f32 -> f16 -> f32", 1,
        [](G& g, V a, V) { return g.convert(g.convert(a, ElementType::f16), f32); }},
+      {"Exp", 1, [](G& g, V a, V) { return g.exp(a); }, Tolerance{2}},
+      {"Log", 1, [](G& g, V a, V) { return g.log(a); }, Tolerance{2}, Pattern::positive},
+      {"Sigmoid", 1, [](G& g, V a, V) { return g.sigmoid(a); }, Tolerance{2}},
+      {"Tanh", 1, [](G& g, V a, V) { return g.tanh(a); }, Tolerance{2}},
+      {"Erf", 1, [](G& g, V a, V) { return g.erf(a); }, Tolerance{2}},
+      {"Gelu (erf)", 1, [](G& g, V a, V) { return g.gelu(a); }, Tolerance{4, 1e-6}},
+      {"Gelu (tanh)", 1, [](G& g, V a, V) { return g.gelu(a, ir::GeluApproximation::tanh); },
+       Tolerance{4, 1e-6}},
+      {"Swish", 1, [](G& g, V a, V) { return g.swish(a); }, Tolerance{4, 1e-6}},
       {"Convert f32 -> bf16 -> f32", 1,
        [](G& g, V a, V) { return g.convert(g.convert(a, ElementType::bf16), f32); }},
   };
@@ -183,5 +192,31 @@ TEST_CASE("aarch64: ReduceSum and ReduceMax over the innermost axis") {
       const Tolerance tol = kind == 0 ? Tolerance{64, 1e-4} : exact;
       check_kernel(g, {make_tensor({5, n}, ++seed, Pattern::finite)}, tol);
     }
+  }
+}
+
+TEST_CASE("aarch64: Softmax over the innermost axis, rows of every length from 1 to 67") {
+  std::uint64_t seed = 11000;
+  for (Dim n = 1; n <= 67; ++n) {
+    INFO("[3," << n << "]");
+    G g;
+    const auto x = g.parameter(f32, {3, n});
+    const auto b = g.parameter(f32, {1, n});
+    g.result(g.softmax(g.add(x, b), -1));
+    // as x64 (tests/test_jit_reduce.cpp): exp, a sum in another order, a reciprocal
+    check_kernel(g,
+                 {make_tensor({3, n}, ++seed, Pattern::finite),
+                  make_tensor({1, n}, ++seed, Pattern::finite)},
+                 Tolerance{16, 1e-9});
+  }
+  SUBCASE("NaN and infinities in a row") {
+    G g;
+    const auto x = g.parameter(f32, {4, 9});
+    g.result(g.softmax(x, 1));
+    std::vector<double> v = make_values(36, 77, Pattern::finite);
+    v[3] = qnan;      // row 0: NaN everywhere
+    v[9 + 4] = inf;   // row 1: one +inf
+    v[18 + 2] = -inf; // row 2: a -inf (its exp is 0)
+    check_kernel(g, {Tensor::from_values(f32, {4, 9}, v)}, Tolerance{16, 1e-9});
   }
 }
