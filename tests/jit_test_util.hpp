@@ -13,7 +13,7 @@
 //  - accuracy sweeps: f32 bit-pattern sweeps, the f32 special values, and the maximum ulp /
 //    absolute error of a result against the reference (measure_accuracy).
 // Everything here is deterministic: the same seed gives the same tensors on every run.
-// Compiled for AArch64 (tests/aarch64/), the x64 parts (Graph, for_each_isa, check_jit,
+// Compiled for AArch64 (tests/aarch64/), the x64 parts (for_each_isa, check_jit,
 // check_steps_are_kernels) are left out and the rest serves the emulated tests.
 #pragma once
 
@@ -41,14 +41,17 @@
 namespace snippets::jit_test {
 
 using reference::Tensor;
+/// The backend under test: x64::Traits, or aarch64::Traits when compiled for AArch64
+/// (tests/aarch64/, which reuses the fuzz families through these names).
+using Backend = DefaultTraits;
+using Variant = Backend::Variant;
+using Graph = ir::Graph<Backend>;
 
 inline constexpr ElementType f32 = ElementType::f32;
 inline constexpr double inf = std::numeric_limits<double>::infinity();
 inline constexpr double qnan = std::numeric_limits<double>::quiet_NaN();
 
 #if !defined(__aarch64__)
-using Graph = ir::Graph<x64::Traits>;
-
 // ---- ISAs ----
 
 inline constexpr x64::Isa all_isas[] = {x64::Isa::avx2, x64::Isa::avx512};
