@@ -60,14 +60,34 @@ public:
       (i < n_data ? data_ : counters_).push_back(asmjit::a64::x(gpr_pool[i]));
     for (int k = 0; k < lir.reserved_vector_registers; ++k)
       scratch_.push_back(asmjit::a64::v(static_cast<std::uint32_t>(vector_registers - 1 - k)));
+    // free for constants: caller-saved registers first, d8-d15 last (saving them costs the
+    // kernel 16 instructions per call)
+    std::vector<Vec> free, last;
+    for (int r = first_unused_vec(); r < vector_registers - lir.reserved_vector_registers; ++r)
+      (callee_saved_vec(static_cast<std::uint32_t>(r)) ? last : free)
+          .push_back(asmjit::a64::v(static_cast<std::uint32_t>(r)));
+    free.insert(free.end(), last.begin(), last.end());
+    consts_.pin_registers(std::move(free));
   }
 
   void emit() {
     check_kernel();
     plan_frame();
     prologue();
+    // the pinned constants are known once the body is emitted: their loads follow the return
+    const asmjit::Label load_constants = a_.newLabel(), body = a_.newLabel();
+    if (consts_.pinning()) {
+      a_.b(load_constants);
+      a_.bind(body);
+    }
     for (auto& e : lir_) emit_op(*e);
     epilogue();
+    if (consts_.pinning()) {
+      a_.bind(load_constants);
+      if (!values_high_ && consts_.pins_callee_saved()) save_vecs(true);
+      consts_.load_pinned();
+      a_.b(body);
+    }
     text_bytes_ = static_cast<std::uint32_t>(a_.offset());
     consts_.emit();
   }
@@ -77,6 +97,17 @@ public:
 private:
   void check_kernel() const {
     if (lir_.dynamic) unsupported("dynamic shapes (compile the body with static shapes)");
+  }
+
+  /// The lowest vector register above every value's: registers from it up to the scratch ones
+  /// hold pinned constants.
+  int first_unused_vec() const {
+    int first = 0;
+    for (const auto& e : lir_)
+      for (std::size_t i = 0; i < e->num_outputs(); ++i)
+        if (const ir::Reg& r = e->out_desc(i).reg; r.kind == ir::RegKind::vec)
+          first = std::max(first, r.index + 1);
+    return first;
   }
 
   // ---- frame ----
@@ -99,9 +130,10 @@ private:
     for (const GpX& r : used)
       if (callee_saved_gpr(r.id())) saved_gprs_.push_back(r);
     // scratch registers may be any of v16-v31 and values any from v0: v8-v15 are in use as
-    // soon as the values reach them (or the scratch reaches down to them)
-    save_vec_ = high_vec;
-    const std::size_t saved = 8 * saved_gprs_.size() + (save_vec_ ? 64 : 0);
+    // soon as the values reach them (or the scratch reaches down to them); pinned constants
+    // take them last, and are known only after the body (the frame keeps room for them)
+    values_high_ = high_vec;
+    const std::size_t saved = 8 * saved_gprs_.size() + 64;
     saved_at_ = spill_bytes() + 8 * lir_.counter_slots;
     frame_ = (saved_at_ + saved + 15) / 16 * 16;
   }
@@ -135,7 +167,7 @@ private:
     return asmjit::a64::ptr(t);
   }
 
-  void save_restore(bool save) {
+  void save_gprs(bool save) {
     std::size_t at = saved_at_;
     for (const GpX& r : saved_gprs_) {
       if (save)
@@ -144,7 +176,10 @@ private:
         a_.ldr(r, sp_slot(at));
       at += 8;
     }
-    if (!save_vec_) return;
+  }
+  /// d8-d15, the callee-saved halves of v8-v15, after the saved GPRs.
+  void save_vecs(bool save) {
+    std::size_t at = saved_at_ + 8 * saved_gprs_.size();
     for (std::uint32_t d = 8; d < 16; ++d, at += 8) {
       if (save)
         a_.str(asmjit::a64::d(d), sp_slot(at));
@@ -155,14 +190,16 @@ private:
 
   void prologue() {
     adjust_sp(true);
-    save_restore(true);
+    save_gprs(true);
+    if (values_high_) save_vecs(true);
     const GpX args = asmjit::a64::x(args_gpr);
     for (std::size_t i = 0; i < data_.size(); ++i)
       a_.ldr(data_[i], asmjit::a64::ptr(args, static_cast<std::int32_t>(i * sizeof(void*))));
   }
 
   void epilogue() {
-    save_restore(false);
+    save_gprs(false);
+    if (values_high_ || consts_.pins_callee_saved()) save_vecs(false);
     adjust_sp(false);
     a_.ret(asmjit::a64::x30);
   }
@@ -385,7 +422,7 @@ private:
   MemoryAccess mem_;
   std::vector<Vec> scratch_;
   std::vector<GpX> data_, counters_, saved_gprs_;
-  bool save_vec_ = false;
+  bool values_high_ = false; // values live in v8-v15: the prologue saves d8-d15
   std::size_t saved_at_ = 0, frame_ = 0;
   std::map<std::size_t, Labels> labels_;
   std::map<std::size_t, ir::Reg>

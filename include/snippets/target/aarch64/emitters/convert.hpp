@@ -33,8 +33,7 @@ template <> struct Emitter<ir::Convert> {
       a.shl(t.s4(), t.s4(), 31);
       a.ushr(t.s4(), t.s4(), 31); // the lowest bit kept
       a.add(t.s4(), t.s4(), x.s4());
-      c.consts.load_bits(m, 0x7fff);
-      a.add(t.s4(), t.s4(), m.s4());
+      a.add(t.s4(), t.s4(), c.consts.bits_in(0x7fff, m).s4());
       a.ushr(t.s4(), t.s4(), 16);
       a.shl(t.s4(), t.s4(), 16);
       a.fcmeq(m.s4(), x.s4(), x.s4()); // false for NaN

@@ -25,8 +25,8 @@ inline void move(EmitContext& c, Vec dst, Vec x) {
 }
 /// dst = mask & 1.0f (mask: all ones or zero per lane); mask may be dst.
 inline void mask_to_one(EmitContext& c, Vec dst, Vec mask, Vec one) {
-  c.consts.load_bits(one, one_bits);
-  c.a.and_(dst.b16(), mask.b16(), one.b16());
+  const Vec k = c.consts.bits_in(one_bits, one);
+  c.a.and_(dst.b16(), mask.b16(), k.b16());
 }
 } // namespace detail
 
@@ -118,8 +118,7 @@ template <> struct Emitter<ir::FusedMulAdd> {
 template <> struct Emitter<ir::Relu> {
   static constexpr int scratch = 1;
   static void emit(EmitContext& c, const ir::Relu&, Vec dst, std::span<const Vec> in) {
-    const Vec zero = c.scratch[0];
-    c.a.movi(zero.s4(), 0);
+    const Vec zero = c.consts.bits_in(0, c.scratch[0]);
     c.a.fmax(dst.s4(), in[0].s4(), zero.s4());
   }
 };
@@ -128,14 +127,10 @@ template <> struct Emitter<ir::Clamp> {
   static constexpr int scratch = 2;
   static void emit(EmitContext& c, const ir::Clamp& op, Vec dst, std::span<const Vec> in) {
     const Vec v = c.scratch[0], bound = c.scratch[1];
-    c.consts.load_value(bound, static_cast<float>(op.lo + 0.0));
-    c.a.fmax(v.s4(), in[0].s4(), bound.s4());
-    c.consts.load_value(bound, static_cast<float>(op.hi + 0.0));
-    c.a.fmin(v.s4(), v.s4(), bound.s4());
-    if (op.lo == 0 || op.hi == 0) { // -0 at a zero bound: +0, as in the reference
-      c.a.movi(bound.s4(), 0);
-      c.a.fadd(v.s4(), v.s4(), bound.s4());
-    }
+    c.a.fmax(v.s4(), in[0].s4(), c.consts.value_in(static_cast<float>(op.lo + 0.0), bound).s4());
+    c.a.fmin(v.s4(), v.s4(), c.consts.value_in(static_cast<float>(op.hi + 0.0), bound).s4());
+    if (op.lo == 0 || op.hi == 0) // -0 at a zero bound: +0, as in the reference
+      c.a.fadd(v.s4(), v.s4(), c.consts.bits_in(0, bound).s4());
     detail::move(c, dst, v);
   }
 };
@@ -191,8 +186,7 @@ template <> struct Emitter<ir::LogicalXor> {
 template <> struct Emitter<ir::LogicalNot> {
   static constexpr int scratch = 1;
   static void emit(EmitContext& c, const ir::LogicalNot&, Vec dst, std::span<const Vec> in) {
-    c.consts.load_value(c.scratch[0], 1.0f);
-    c.a.fsub(dst.s4(), c.scratch[0].s4(), in[0].s4());
+    c.a.fsub(dst.s4(), c.consts.value_in(1.0f, c.scratch[0]).s4(), in[0].s4());
   }
 };
 
@@ -201,8 +195,7 @@ template <> struct Emitter<ir::LeakyRelu> {
   static constexpr int scratch = 2;
   static void emit(EmitContext& c, const ir::LeakyRelu& op, Vec dst, std::span<const Vec> in) {
     const Vec m = c.scratch[0], t = c.scratch[1];
-    c.consts.load_value(t, static_cast<float>(op.alpha));
-    c.a.fmul(t.s4(), t.s4(), in[0].s4());
+    c.a.fmul(t.s4(), c.consts.value_in(static_cast<float>(op.alpha), t).s4(), in[0].s4());
     c.a.fcmlt(m.s4(), in[0].s4(), 0);
     c.a.bsl(m.b16(), t.b16(), in[0].b16());
     c.a.mov(dst.b16(), m.b16());
@@ -225,13 +218,11 @@ template <> struct Emitter<ir::HSigmoid> {
   static constexpr int scratch = 2;
   static void core(EmitContext& c, Vec x) { // scratch[0] = hsigmoid(x)
     const Vec v = c.scratch[0], k = c.scratch[1];
-    c.consts.load_value(k, 3.0f);
-    c.a.fadd(v.s4(), x.s4(), k.s4());
-    c.a.movi(k.s4(), 0);
-    c.a.fmax(v.s4(), v.s4(), k.s4());
-    c.consts.load_value(k, 6.0f);
-    c.a.fmin(v.s4(), v.s4(), k.s4());
-    c.a.fdiv(v.s4(), v.s4(), k.s4());
+    c.a.fadd(v.s4(), x.s4(), c.consts.value_in(3.0f, k).s4());
+    c.a.fmax(v.s4(), v.s4(), c.consts.bits_in(0, k).s4());
+    const Vec six = c.consts.value_in(6.0f, k);
+    c.a.fmin(v.s4(), v.s4(), six.s4());
+    c.a.fdiv(v.s4(), v.s4(), six.s4());
   }
   static void emit(EmitContext& c, const ir::HSigmoid&, Vec dst, std::span<const Vec> in) {
     core(c, in[0]);
@@ -251,8 +242,7 @@ template <> struct Emitter<ir::SoftSign> {
   static void emit(EmitContext& c, const ir::SoftSign&, Vec dst, std::span<const Vec> in) {
     const Vec d = c.scratch[0], one = c.scratch[1];
     c.a.fabs(d.s4(), in[0].s4());
-    c.consts.load_value(one, 1.0f);
-    c.a.fadd(d.s4(), d.s4(), one.s4());
+    c.a.fadd(d.s4(), d.s4(), c.consts.value_in(1.0f, one).s4());
     c.a.fdiv(dst.s4(), in[0].s4(), d.s4());
   }
 };

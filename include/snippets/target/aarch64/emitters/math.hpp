@@ -61,9 +61,9 @@ inline void scale(EmitContext& c, Vec v, Vec n, Vec t, Vec u) {
   a.fcvtzs(n.s4(), n.s4());  // exact: n is integral
   a.sshr(t.s4(), n.s4(), 1); // floor(n / 2)
   a.sub(n.s4(), n.s4(), t.s4());
-  a.movi(u.s4(), 127);
-  a.add(t.s4(), t.s4(), u.s4());
-  a.add(n.s4(), n.s4(), u.s4());
+  const Vec bias = c.consts.bits_in(127, u);
+  a.add(t.s4(), t.s4(), bias.s4());
+  a.add(n.s4(), n.s4(), bias.s4());
   a.shl(t.s4(), t.s4(), 23);
   a.shl(n.s4(), n.s4(), 23);
   a.fmul(v.s4(), v.s4(), t.s4()); // exact: 2^(n/2) and the product are normal
@@ -72,13 +72,10 @@ inline void scale(EmitContext& c, Vec v, Vec n, Vec t, Vec u) {
 
 /// n = round(m log2e), r -= n ln2 (two FMLS: Cody-Waite). r may be m; n, r, k distinct.
 inline void reduce(EmitContext& c, Vec r, Vec n, Vec m, Vec k) {
-  c.consts.load_bits(k, log2e);
-  c.a.fmul(n.s4(), m.s4(), k.s4());
+  c.a.fmul(n.s4(), m.s4(), c.consts.bits_in(log2e, k).s4());
   c.a.frintn(n.s4(), n.s4());
-  c.consts.load_bits(k, ln2_hi);
-  c.a.fmls(r.s4(), n.s4(), k.s4()); // exact
-  c.consts.load_bits(k, ln2_lo);
-  c.a.fmls(r.s4(), n.s4(), k.s4());
+  c.a.fmls(r.s4(), n.s4(), c.consts.bits_in(ln2_hi, k).s4()); // exact
+  c.a.fmls(r.s4(), n.s4(), c.consts.bits_in(ln2_lo, k).s4());
 }
 
 /// dst = exp(x): NaN -> NaN, -inf -> 0, x > 88.72 -> inf, subnormal results for x in
@@ -87,10 +84,8 @@ inline void reduce(EmitContext& c, Vec r, Vec n, Vec m, Vec k) {
 /// 1 + r (1 + r q(r)) with the degree-6 table. Temps t0, t1, t2; dst may be x.
 inline void exp(EmitContext& c, Vec dst, Vec x, Vec t0, Vec t1, Vec t2) {
   auto& a = c.a;
-  c.consts.load_value(t2, exp_lo);
-  a.fmax(t0.s4(), x.s4(), t2.s4());
-  c.consts.load_value(t2, exp_hi);
-  a.fmin(t1.s4(), t0.s4(), t2.s4());
+  a.fmax(t0.s4(), x.s4(), c.consts.value_in(exp_lo, t2).s4());
+  a.fmin(t1.s4(), t0.s4(), c.consts.value_in(exp_hi, t2).s4());
   reduce(c, t0, t1, t1, t2); // r (t0), n (t1)
   const Vec p = horner(c, dst, t2, t0, exp_q), other = p.id() == dst.id() ? t2 : dst;
   c.consts.load_value(other, 1.0f);
@@ -108,19 +103,18 @@ inline void exp(EmitContext& c, Vec dst, Vec x, Vec t0, Vec t1, Vec t2) {
 /// t0, not t1 or t2).
 inline void expm1_nonpositive(EmitContext& c, Vec out, Vec y, Vec t0, Vec t1, Vec t2) {
   auto& a = c.a;
-  c.consts.load_value(t1, -20.0f);
-  a.fmax(t0.s4(), y.s4(), t1.s4());
+  a.fmax(t0.s4(), y.s4(), c.consts.value_in(-20.0f, t1).s4());
   reduce(c, t0, t1, t0, t2); // r (t0), n (t1)
   const Vec q = horner(c, out, t2, t0, expm1_q);
   if (q.id() != out.id()) a.mov(out.b16(), q.b16());
   a.fmul(out.s4(), out.s4(), t0.s4()); // r q(r)
   a.fcvtzs(t1.s4(), t1.s4());
   a.shl(t1.s4(), t1.s4(), 23);
-  c.consts.load_bits(t2, one);
-  a.add(t1.s4(), t1.s4(), t2.s4());  // s = 2^n
-  a.fmul(t0.s4(), t0.s4(), t1.s4()); // s r, exact
-  a.fsub(t1.s4(), t1.s4(), t2.s4()); // s - 1, exact
-  a.fadd(t2.s4(), t1.s4(), t0.s4()); // hi
+  const Vec one_r = c.consts.bits_in(one, t2);
+  a.add(t1.s4(), t1.s4(), one_r.s4());  // s = 2^n
+  a.fmul(t0.s4(), t0.s4(), t1.s4());    // s r, exact
+  a.fsub(t1.s4(), t1.s4(), one_r.s4()); // s - 1, exact
+  a.fadd(t2.s4(), t1.s4(), t0.s4());    // hi
   a.fsub(t1.s4(), t2.s4(), t1.s4());
   a.fsub(t1.s4(), t0.s4(), t1.s4());  // lo
   a.fmla(t1.s4(), out.s4(), t0.s4()); // lo + s r * r q(r)
@@ -133,39 +127,32 @@ inline void expm1_nonpositive(EmitContext& c, Vec out, Vec y, Vec t0, Vec t1, Ve
 /// t0..t3; out differs from x and them.
 inline void log(EmitContext& c, Vec out, Vec x, Vec t0, Vec t1, Vec t2, Vec t3) {
   auto& a = c.a;
-  c.consts.load_bits(t0, flt_min);
-  a.fcmgt(t1.s4(), t0.s4(), x.s4()); // x < FLT_MIN: subnormal (or not positive: fixed below)
-  c.consts.load_value(t0, 8388608.0f);
-  a.fmul(t0.s4(), x.s4(), t0.s4());
+  a.fcmgt(t1.s4(), c.consts.bits_in(flt_min, t0).s4(),
+          x.s4()); // x < FLT_MIN: subnormal (or not positive: fixed below)
+  a.fmul(t0.s4(), x.s4(), c.consts.value_in(8388608.0f, t0).s4());
   a.mov(t2.b16(), t1.b16());
-  a.bsl(t2.b16(), t0.b16(), x.b16()); // x, scaled when subnormal
-  c.consts.load_value(t0, 23.0f);
-  a.and_(t1.b16(), t1.b16(), t0.b16()); // 23 where scaled, else 0
-  c.consts.load_bits(t0, 0x3f400000);
-  a.sub(out.s4(), t2.s4(), t0.s4()); // bits - bits(3/4): the exponent field is k
-  c.consts.load_bits(t3, 0x007fffff);
-  a.and_(t2.b16(), out.b16(), t3.b16());
-  a.add(t2.s4(), t2.s4(), t0.s4()); // m
+  a.bsl(t2.b16(), t0.b16(), x.b16());                             // x, scaled when subnormal
+  a.and_(t1.b16(), t1.b16(), c.consts.value_in(23.0f, t0).b16()); // 23 where scaled, else 0
+  const Vec three_quarters = c.consts.bits_in(0x3f400000, t0);
+  a.sub(out.s4(), t2.s4(), three_quarters.s4()); // bits - bits(3/4): the exponent field is k
+  a.and_(t2.b16(), out.b16(), c.consts.bits_in(0x007fffff, t3).b16());
+  a.add(t2.s4(), t2.s4(), three_quarters.s4()); // m
   a.sshr(out.s4(), out.s4(), 23);
   a.scvtf(out.s4(), out.s4());
-  a.fsub(t1.s4(), out.s4(), t1.s4()); // k
-  c.consts.load_value(t0, 1.0f);
-  a.fsub(t2.s4(), t2.s4(), t0.s4()); // f = m - 1, exact
+  a.fsub(t1.s4(), out.s4(), t1.s4());                         // k
+  a.fsub(t2.s4(), t2.s4(), c.consts.value_in(1.0f, t0).s4()); // f = m - 1, exact
   const Vec s = horner(c, t0, t3, t2, log1p_s), y = s.id() == t0.id() ? t3 : t0;
   a.fmul(s.s4(), s.s4(), t2.s4());
   a.mov(y.b16(), t2.b16());
   a.fmla(y.s4(), s.s4(), t2.s4()); // f + f^2 s(f)
-  c.consts.load_bits(s, ln2_lo);
-  a.fmla(y.s4(), t1.s4(), s.s4());
-  c.consts.load_bits(s, ln2_hi);
-  a.fmla(y.s4(), t1.s4(), s.s4());
+  a.fmla(y.s4(), t1.s4(), c.consts.bits_in(ln2_lo, s).s4());
+  a.fmla(y.s4(), t1.s4(), c.consts.bits_in(ln2_hi, s).s4());
   // +inf -> +inf, +-0 -> -inf, x < 0 or NaN -> NaN (all ones)
-  c.consts.load_bits(s, pos_inf);
-  a.fcmeq(t1.s4(), x.s4(), s.s4());
-  a.bsl(t1.b16(), s.b16(), y.b16());
-  c.consts.load_bits(s, neg_inf);
+  const Vec inf = c.consts.bits_in(pos_inf, s);
+  a.fcmeq(t1.s4(), x.s4(), inf.s4());
+  a.bsl(t1.b16(), inf.b16(), y.b16());
   a.fcmeq(t2.s4(), x.s4(), 0);
-  a.bsl(t2.b16(), s.b16(), t1.b16());
+  a.bsl(t2.b16(), c.consts.bits_in(neg_inf, s).b16(), t1.b16());
   a.fcmge(t1.s4(), x.s4(), 0);
   a.orn(out.b16(), t2.b16(), t1.b16());
 }
@@ -178,21 +165,17 @@ inline void erf(EmitContext& c, Vec out, Vec x, Vec t0, Vec t1, Vec t2, Vec t3, 
                 bool one_plus = false) {
   auto& a = c.a;
   a.fabs(t0.s4(), x.s4());
-  c.consts.load_value(t1, tb.clamp);
-  a.fmin(t0.s4(), t0.s4(), t1.s4());
+  a.fmin(t0.s4(), t0.s4(), c.consts.value_in(tb.clamp, t1).s4());
   const Vec q = horner(c, t1, t2, t0, tb.large_q), free = q.id() == t1.id() ? t2 : t1;
   exp(c, out, q, t0, free, t3); // erfc
   if (one_plus) {
-    c.consts.load_value(t0, 2.0f);
-    a.fsub(t0.s4(), t0.s4(), out.s4());
+    a.fsub(t0.s4(), c.consts.value_in(2.0f, t0).s4(), out.s4());
     a.fcmlt(t1.s4(), x.s4(), 0);
-    a.bsl(t1.b16(), out.b16(), t0.b16()); // x < 0: erfc
-    c.consts.load_value(t0, -tb.clamp);
-    a.fcmge(t0.s4(), x.s4(), t0.s4()); // beyond the fit (x < -clamp): 0
+    a.bsl(t1.b16(), out.b16(), t0.b16());                            // x < 0: erfc
+    a.fcmge(t0.s4(), x.s4(), c.consts.value_in(-tb.clamp, t0).s4()); // beyond the fit: 0
     a.and_(out.b16(), t1.b16(), t0.b16());
   } else {
-    c.consts.load_value(t0, 1.0f);
-    a.fsub(out.s4(), t0.s4(), out.s4());
+    a.fsub(out.s4(), c.consts.value_in(1.0f, t0).s4(), out.s4());
     a.ushr(t0.s4(), x.s4(), 31);
     a.shl(t0.s4(), t0.s4(), 31);
     a.orr(out.b16(), out.b16(), t0.b16()); // the sign of x
@@ -203,12 +186,10 @@ inline void erf(EmitContext& c, Vec out, Vec x, Vec t0, Vec t1, Vec t2, Vec t3, 
   a.mov(t0.b16(), x.b16());
   a.fmla(t0.s4(), x.s4(), p.s4()); // x + x p(x^2)
   if (one_plus) {
-    c.consts.load_value(t1, 1.0f);
-    a.fadd(t0.s4(), t0.s4(), t1.s4());
+    a.fadd(t0.s4(), t0.s4(), c.consts.value_in(1.0f, t1).s4());
   }
   a.fabs(t1.s4(), x.s4());
-  c.consts.load_value(t2, tb.split);
-  a.fcmge(t1.s4(), t1.s4(), t2.s4()); // large branch (false for NaN)
+  a.fcmge(t1.s4(), t1.s4(), c.consts.value_in(tb.split, t2).s4()); // large (false for NaN)
   a.bif(out.b16(), t0.b16(), t1.b16());
 }
 
@@ -228,9 +209,9 @@ inline void logistic(EmitContext& c, Vec out, Vec v, Vec sign_src, Vec t0, Vec t
   a.fabs(t0.s4(), v.s4());
   a.fneg(t0.s4(), t0.s4());
   exp(c, t0, t0, t1, t2, t3); // e
-  c.consts.load_value(t1, 1.0f);
-  a.fadd(t2.s4(), t1.s4(), t0.s4()); // 1 + e
-  Vec fe = t0, f = t1;
+  const Vec one_r = c.consts.value_in(1.0f, t1);
+  a.fadd(t2.s4(), one_r.s4(), t0.s4()); // 1 + e
+  Vec fe = t0, f = one_r;
   if (factor) {
     a.fmul(t3.s4(), factor->s4(), t0.s4());
     fe = t3;
@@ -249,11 +230,9 @@ inline void multiply_by(EmitContext& c, Vec dst, Vec x, double v, Vec t) {
   float hi = static_cast<float>(v);
   if (std::fabs(double(hi)) > std::fabs(v)) hi = std::nextafter(hi, 0.0f);
   const auto lo = static_cast<float>(v - double(hi));
-  c.consts.load_value(t, lo == 0 ? hi : lo);
-  c.a.fmul(dst.s4(), x.s4(), t.s4());
+  c.a.fmul(dst.s4(), x.s4(), c.consts.value_in(lo == 0 ? hi : lo, t).s4());
   if (lo == 0) return;
-  c.consts.load_value(t, hi);
-  c.a.fmla(dst.s4(), x.s4(), t.s4());
+  c.a.fmla(dst.s4(), x.s4(), c.consts.value_in(hi, t).s4());
 }
 
 } // namespace math
@@ -295,8 +274,7 @@ template <> struct Emitter<ir::Tanh> {
     a.fneg(s[0].s4(), s[0].s4());
     a.fadd(s[0].s4(), s[0].s4(), s[0].s4()); // -2|x|, exact
     math::expm1_nonpositive(c, s[3], s[0], s[0], s[1], s[2]);
-    c.consts.load_value(s[1], 2.0f);
-    a.fadd(s[0].s4(), s[3].s4(), s[1].s4());
+    a.fadd(s[0].s4(), s[3].s4(), c.consts.value_in(2.0f, s[1]).s4());
     a.fneg(s[2].s4(), s[3].s4());
     a.fdiv(s[2].s4(), s[2].s4(), s[0].s4());
     a.fabs(s[2].s4(), s[2].s4());
@@ -326,16 +304,14 @@ template <> struct Emitter<ir::Gelu> {
     const Vec x = in[0];
     if (op.approximation == ir::GeluApproximation::erf) {
       math::erf(c, s[4], x, s[0], s[1], s[2], s[3], math::gelu_erf_tables, true);
-      c.consts.load_value(s[0], 0.5f);
-      a.fmul(s[0].s4(), x.s4(), s[0].s4());
+      a.fmul(s[0].s4(), x.s4(), c.consts.value_in(0.5f, s[0]).s4());
       a.fmul(dst.s4(), s[4].s4(), s[0].s4()); // a product: x << 0 gives -0 as the reference
       return;
     }
     // c1 = 2 sqrt(2/pi), c2 = 2 * 0.044715 * sqrt(2/pi)
     a.fmul(s[0].s4(), x.s4(), x.s4());
     c.consts.load_bits(s[5], 0x3fcc422a);
-    c.consts.load_bits(s[1], 0x3d922279);
-    a.fmla(s[5].s4(), s[0].s4(), s[1].s4());
+    a.fmla(s[5].s4(), s[0].s4(), c.consts.bits_in(0x3d922279, s[1]).s4());
     a.fmul(s[5].s4(), s[5].s4(), x.s4()); // 2u
     math::logistic(c, dst, s[5], s[5], s[0], s[1], s[2], s[3], s[4], {}, x);
   }
