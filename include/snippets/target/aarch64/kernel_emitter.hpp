@@ -72,6 +72,7 @@ public:
 
   void emit() {
     check_kernel();
+    lir_.renumber(); // dies_here() compares positions
     plan_frame();
     prologue();
     // the pinned constants are known once the body is emitted: their loads follow the return
@@ -377,15 +378,10 @@ private:
           } else if constexpr (std::is_same_v<Tag, ir::ReduceAccumulate>) {
             EmitContext c = context();
             accumulate(c, tag, vec(e.in_desc(0).reg), vec(e.in_desc(1).reg));
+          } else if constexpr (std::is_same_v<Tag, ir::FusedMulAdd>) {
+            if (!emit_fma_into_dead_addend(e)) emit_with_emitter(e, tag);
           } else if constexpr (HasEmitter<Tag>) {
-            Vec in[4];
-            SNIPPETS_ASSERT(e.num_inputs() <= 4) << e.name;
-            SNIPPETS_ASSERT(scratch_.size() >= std::size_t{Emitter<Tag>::scratch})
-                << Tag::name << " needs more scratch registers than the kernel kept";
-            for (std::size_t i = 0; i < e.num_inputs(); ++i) in[i] = vec(e.in_desc(i).reg);
-            EmitContext c = context();
-            Emitter<Tag>::emit(c, tag, vec(e.out_desc(0).reg),
-                               std::span<const Vec>(in, e.num_inputs()));
+            emit_with_emitter(e, tag);
           } else {
             static_assert(!T::template fusable<Tag> || std::is_same_v<Tag, ir::ReduceSum> ||
                               std::is_same_v<Tag, ir::ReduceMax> ||
@@ -397,6 +393,40 @@ private:
           }
         },
         e.op);
+  }
+
+  template <class Tag> void emit_with_emitter(E& e, const Tag& tag) {
+    Vec in[4];
+    SNIPPETS_ASSERT(e.num_inputs() <= 4) << e.name;
+    SNIPPETS_ASSERT(scratch_.size() >= std::size_t{Emitter<Tag>::scratch})
+        << Tag::name << " needs more scratch registers than the kernel kept";
+    for (std::size_t i = 0; i < e.num_inputs(); ++i) in[i] = vec(e.in_desc(i).reg);
+    EmitContext c = context();
+    Emitter<Tag>::emit(c, tag, vec(e.out_desc(0).reg), std::span<const Vec>(in, e.num_inputs()));
+  }
+
+  /// Whether input i's value is read by no expression after `e` and is computed in the same
+  /// loops (a value from outside the loop lives on into the next iteration).
+  static bool dies_here(const E& e, std::size_t i) {
+    const ir::PortConnector<T>& c = e.input_connector(i);
+    if (c.source_expr().loop_ids != e.loop_ids) return false;
+    for (const auto& use : c.consumers())
+      if (use.owner().order > e.order) return false;
+    return true;
+  }
+
+  /// a * b + c where the allocator gave the result a's or b's register: FMLA accumulates into
+  /// its destination, so the emitter copies c to scratch and the result back (3 instructions);
+  /// when c dies here, FMLA into c's register and one copy do it. Returns false otherwise.
+  bool emit_fma_into_dead_addend(const E& e) {
+    const Vec dst = vec(e.out_desc(0).reg), a = vec(e.in_desc(0).reg), b = vec(e.in_desc(1).reg),
+              acc = vec(e.in_desc(2).reg);
+    if (dst.id() == acc.id() || (dst.id() != a.id() && dst.id() != b.id()) || acc.id() == a.id() ||
+        acc.id() == b.id() || !dies_here(e, 2))
+      return false;
+    a_.fmla(acc.s4(), a.s4(), b.s4());
+    a_.mov(dst.b16(), acc.b16());
+    return true;
   }
 
   asmjit::a64::Mem sp_slot_q(std::size_t slot) {
