@@ -43,9 +43,9 @@ namespace snippets::jit_test {
 using reference::Tensor;
 /// The backend under test: x64::Traits, or aarch64::Traits when compiled for AArch64
 /// (tests/aarch64/, which reuses the fuzz families through these names).
-using Backend = DefaultTraits;
-using Variant = Backend::Variant;
-using Graph = ir::Graph<Backend>;
+using TestedTraits = DefaultTraits;
+using TestedVariant = TestedTraits::Variant;
+using Graph = ir::Graph<TestedTraits>;
 
 inline constexpr ElementType f32 = ElementType::f32;
 inline constexpr double inf = std::numeric_limits<double>::infinity();

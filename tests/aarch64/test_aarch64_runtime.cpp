@@ -138,3 +138,24 @@ TEST_CASE("aarch64: dynamic shapes are refused with a codegen error") {
   g.result(g.relu(a));
   CHECK(error_id([&] { (void)compile(g); }) == "snippets.compile.codegen");
 }
+
+TEST_CASE("aarch64: a Transpose of an f32 input is folded into strided loads, lane by lane") {
+  using Order = std::vector<std::size_t>;
+  std::uint64_t seed = 300;
+  for (const Dim n : {1, 3, 4, 5, 8, 13}) {
+    for (const Order& order : {Order{1, 0}, Order{0, 2, 1}, Order{2, 0, 1}}) {
+      const Shape in_shape = order.size() == 2 ? Shape{n, 6} : Shape{2, n, 5};
+      INFO("n = " << n << ", rank " << order.size() << ", order " << order[0] << order[1]);
+      G g;
+      const auto x = g.parameter(f32, in_shape);
+      const auto t = g.apply(ir::Transpose{order}, x);
+      const Shape out_shape = g.type(t).shape;
+      const auto y = g.parameter(f32, out_shape);
+      g.result(g.exp(g.add(t, y)));
+      check_kernel(g,
+                   {make_tensor(in_shape, ++seed, Pattern::finite),
+                    make_tensor(out_shape, ++seed, Pattern::finite)},
+                   Tolerance{2}, /*round_each_node=*/true); // exp of the f32 sum
+    }
+  }
+}
