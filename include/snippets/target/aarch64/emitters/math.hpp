@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // snippets/target/aarch64/emitters/math.hpp: the approximation routines of the AArch64
 // transcendental emitters (exp, expm1, log, erf, the logistic quotient) and the emitters of
-// Exp, Log, Sigmoid, Tanh, Erf, Gelu (both forms) and Swish.
+// Exp, Log, Sigmoid, Tanh, Erf, Gelu (both forms), Swish, Elu and SoftPlus.
 //
 // The polynomials are the project's fitted tables (target/math_coefficients.hpp), the same as
 // the x64 target's; the reductions follow x64's AVX2 path where NEON has no counterpart of an
@@ -333,6 +333,65 @@ template <> struct Emitter<ir::Swish> {
       v = s[5];
     }
     math::logistic(c, dst, v, x, s[0], s[1], s[2], s[3], s[4], {.invert = op.beta < 0}, x);
+  }
+};
+
+/// x > 0 ? x : alpha expm1(x), expm1 of min(x, 0) (math::expm1_nonpositive), alpha split into
+/// two f32 when it is not one. For x <= 0 the result's sign is sign(x) xor sign(alpha), zeros
+/// included, as the reference's alpha * expm1(x).
+template <> struct Emitter<ir::Elu> {
+  static constexpr int scratch = 4;
+  static bool supports(const ir::Elu& op) {
+    return std::isfinite(op.alpha) && std::fabs(op.alpha) <= std::numeric_limits<float>::max();
+  }
+  static void emit(EmitContext& c, const ir::Elu& op, Vec dst, std::span<const Vec> in) {
+    const auto s = c.scratch;
+    auto& a = c.a;
+    const Vec x = in[0];
+    a.fmin(s[0].s4(), x.s4(), c.consts.bits_in(0, s[1]).s4()); // NaN comes through
+    math::expm1_nonpositive(c, s[3], s[0], s[0], s[1], s[2]);
+    Vec r = s[3];
+    if (op.alpha != 1.0) {
+      math::multiply_by(c, s[0], s[3], op.alpha, s[1]);
+      r = s[0];
+    }
+    a.ushr(s[1].s4(), x.s4(), 31);
+    a.shl(s[1].s4(), s[1].s4(), 31); // the sign of x
+    if (op.alpha < 0) a.eor(s[1].b16(), s[1].b16(), c.consts.bits_in(0x80000000u, s[2]).b16());
+    a.fabs(r.s4(), r.s4());
+    a.orr(r.b16(), r.b16(), s[1].b16());
+    a.fcmgt(s[2].s4(), x.s4(), 0);
+    a.bsl(s[2].b16(), x.b16(), r.b16());
+    a.mov(dst.b16(), s[2].b16());
+  }
+};
+
+/// log(1 + e^x) = max(x, 0) + log1p(e), e = exp(-|x|) in (0, 1]: log1p(e) for e < 1/2 and
+/// ln2 + log1p((e - 1) / 2) above (both arguments exact, in [-1/4, 1/2)), log1p(f) = f +
+/// f^2 s(f) with the degree-8 table.
+template <> struct Emitter<ir::SoftPlus> {
+  static constexpr int scratch = 4;
+  static void emit(EmitContext& c, const ir::SoftPlus&, Vec dst, std::span<const Vec> in) {
+    const auto s = c.scratch;
+    auto& a = c.a;
+    const Vec x = in[0];
+    a.fabs(s[0].s4(), x.s4());
+    a.fneg(s[0].s4(), s[0].s4());
+    math::exp(c, s[0], s[0], s[1], s[2], s[3]); // e
+    a.fcmge(s[1].s4(), s[0].s4(), c.consts.value_in(0.5f, s[1]).s4());
+    a.fsub(s[2].s4(), s[0].s4(), c.consts.value_in(1.0f, s[2]).s4());
+    a.fmul(s[2].s4(), s[2].s4(), c.consts.value_in(0.5f, s[3]).s4());
+    a.mov(s[3].b16(), s[1].b16());
+    a.bsl(s[3].b16(), s[2].b16(), s[0].b16()); // f
+    const Vec p = math::horner(c, s[0], s[2], s[3], math::log1p_s),
+              y = p.id() == s[0].id() ? s[2] : s[0];
+    a.fmul(p.s4(), p.s4(), s[3].s4());
+    a.mov(y.b16(), s[3].b16());
+    a.fmla(y.s4(), p.s4(), s[3].s4()); // log1p(f)
+    a.and_(s[1].b16(), s[1].b16(), c.consts.bits_in(math::ln2_hi, p).b16());
+    a.fadd(y.s4(), y.s4(), s[1].s4());
+    a.fmax(s[1].s4(), x.s4(), c.consts.bits_in(0, s[1]).s4());
+    a.fadd(dst.s4(), s[1].s4(), y.s4());
   }
 };
 
