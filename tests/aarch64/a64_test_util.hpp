@@ -14,6 +14,12 @@
 #include "jit_test_util.hpp"
 #include "snippets/snippets.hpp"
 
+// The library builds for AArch64 without Xbyak: nothing outside target/x64 includes it (the
+// cross compiler would find Debian's headers in /usr/include, so this is checked here).
+#if defined(XBYAK_XBYAK_H_)
+#error "an Xbyak header was included in the AArch64 build"
+#endif
+
 namespace snippets::a64_test {
 
 using namespace jit_test;
