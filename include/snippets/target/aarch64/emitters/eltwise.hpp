@@ -9,6 +9,7 @@
 //  - comparisons and logical ops produce 1.0f / 0.0f (an all-ones mask ANDed with 1.0f).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "snippets/ir/lowered_ops.hpp"
@@ -244,6 +245,59 @@ template <> struct Emitter<ir::SoftSign> {
     c.a.fabs(d.s4(), in[0].s4());
     c.a.fadd(d.s4(), d.s4(), c.consts.value_in(1.0f, one).s4());
     c.a.fdiv(dst.s4(), in[0].s4(), d.s4());
+  }
+};
+
+/// x ** e for integer e (|e| <= 64) by repeated squaring, half-integers with a square root,
+/// negative e with one division at the end (as x64's emitter).
+template <> struct Emitter<ir::PowerStatic> {
+  static constexpr int scratch = 3;
+  static bool supports(const ir::PowerStatic& op) {
+    const double twice = op.exponent * 2;
+    return std::fabs(op.exponent) <= 64 && twice == std::nearbyint(twice);
+  }
+  static void emit(EmitContext& c, const ir::PowerStatic& op, Vec dst, std::span<const Vec> in) {
+    auto& a = c.a;
+    const Vec x = in[0], base = c.scratch[0], acc = c.scratch[1];
+    const double e = std::fabs(op.exponent);
+    auto n = static_cast<long>(std::floor(e));
+    const bool half = e != std::floor(e);
+    bool have = false;
+    // with a half exponent pow is NaN for x < 0 anyway (the square root says so), and |x|
+    // gives pow's +0 at -0 and +inf at -inf
+    if (n > 0 && half)
+      a.fabs(base.s4(), x.s4());
+    else if (n > 0)
+      a.mov(base.b16(), x.b16());
+    while (n > 0) {
+      if (n & 1) {
+        if (have)
+          a.fmul(acc.s4(), acc.s4(), base.s4());
+        else
+          a.mov(acc.b16(), base.b16());
+        have = true;
+      }
+      n >>= 1;
+      if (n) a.fmul(base.s4(), base.s4(), base.s4());
+    }
+    if (half) { // sqrt(x) x^k, but pow gives +0 at -0 and +inf at -inf
+      const Vec m = c.scratch[2];
+      a.fsqrt(base.s4(), x.s4());
+      a.fabs(base.s4(), base.s4());
+      a.fcmeq(m.s4(), x.s4(), c.consts.bits_in(0xff800000u, m).s4()); // x = -inf
+      // x is read for the last time above: dst (which may be x) can hold the constant
+      a.bsl(m.b16(), c.consts.bits_in(0x7f800000u, dst).b16(), base.b16());
+      if (have)
+        a.fmul(acc.s4(), acc.s4(), m.s4());
+      else
+        a.mov(acc.b16(), m.b16());
+      have = true;
+    }
+    if (!have) c.consts.load_value(acc, 1.0f); // x ** 0 == 1, even for NaN
+    if (op.exponent < 0)
+      a.fdiv(dst.s4(), c.consts.value_in(1.0f, dst).s4(), acc.s4());
+    else
+      a.mov(dst.b16(), acc.b16());
   }
 };
 
