@@ -49,6 +49,7 @@ std::vector<MathCase> math_cases() {
       {"Elu", [](G& g, V x) { return g.elu(x, 1.0); }, -30, 10, {0, -20}, {2}},
       {"Elu (alpha = -0.5)", [](G& g, V x) { return g.elu(x, -0.5); }, -30, 10, {0}, {2}},
       {"SoftPlus", [](G& g, V x) { return g.softplus(x); }, -110, 30, {0, 17, -87.3}, {2}},
+      {"Mish", [](G& g, V x) { return g.mish(x); }, -115, 30, {0, -87.3, 20, -110}, {4}},
       {"Swish (beta = 1.702)",
        [](G& g, V x) { return g.swish(x, 1.702); },
        -70,

@@ -98,6 +98,7 @@ std::vector<OpCase> op_cases() {
       {"Swish", 1, [](G& g, V a, V) { return g.swish(a); }, Tolerance{4, 1e-6}},
       {"Elu(0.5)", 1, [](G& g, V a, V) { return g.elu(a, 0.5); }, Tolerance{2}},
       {"SoftPlus", 1, [](G& g, V a, V) { return g.softplus(a); }, Tolerance{2}},
+      {"Mish", 1, [](G& g, V a, V) { return g.mish(a); }, Tolerance{4}},
       {"Convert f32 -> bf16 -> f32", 1,
        [](G& g, V a, V) { return g.convert(g.convert(a, ElementType::bf16), f32); }},
   };

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // snippets/target/aarch64/emitters/math.hpp: the approximation routines of the AArch64
 // transcendental emitters (exp, expm1, log, erf, the logistic quotient) and the emitters of
-// Exp, Log, Sigmoid, Tanh, Erf, Gelu (both forms), Swish, Elu and SoftPlus.
+// Exp, Log, Sigmoid, Tanh, Erf, Gelu (both forms), Swish, Elu, SoftPlus and Mish.
 //
 // The polynomials are the project's fitted tables (target/math_coefficients.hpp), the same as
 // the x64 target's; the reductions follow x64's AVX2 path where NEON has no counterpart of an
@@ -392,6 +392,53 @@ template <> struct Emitter<ir::SoftPlus> {
     a.fadd(y.s4(), y.s4(), s[1].s4());
     a.fmax(s[1].s4(), x.s4(), c.consts.bits_in(0, s[1]).s4());
     a.fadd(dst.s4(), s[1].s4(), y.s4());
+  }
+};
+
+/// x tanh(softplus(x)) = x E(E + 2) / (E(E + 2) + 2), E = e^x = p 2^n, evaluated as
+/// (x p) (u / (E u + 2)) 2^n with u = E + 2 (as x64's AVX2 path): 2^n comes last, so that the
+/// tail x e^x (x < -87, where E is subnormal) keeps its precision. x is raised to -110 (the
+/// result is -0 below) and E uses min(x, 20) (above, the ratio is 1/E and the result x);
+/// -inf gives NaN as the reference's -inf * 0.
+template <> struct Emitter<ir::Mish> {
+  static constexpr int scratch = 5;
+  static void emit(EmitContext& c, const ir::Mish&, Vec dst, std::span<const Vec> in) {
+    const auto s = c.scratch;
+    auto& a = c.a;
+    const Vec x = in[0];
+    a.fmax(s[0].s4(), x.s4(), c.consts.value_in(-110.0f, s[1]).s4());
+    a.fcmeq(s[1].s4(), x.s4(), c.consts.bits_in(math::neg_inf, s[1]).s4());
+    a.orr(s[0].b16(), s[0].b16(), s[1].b16()); // xm; all ones (NaN) for -inf
+    // x is not read again: dst is free from here on
+    a.fmin(s[1].s4(), s[0].s4(), c.consts.value_in(20.0f, s[1]).s4());
+    math::reduce(c, s[1], s[2], s[1], s[3]); // r (s1), n (s2)
+    const Vec p = math::horner(c, s[3], dst, s[1], math::exp_q),
+              other = p.id() == s[3].id() ? dst : s[3];
+    c.consts.load_value(other, 1.0f);
+    a.fmla(other.s4(), p.s4(), s[1].s4());
+    c.consts.load_value(p, 1.0f);
+    a.fmla(p.s4(), other.s4(), s[1].s4());
+    if (p.id() != s[3].id()) a.mov(s[3].b16(), p.b16()); // p (s3)
+    // 2^(n/2) (s1) and 2^(n - n/2) (s2), both normal
+    a.fcvtzs(s[2].s4(), s[2].s4());
+    a.sshr(s[1].s4(), s[2].s4(), 1);
+    a.sub(s[2].s4(), s[2].s4(), s[1].s4());
+    const Vec one = c.consts.bits_in(math::one, dst);
+    a.shl(s[1].s4(), s[1].s4(), 23);
+    a.add(s[1].s4(), s[1].s4(), one.s4());
+    a.shl(s[2].s4(), s[2].s4(), 23);
+    a.add(s[2].s4(), s[2].s4(), one.s4());
+    a.fmul(dst.s4(), s[3].s4(), s[1].s4());
+    a.fmul(dst.s4(), dst.s4(), s[2].s4());   // E
+    a.fmul(s[3].s4(), s[3].s4(), s[0].s4()); // x p
+    const Vec two = c.consts.value_in(2.0f, s[4]);
+    a.fadd(s[0].s4(), dst.s4(), two.s4()); // u = E + 2
+    if (two.id() != s[4].id()) a.mov(s[4].b16(), two.b16());
+    a.fmla(s[4].s4(), dst.s4(), s[0].s4()); // E u + 2
+    a.fdiv(s[0].s4(), s[0].s4(), s[4].s4());
+    a.fmul(s[3].s4(), s[3].s4(), s[0].s4());
+    a.fmul(dst.s4(), s[3].s4(), s[1].s4());
+    a.fmul(dst.s4(), dst.s4(), s[2].s4());
   }
 };
 
