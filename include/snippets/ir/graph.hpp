@@ -33,6 +33,14 @@
 
 namespace snippets::ir {
 
+#if defined(SNIPPETS_PREBUILT) && !defined(SNIPPETS_DEFINE_TEMPLATES)
+// snippets::prebuilt (which defines SNIPPETS_PREBUILT) holds type inference for the reference
+// backend (src/prebuilt.cpp): a program that builds graphs compiles none of its rules
+extern template std::vector<TensorType> infer_types<ReferenceBackend>(const Op<ReferenceBackend>&,
+                                                                      std::span<const TensorType>,
+                                                                      std::string_view);
+#endif
+
 using NodeId = std::uint32_t;
 
 /// The producer end of an edge: output `port` of node `node`.
@@ -78,6 +86,7 @@ public:
   using op_type = Op<T>;
 
   Graph() : id_(next_id()) {}
+  ~Graph(); // out of line, with make() and topological_order(): see the end of this file
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
   /// Values of `other` stay valid in the new graph. The moved-from graph is empty and gets a
@@ -105,42 +114,7 @@ public:
 
   /// Adds a node computing `op` on `inputs`; returns one Value per output.
   /// @throws snippets::Error for a wrong arity, type, shape, attribute or a foreign Value.
-  std::vector<Value> make(op_type op, std::span<const Value> inputs, std::string name = {}) {
-    std::vector<TensorType> in_types;
-    std::vector<Output> in_outputs;
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      in_outputs.push_back(checked(inputs[i], name.empty() ? op_name<T>(op) : name));
-      in_types.push_back(type(in_outputs.back()));
-    }
-    const NodeId id = static_cast<NodeId>(nodes_.size());
-    if (name.empty()) name = std::string(op_name<T>(op)) + "_" + std::to_string(id);
-    const std::string who = std::string(op_name<T>(op)) + " '" + name + "'";
-    std::vector<TensorType> out_types = infer_types<T>(op, in_types, who);
-
-    auto node = std::make_unique<Node<T>>();
-    node->id = id;
-    node->name = std::move(name);
-    node->op = std::move(op);
-    node->inputs = std::move(in_outputs);
-    node->outputs = std::move(out_types);
-    node->users.resize(node->outputs.size());
-    // Reserve everything first so that nothing below can throw after the first change.
-    make_room(nodes_, 1);
-    for (const Output& o : node->inputs)
-      make_room(nodes_[o.node]->users[o.port], node->inputs.size());
-    if (is<Parameter>(node->op)) make_room(parameters_, 1);
-    if (is<Result>(node->op)) make_room(results_, 1);
-    std::vector<Value> values;
-    values.reserve(node->outputs.size());
-    for (std::uint32_t p = 0; p < node->outputs.size(); ++p) values.push_back({id_, {id, p}});
-
-    for (std::uint32_t i = 0; i < node->inputs.size(); ++i)
-      nodes_[node->inputs[i].node]->users[node->inputs[i].port].push_back({id, i});
-    if (is<Parameter>(node->op)) parameters_.push_back(id);
-    if (is<Result>(node->op)) results_.push_back(id);
-    nodes_.push_back(std::move(node));
-    return values;
-  }
+  std::vector<Value> make(op_type op, std::span<const Value> inputs, std::string name = {});
 
   std::vector<Value> make(op_type op, std::initializer_list<Value> inputs, std::string name = {}) {
     return make(std::move(op), std::span<const Value>(inputs.begin(), inputs.size()),
@@ -241,31 +215,7 @@ public:
   /// order of a depth-first walk that starts from the nodes in id order and takes each node's
   /// consumers in id order (Boost.Graph's topological_sort over the same edges gives the same
   /// order; the headers that build graphs stay free of Boost, ir/graph_view.hpp).
-  std::vector<NodeId> topological_order() const {
-    std::vector<std::vector<NodeId>> consumers(nodes_.size());
-    for (NodeId v = 0; v < nodes_.size(); ++v)
-      for (const Output& in : nodes_[v]->inputs) consumers[in.node].push_back(v);
-    std::vector<NodeId> order;
-    order.reserve(nodes_.size());
-    std::vector<bool> seen(nodes_.size());
-    std::vector<std::pair<NodeId, std::size_t>> stack; // node, next consumer to visit
-    for (NodeId root = 0; root < nodes_.size(); ++root) {
-      if (seen[root]) continue;
-      seen[root] = true;
-      stack.push_back({root, 0});
-      while (!stack.empty()) {
-        auto& [u, next] = stack.back();
-        if (next == consumers[u].size()) {
-          order.push_back(u);
-          stack.pop_back();
-        } else if (const NodeId v = consumers[u][next++]; !seen[v]) {
-          seen[v] = true;
-          stack.push_back({v, 0});
-        }
-      }
-    }
-    return {order.rbegin(), order.rend()};
-  }
+  std::vector<NodeId> topological_order() const;
 
 private:
   /// True when a path of data edges leads from node `from` to node `to` (or from == to).
@@ -324,5 +274,78 @@ private:
   std::vector<NodeId> parameters_;
   std::vector<NodeId> results_;
 };
+
+// Defined out of the class, so not inline: the heaviest members (make() instantiates the
+// op variant's every alternative) are compiled once per program when snippets::prebuilt holds
+// them (the extern declarations below), not in every source file that builds a graph.
+template <class T> Graph<T>::~Graph() = default;
+
+template <class T>
+std::vector<Value> Graph<T>::make(op_type op, std::span<const Value> inputs, std::string name) {
+  std::vector<TensorType> in_types;
+  std::vector<Output> in_outputs;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    in_outputs.push_back(checked(inputs[i], name.empty() ? op_name<T>(op) : name));
+    in_types.push_back(type(in_outputs.back()));
+  }
+  const NodeId id = static_cast<NodeId>(nodes_.size());
+  if (name.empty()) name = std::string(op_name<T>(op)) + "_" + std::to_string(id);
+  const std::string who = std::string(op_name<T>(op)) + " '" + name + "'";
+  std::vector<TensorType> out_types = infer_types<T>(op, in_types, who);
+
+  auto node = std::make_unique<Node<T>>();
+  node->id = id;
+  node->name = std::move(name);
+  node->op = std::move(op);
+  node->inputs = std::move(in_outputs);
+  node->outputs = std::move(out_types);
+  node->users.resize(node->outputs.size());
+  // Reserve everything first so that nothing below can throw after the first change.
+  make_room(nodes_, 1);
+  for (const Output& o : node->inputs)
+    make_room(nodes_[o.node]->users[o.port], node->inputs.size());
+  if (is<Parameter>(node->op)) make_room(parameters_, 1);
+  if (is<Result>(node->op)) make_room(results_, 1);
+  std::vector<Value> values;
+  values.reserve(node->outputs.size());
+  for (std::uint32_t p = 0; p < node->outputs.size(); ++p) values.push_back({id_, {id, p}});
+
+  for (std::uint32_t i = 0; i < node->inputs.size(); ++i)
+    nodes_[node->inputs[i].node]->users[node->inputs[i].port].push_back({id, i});
+  if (is<Parameter>(node->op)) parameters_.push_back(id);
+  if (is<Result>(node->op)) results_.push_back(id);
+  nodes_.push_back(std::move(node));
+  return values;
+}
+
+template <class T> std::vector<NodeId> Graph<T>::topological_order() const {
+  std::vector<std::vector<NodeId>> consumers(nodes_.size());
+  for (NodeId v = 0; v < nodes_.size(); ++v)
+    for (const Output& in : nodes_[v]->inputs) consumers[in.node].push_back(v);
+  std::vector<NodeId> order;
+  order.reserve(nodes_.size());
+  std::vector<bool> seen(nodes_.size());
+  std::vector<std::pair<NodeId, std::size_t>> stack; // node, next consumer to visit
+  for (NodeId root = 0; root < nodes_.size(); ++root) {
+    if (seen[root]) continue;
+    seen[root] = true;
+    stack.push_back({root, 0});
+    while (!stack.empty()) {
+      auto& [u, next] = stack.back();
+      if (next == consumers[u].size()) {
+        order.push_back(u);
+        stack.pop_back();
+      } else if (const NodeId v = consumers[u][next++]; !seen[v]) {
+        seen[v] = true;
+        stack.push_back({v, 0});
+      }
+    }
+  }
+  return {order.rbegin(), order.rend()};
+}
+
+#if defined(SNIPPETS_PREBUILT) && !defined(SNIPPETS_DEFINE_TEMPLATES)
+extern template class Graph<ReferenceBackend>;
+#endif
 
 } // namespace snippets::ir

@@ -211,6 +211,12 @@ template <class P, class T> consteval bool check_data_flow_element() {
   }
 }
 
+/// One pass, run. Declared here and defined at the end of this file, out of line: not inline,
+/// so snippets::prebuilt holds them for the default backend's passes
+/// (snippets/extern_templates.hpp) and a pipeline of one's own compiles only what it adds.
+template <class P, class T> void run_lir_pass(ir::LinearIR<T>& lir, PassContext<T>& ctx);
+template <class P, class T> ir::Graph<T> run_data_flow_pass(const ir::Graph<T>& body);
+
 /// Runs one element of a Linear IR pipeline: a pass (then the trace, the hook and the
 /// verifier), a nested pipeline or a Select, the last two without checking order again.
 template <class P, class T> void run_lir_element(ir::LinearIR<T>& lir, PassContext<T>& ctx) {
@@ -219,7 +225,7 @@ template <class P, class T> void run_lir_element(ir::LinearIR<T>& lir, PassConte
   } else if constexpr (is_list<P> || is_select<P>) {
     P::run_unchecked(lir, ctx);
   } else {
-    P{}.run(lir, ctx);
+    run_lir_pass<P>(lir, ctx);
     ctx.trace.push_back(P::name);
     if (ctx.after_pass) ctx.after_pass(P::name, lir); // dump before verifying: see the bad IR
     if (ctx.verify) verify(lir, P::name);
@@ -293,7 +299,7 @@ private:
         if constexpr (detail::is_list<P>) {
           return P::template run_unchecked<T>(body, trace);
         } else {
-          ir::Graph<T> g = P{}.run(body);
+          ir::Graph<T> g = detail::run_data_flow_pass<P>(body);
           if (trace) trace->push_back(P::name);
           return g;
         }
@@ -450,5 +456,14 @@ template <class P> const std::string& describe() {
   }();
   return text;
 }
+
+namespace detail {
+template <class P, class T> void run_lir_pass(ir::LinearIR<T>& lir, PassContext<T>& ctx) {
+  P{}.run(lir, ctx);
+}
+template <class P, class T> ir::Graph<T> run_data_flow_pass(const ir::Graph<T>& body) {
+  return P{}.run(body);
+}
+} // namespace detail
 
 } // namespace snippets::passes

@@ -8,12 +8,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <limits>
 #include <span>
 #include <vector>
 
 #include "snippets/reference/tensor.hpp"
+#include "snippets/support/function_ref.hpp"
 
 namespace snippets::reference::detail {
 
@@ -34,9 +34,8 @@ inline std::vector<std::int64_t> broadcast_strides(const Shape& in, const Shape&
 
 /// Calls fn(output_linear_index, input_offsets) for every element of `out`, where each input
 /// offset follows NUMPY broadcasting of `inputs[k]` into `out`.
-inline void
-for_each_broadcast(const Shape& out, std::span<const Shape> inputs,
-                   const std::function<void(std::size_t, std::span<const std::int64_t>)>& fn) {
+inline void for_each_broadcast(const Shape& out, std::span<const Shape> inputs,
+                               FunctionRef<void(std::size_t, std::span<const std::int64_t>)> fn) {
   const std::size_t rank = out.rank(), n_in = inputs.size();
   std::vector<std::vector<std::int64_t>> st;
   for (const Shape& s : inputs) st.push_back(broadcast_strides(s, out));
@@ -54,9 +53,10 @@ for_each_broadcast(const Shape& out, std::span<const Shape> inputs,
   }
 }
 
-/// Elementwise map with broadcasting: out[i] = f(in_0[..], in_1[..], ...).
-template <class F>
-Values broadcast_map(ElementType type, const Shape& out, std::span<const Values* const> in, F f) {
+/// Elementwise map with broadcasting: out[i] = f(in_0[..], in_1[..], ...). One loop for every
+/// op of the interpreter (f is a reference, not a template parameter).
+inline Values broadcast_map(ElementType type, const Shape& out, std::span<const Values* const> in,
+                            FunctionRef<double(std::span<const double>)> f) {
   Values r{type, out, std::vector<double>(static_cast<std::size_t>(out.element_count()))};
   std::vector<Shape> shapes;
   for (const Values* v : in) shapes.push_back(v->shape);
