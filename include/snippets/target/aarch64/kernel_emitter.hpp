@@ -6,9 +6,14 @@
 // pointers (inputs, outputs, then Buffers, whose scratch memory the runtime passes after the
 // kernel arguments) take the first registers of the pool, loop counters the next ones; a
 // counter without a register lives in an 8-byte stack slot. Vector value i lives in v<i>; the
-// top lir.reserved_vector_registers registers are emitter scratch. The prologue saves the
-// callee-saved x19-x28 it uses and, when any of v8-v15 is used, d8-d15.
+// top lir.reserved_vector_registers registers are emitter scratch, and the ones between hold
+// the constants the emitters read (constant_pool.hpp: loaded once, in a block after the return
+// that the prologue jumps to and back from). The prologue saves the callee-saved x19-x28 it
+// uses and, when values use any of v8-v15, d8-d15 (the constants' block saves them when only
+// constants do).
 // Stack frame, from sp up: 16-byte spill slots, 8-byte counter slots, the saved registers.
+// FusedMulAdd whose result got a multiplicand's register accumulates into the addend's
+// register when the addend dies there (FMLA writes its destination).
 // Loops follow the LIR's LoopInfo: the parallel loop reads its work amount from
 // CallArgs::work, a remainder block (evaluate_once, tail_of) runs iff its main loop left work,
 // and after each step and after the loop the data pointers move by their ports' increments
