@@ -4,7 +4,7 @@
 // bounds of fuzz/bounds.hpp), run under qemu-aarch64.
 //
 // The families whose models a Program runs, so that whatever the target cannot fuse (MatMul,
-// the ops without a NEON emitter, bf16 and boolean inputs and outputs) stays on the reference
+// the ops without a NEON emitter, boolean inputs and outputs) stays on the reference
 // path and the rest must match: elementwise, math, reduce, program and types. The dynamic and
 // layout families compile kernels directly with dynamic shapes and transposed outputs, which
 // this target refuses ([snippets.compile.codegen]); matmul needs a Brgemm. Seeds are those of

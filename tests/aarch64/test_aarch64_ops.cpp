@@ -152,10 +152,11 @@ TEST_CASE("aarch64: binary ops broadcast ([3,n] with [3,1] and with [n])") {
   }
 }
 
-TEST_CASE("aarch64: tensors of f16, i32, i8 and u8 are converted as they are loaded and stored") {
+TEST_CASE("aarch64: tensors of f16, bf16, i32, i8 and u8 are converted as they are loaded and "
+          "stored") {
   std::uint64_t seed = 7000;
   for (const ElementType t :
-       {ElementType::f16, ElementType::i32, ElementType::i8, ElementType::u8}) {
+       {ElementType::f16, ElementType::bf16, ElementType::i32, ElementType::i8, ElementType::u8}) {
     INFO("type " << to_string(t));
     for (const Dim n : {1, 2, 3, 4, 5, 7, 8, 9, 13, 33, 67}) {
       INFO("n = " << n);

@@ -21,8 +21,8 @@ using namespace snippets;
 using namespace snippets::a64_test;
 
 TEST_CASE("aarch64: tails never read or write outside a tensor (guard pages)") {
-  for (const ElementType t :
-       {ElementType::f32, ElementType::f16, ElementType::i32, ElementType::i8, ElementType::u8}) {
+  for (const ElementType t : {ElementType::f32, ElementType::f16, ElementType::bf16,
+                              ElementType::i32, ElementType::i8, ElementType::u8}) {
     for (Dim n = 1; n <= 9; ++n) {
       for (const bool flat : {false, true}) {
         INFO(to_string(t) << ", n = " << n << (flat ? ", flat" : ", rows"));

@@ -29,10 +29,13 @@
 namespace snippets::aarch64 {
 
 /// Vector registers kept from the allocator: the most scratch any emitter in `lir` needs, at
-/// least one (converting stores and tails of reductions work in it). compile() asks before
-/// the lowering passes run, so a Multiply and an Add count as the FusedMulAdd they may become.
+/// least one (converting stores and tails of reductions work in it), three for a bf16 output.
+/// compile() asks before the lowering passes run, so a Multiply and an Add count as the FusedMulAdd
+/// they may become.
 template <class T> int scratch_registers(const ir::LinearIR<T>& lir) {
   int n = 1;
+  for (std::size_t a = lir.num_inputs; a < lir.arg_types.size(); ++a)
+    if (lir.arg_types[a] == ElementType::bf16) n = 3; // a bf16 store rounds as Convert does
   for (const auto& e : lir)
     std::visit(
         [&](const auto& tag) {

@@ -42,6 +42,7 @@
 #include "snippets/runtime/kernel_abi.hpp"
 #include "snippets/target/aarch64/abi.hpp"
 #include "snippets/target/aarch64/constant_pool.hpp"
+#include "snippets/target/aarch64/emitters/convert.hpp"
 #include "snippets/target/aarch64/emitters/emitter.hpp"
 #include "snippets/target/aarch64/emitters/reduce.hpp"
 #include "snippets/target/aarch64/memory_access.hpp"
@@ -259,6 +260,15 @@ private:
   void emit_store(const E& e, const ir::Store& op) {
     if (op.count == ir::runtime_count) unsupported("run-time tails");
     SNIPPETS_ASSERT(!scratch_.empty()) << "a Store needs a scratch register";
+    if (op.type == ElementType::bf16) { // rounded as Convert does, then the top halves
+      SNIPPETS_ASSERT(scratch_.size() >= 3) << "a bf16 Store needs three scratch registers";
+      const Vec t = scratch_[0], v = vec(e.in_desc(0).reg);
+      EmitContext c{a_, consts_, std::span<const Vec>(scratch_).subspan(1)};
+      Emitter<ir::Convert>::emit(c, ir::Convert{ElementType::bf16}, t, std::span<const Vec>(&v, 1));
+      a_.shrn(t.h4(), t.s4(), 16);
+      mem_.store_raw(t, data(e), bytes_of(e, op.offset), 2, static_cast<int>(op.count));
+      return;
+    }
     mem_.store(vec(e.in_desc(0).reg), data(e), bytes_of(e, op.offset), op.type, op.count,
                scratch_[0]);
   }

@@ -74,7 +74,7 @@ public:
     case ElementType::f32: return;
     case ElementType::i32: a_.scvtf(v.s4(), v.s4()); return;
     case ElementType::f16: a_.fcvtl(v.s4(), v.h4()); return;
-    case ElementType::bf16: a_.ushll(v.s4(), v.h4(), 16); return;
+    case ElementType::bf16: a_.shll(v.s4(), v.h4(), 16); return; // SHLL: by the element size
     case ElementType::i8:
       a_.sshll(v.h8(), v.b8(), 0);
       a_.sshll(v.s4(), v.h4(), 0);
@@ -105,7 +105,7 @@ public:
       a_.uqxtn(t.h4(), t.s4());
       a_.uqxtn(t.b8(), t.h8());
       return t;
-    case ElementType::bf16:
+    case ElementType::bf16: // rounded by the kernel emitter (Emitter<Convert>), not here
     case ElementType::boolean: break;
     }
     raise("snippets.compile.codegen",

@@ -67,11 +67,9 @@ struct Traits {
     else
       return emitter_supports(op);
   }
-  /// Element types a kernel reads and writes: loads and stores convert (memory_access.hpp);
-  /// bf16 and boolean are not stored.
-  static bool io_type_supported(ElementType t) {
-    return t != ElementType::boolean && t != ElementType::bf16;
-  }
+  /// Element types a kernel reads and writes: loads and stores convert (memory_access.hpp;
+  /// bf16 stores round as Convert does); boolean is not stored.
+  static bool io_type_supported(ElementType t) { return t != ElementType::boolean; }
 };
 
 static_assert(check_code_generator<Traits>());
