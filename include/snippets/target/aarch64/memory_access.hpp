@@ -10,7 +10,8 @@
 // a loaded register past `count` hold zero (before conversion; a conversion keeps them zero).
 // Conversions (registers hold f32): f16 by FCVTL/FCVTN (round to nearest even, the FPCR
 // default); i32 by SCVTF (nearest) and FCVTZS (truncate, saturate, NaN -> 0); i8/u8 widened
-// by SSHLL/USHLL and narrowed by SQXTN/UQXTN, which saturate as Convert does.
+// by SSHLL/USHLL and narrowed by SQXTN/UQXTN, which saturate as Convert does; bf16 widened
+// by SHLL (exact); a bf16 store is rounded by the kernel emitter (Emitter<Convert>) first.
 #pragma once
 
 #include <cstdint>
