@@ -13,6 +13,8 @@
 //  - accuracy sweeps: f32 bit-pattern sweeps, the f32 special values, and the maximum ulp /
 //    absolute error of a result against the reference (measure_accuracy).
 // Everything here is deterministic: the same seed gives the same tensors on every run.
+// Compiled for AArch64 (tests/aarch64/), the x64 parts (for_each_isa, check_jit,
+// check_steps_are_kernels) are left out and the rest serves the emulated tests.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -38,13 +40,18 @@
 
 namespace snippets::jit_test {
 
-using Graph = ir::Graph<x64::Traits>;
 using reference::Tensor;
+/// The backend under test: x64::Traits, or aarch64::Traits when compiled for AArch64
+/// (tests/aarch64/, which reuses the fuzz families through these names).
+using TestedTraits = DefaultTraits;
+using TestedVariant = TestedTraits::Variant;
+using Graph = ir::Graph<TestedTraits>;
 
 inline constexpr ElementType f32 = ElementType::f32;
 inline constexpr double inf = std::numeric_limits<double>::infinity();
 inline constexpr double qnan = std::numeric_limits<double>::quiet_NaN();
 
+#if !defined(__aarch64__)
 // ---- ISAs ----
 
 inline constexpr x64::Isa all_isas[] = {x64::Isa::avx2, x64::Isa::avx512};
@@ -61,6 +68,8 @@ template <class F> void for_each_isa(F&& f) {
     f(isa);
   }
 }
+
+#endif // !__aarch64__
 
 // ---- deterministic inputs ----
 
@@ -253,6 +262,8 @@ inline RunOptions with_threads(int n) {
   return o;
 }
 
+#if !defined(__aarch64__)
+
 struct CheckOptions {
   Tolerance tol = exact;
   std::vector<int> threads = {1};
@@ -306,6 +317,8 @@ void check_steps_are_kernels(const Program<x64::Traits, Lowering, DataFlow>& p) 
       CHECK(s.note.empty());
     }
 }
+
+#endif // !__aarch64__
 
 // ---- accuracy sweeps (test_jit_math_*.cpp) ----
 

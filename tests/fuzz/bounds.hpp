@@ -204,7 +204,7 @@ inline bool all_zero(const Values& e) {
 }
 
 /// Whether every user of `n`'s value only keeps it as bf16 (the shorter exp polynomial).
-inline bool kept_as_bf16(const Graph& g, const ir::Node<x64::Traits>& n) {
+inline bool kept_as_bf16(const Graph& g, const ir::Node<jit_test::TestedTraits>& n) {
   if (n.outputs[0].type == ElementType::bf16) return true;
   if (n.users.empty() || n.users[0].empty()) return false;
   for (const ir::Use& u : n.users[0]) {
@@ -216,7 +216,7 @@ inline bool kept_as_bf16(const Graph& g, const ir::Node<x64::Traits>& n) {
 
 /// Bounds of an elementwise node (unary, binary, Select, Convert).
 template <class Tag>
-Values elementwise_bound(const Graph& g, const ir::Node<x64::Traits>& n, const Tag& tag,
+Values elementwise_bound(const Graph& g, const ir::Node<jit_test::TestedTraits>& n, const Tag& tag,
                          std::span<const Bounded> in, const Values& value) {
   const ElementType t = n.outputs[0].type;
   const OpAccuracy acc = accuracy_of(tag);
@@ -266,7 +266,8 @@ Values elementwise_bound(const Graph& g, const ir::Node<x64::Traits>& n, const T
 }
 
 /// Bounds of a reduction or Softmax over the last axis (the only axis the families use).
-inline Values row_bound(const ir::Node<x64::Traits>& n, const Bounded& x, const Values& value) {
+inline Values row_bound(const ir::Node<jit_test::TestedTraits>& n, const Bounded& x,
+                        const Values& value) {
   const std::size_t len = x.v.shape.rank() ? static_cast<std::size_t>(x.v.shape.back()) : 1;
   const std::size_t rows = len ? x.v.v.size() / len : value.v.size();
   Values e = like(value, 0);
@@ -313,8 +314,8 @@ inline Values row_bound(const ir::Node<x64::Traits>& n, const Bounded& x, const 
   return e;
 }
 
-inline Values matmul_bound(const ir::Node<x64::Traits>& n, const Bounded& a, const Bounded& b,
-                           const Values& value) {
+inline Values matmul_bound(const ir::Node<jit_test::TestedTraits>& n, const Bounded& a,
+                           const Bounded& b, const Values& value) {
   const auto& mm = std::get<ir::MatMul>(n.op);
   const Shape& out = value.shape;
   const Values abs_a = absolute(a.v), abs_b = absolute(b.v);

@@ -156,7 +156,7 @@ inline Tensor to_logical(const Tensor& phys, const Layout& layout, const Shape& 
 /// it on doubles) and Split (x -> x, -x: two outputs, a kernel on buffers).
 struct OpaqueOps {
   reference::Options ref;
-  ProgramOptions<x64::Traits> prog;
+  ProgramOptions<jit_test::TestedTraits> prog;
   std::map<std::string, OpaqueBoundFn, std::less<>> bounds;
   OpaqueOps() {
     ref.round_each_node = true;
@@ -244,7 +244,7 @@ inline bool empty_inside(const Graph& body) {
 /// Empty when every Subgraph step of `p` is a kernel with no note, or the documented fallback.
 inline std::string check_steps(const Program<>& p, int& kernels) {
   for (const auto& s : p.steps()) {
-    const auto* sg = std::get_if<ir::Subgraph<x64::Traits>>(&p.graph().node(s.node).op);
+    const auto* sg = std::get_if<ir::Subgraph<jit_test::TestedTraits>>(&p.graph().node(s.node).op);
     if (!sg) continue;
     if (s.kind == Program<>::StepKind::kernel && s.note.empty()) {
       ++kernels;
@@ -305,7 +305,7 @@ inline void check_outputs(const Case& c, const Graph& g, const std::vector<Tenso
       o.failure = "output " + std::to_string(i) + ": " + d;
 }
 
-inline CompileOptions compile_options(const Case& c, x64::Isa isa) {
+inline CompileOptions compile_options(const Case& c, jit_test::TestedVariant isa) {
   CompileOptions co;
   co.isa = isa;
   co.fma = c.fma;
@@ -313,9 +313,10 @@ inline CompileOptions compile_options(const Case& c, x64::Isa isa) {
   return co;
 }
 
-inline void run_program(const Case& c, x64::Isa isa, std::uint64_t seed, Outcome& o) {
+inline void run_program(const Case& c, jit_test::TestedVariant isa, std::uint64_t seed,
+                        Outcome& o) {
   const OpaqueOps& ops = opaque_ops();
-  ProgramOptions<x64::Traits> opt = ops.prog;
+  ProgramOptions<jit_test::TestedTraits> opt = ops.prog;
   opt.compile = compile_options(c, isa);
   const Program<> program(c.model, opt);
   if (o.failure = check_steps(program, o.kernels); !o.failure.empty()) return;
@@ -347,7 +348,7 @@ inline void run_program(const Case& c, x64::Isa isa, std::uint64_t seed, Outcome
   check_outputs(c, c.model, in, got, o);
 }
 
-inline void run_kernel(const Case& c, x64::Isa isa, std::uint64_t seed, Outcome& o) {
+inline void run_kernel(const Case& c, jit_test::TestedVariant isa, std::uint64_t seed, Outcome& o) {
   std::optional<CompiledKernel> k;
   try {
     k = compile(c.model, compile_options(c, isa));
@@ -386,7 +387,7 @@ inline void run_kernel(const Case& c, x64::Isa isa, std::uint64_t seed, Outcome&
 }
 
 /// Runs `c` on `isa` against the reference; inputs come from `seed`.
-inline Outcome run_case(const Case& c, x64::Isa isa, std::uint64_t seed) {
+inline Outcome run_case(const Case& c, jit_test::TestedVariant isa, std::uint64_t seed) {
   Outcome o;
   try {
     c.program ? run_program(c, isa, seed, o) : run_kernel(c, isa, seed, o);
@@ -413,7 +414,7 @@ inline std::string failure_kind(const std::string& f) {
 namespace detail {
 
 using Rewrite = std::function<std::optional<std::vector<Value>>(
-    Graph&, const ir::Node<x64::Traits>&, std::span<const Value>)>;
+    Graph&, const ir::Node<jit_test::TestedTraits>&, std::span<const Value>)>;
 
 /// `g` with every static dimension `from` (in Parameters, Constants, Reshape and Broadcast
 /// attributes, Opaque outputs) replaced by `to`; std::nullopt when the result is not a valid
@@ -428,7 +429,7 @@ inline std::optional<Graph> resize(const Graph& g, Dim from, Dim to) {
   try {
     return passes::rebuild(
         g,
-        [&](Graph& out, const ir::Node<x64::Traits>& n,
+        [&](Graph& out, const ir::Node<jit_test::TestedTraits>& n,
             std::span<const Value> in) -> std::optional<std::vector<Value>> {
           auto op = n.op;
           if (auto* p = std::get_if<ir::Parameter>(&op)) {

@@ -75,7 +75,11 @@ inline void report_fault(const ActiveCall& call, const siginfo_t* si, const void
   put_hex(reinterpret_cast<std::uintptr_t>(si->si_addr), 16);
   put("\n");
   const auto* uc = static_cast<const ucontext_t*>(uctx);
+#if defined(__aarch64__)
+  const auto pc = static_cast<std::uint64_t>(uc->uc_mcontext.pc);
+#else
   const auto pc = static_cast<std::uint64_t>(uc->uc_mcontext.gregs[REG_RIP]);
+#endif
   const auto base = reinterpret_cast<std::uintptr_t>(call.code);
   if (pc >= base && pc < base + call.code_bytes) {
     put("  pc: kernel+");

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+// snippets/target/aarch64/traits.hpp: the backend traits of the AArch64 target (NEON, 4 f32
+// lanes, code through AsmJit's a64::Assembler).
+//
+// Both halves of the seam: what graphs and the tokenizer ask (backend_traits.hpp) and the code
+// generator with its register model (target/codegen.hpp, implemented in codegen.hpp). One
+// variant, neon: Advanced SIMD is part of every AArch64 processor. An op is fusable exactly
+// when it has an Emitter specialization, plus the reductions and Softmax that the default
+// pipelines lower to emitted ops (passes/decompose_reductions.hpp, decompose_softmax.hpp).
+// MatMul is not: its Brgemm has no NEON emitter, so the tokenizer leaves it outside the
+// kernels and a Program runs it on the reference interpreter.
+#pragma once
+
+#include <string_view>
+#include <type_traits>
+
+#include "snippets/backend_traits.hpp"
+#include "snippets/ir/element_type.hpp"
+#include "snippets/target/aarch64/abi.hpp"
+#include "snippets/target/aarch64/codegen.hpp"
+#include "snippets/target/aarch64/emitters/convert.hpp"
+#include "snippets/target/aarch64/emitters/eltwise.hpp"
+#include "snippets/target/aarch64/emitters/math.hpp"
+#include "snippets/target/aarch64/emitters/reduce.hpp"
+#include "snippets/target/codegen.hpp"
+
+namespace snippets::aarch64 {
+
+enum class Isa { neon };
+
+struct Traits {
+  static constexpr std::string_view name = "aarch64";
+  /// Inputs + outputs of one kernel; the rest of the 25 pool registers count loops.
+  static constexpr int data_pointer_registers = 16;
+  /// The kernels run only on AArch64 (an x86-64 program may still build and inspect them).
+  static bool host_supported() {
+#if defined(__aarch64__)
+    return true;
+#else
+    return false;
+#endif
+  }
+
+  using Variant = Isa;
+  static Isa default_variant() { return Isa::neon; }
+  static bool runs_here(Isa) { return host_supported(); }
+  static std::string_view variant_name(Isa) { return "neon"; }
+  static RegisterModel registers(Isa) {
+    return {.lanes = lanes, .vector_registers = vector_registers, .gp_registers = usable_gprs};
+  }
+  template <class Self> static int scratch_registers(const ir::LinearIR<Self>& lir, Isa) {
+    return aarch64::scratch_registers(lir);
+  }
+  template <class Self>
+  static KernelCode emit(ir::LinearIR<Self>& lir, Isa, const EmitRequest<Self>&) {
+    return emit_kernel(lir);
+  }
+  template <class Op>
+  static constexpr bool fusable =
+      HasEmitter<Op> || std::is_same_v<Op, ir::ReduceSum> || std::is_same_v<Op, ir::ReduceMax> ||
+      std::is_same_v<Op, ir::Softmax>;
+  /// Reductions keep their dimension and reduce one axis, the innermost
+  /// (passes::innermost_reduction, checked where the input's rank is known).
+  template <class Op> static bool supports(const Op& op) {
+    if constexpr (requires { op.keep_dims; })
+      return op.keep_dims && op.axes.size() == 1;
+    else
+      return emitter_supports(op);
+  }
+  /// Element types a kernel reads and writes: loads and stores convert (memory_access.hpp;
+  /// bf16 stores round as Convert does); boolean is not stored.
+  static bool io_type_supported(ElementType t) { return t != ElementType::boolean; }
+};
+
+static_assert(check_code_generator<Traits>());
+
+} // namespace snippets::aarch64

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+// tests/aarch64/a64_test_util.hpp: what the emulated AArch64 tests share: the graph type of the
+// target, tolerances of its transcendental emitters, and "compile, run with 1 and 2 threads,
+// compare with the reference interpreter". Inputs, comparison and guard pages come from
+// tests/jit_test_util.hpp (its target-independent part).
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "jit_test_util.hpp"
+#include "snippets/snippets.hpp"
+
+// The library builds for AArch64 without Xbyak: nothing outside target/x64 includes it (the
+// cross compiler would find Debian's headers in /usr/include, so this is checked here).
+#if defined(XBYAK_XBYAK_H_)
+#error "an Xbyak header was included in the AArch64 build"
+#endif
+
+namespace snippets::a64_test {
+
+using namespace jit_test;
+using Backend = aarch64::Traits;
+using G = ir::Graph<Backend>;
+static_assert(std::is_same_v<DefaultTraits, aarch64::Traits>);
+
+/// Compiles `g`, runs it with 1 and 2 threads and compares each output with the reference.
+/// `round_each_node`: the reference rounds every node to f32, as op-by-op f32 code does.
+inline void check_kernel(const G& g, const std::vector<Tensor>& in, Tolerance tol,
+                         bool round_each_node = false, CompileOptions opt = {}) {
+  reference::Options ro;
+  ro.round_each_node = round_each_node;
+  const std::vector<Tensor> want = reference::evaluate(g, std::span<const Tensor>(in), ro);
+  const CompiledKernel k = compile(g, opt);
+  for (const int t : {1, 2}) {
+    INFO("threads = " << t);
+    const std::vector<Tensor> got = k.run(std::span<const Tensor>(in), with_threads(t));
+    REQUIRE(got.size() == want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      const std::string report = compare(got[i], want[i], tol);
+      CHECK_MESSAGE(report.empty(), report);
+    }
+  }
+}
+
+} // namespace snippets::a64_test
