@@ -14,8 +14,6 @@
 
 #include "snippets/backend_traits.hpp"
 #include "snippets/ir/element_type.hpp"
-#include "snippets/ir/graph.hpp"
-#include "snippets/ir/type_inference.hpp"
 #include "snippets/target/codegen.hpp"
 #include "snippets/target/x64/abi.hpp"
 #include "snippets/target/x64/codegen.hpp"
@@ -74,15 +72,6 @@ struct Traits {
 static_assert(check_code_generator<Traits>());
 
 } // namespace snippets::x64
-
-#if defined(SNIPPETS_PREBUILT) && !defined(SNIPPETS_DEFINE_TEMPLATES)
-// held by snippets::prebuilt (src/prebuilt.cpp), as graph.hpp says for the reference backend
-namespace snippets::ir {
-extern template std::vector<TensorType>
-infer_types<x64::Traits>(const Op<x64::Traits>&, std::span<const TensorType>, std::string_view);
-extern template class Graph<x64::Traits>;
-} // namespace snippets::ir
-#endif
 
 // The x64 share of snippets/extern_templates.hpp, which names no target: the code generator,
 // declared extern where that header (SNIPPETS_EXTERN_TEMPLATES) or snippets::prebuilt is in
