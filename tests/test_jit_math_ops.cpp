@@ -4,6 +4,7 @@
 // quotients, Convert chains inside an f32 kernel, attribute checks (supports()), and the new
 // ops fused with each other and with the elementwise ops in one kernel on every tail length
 // (1, 7, 15, 17, 31, 33) and with NUMPY broadcasting, on both ISAs.
+#include "arith_special_cases.hpp"
 #include "jit_test_util.hpp"
 
 using namespace snippets;
@@ -11,9 +12,10 @@ using namespace snippets::jit_test;
 
 namespace {
 
-constexpr double fmax_ = std::numeric_limits<float>::max();
-constexpr double fmin_ = std::numeric_limits<float>::min();
-constexpr double dmin_ = std::numeric_limits<float>::denorm_min();
+using arith_cases::dmin_;
+using arith_cases::fmax_;
+using arith_cases::mod_special_pairs;
+using arith_cases::power_special_cases;
 
 /// Runs the one-input graph `g` on `in` for every ISA and checks the output bit for bit
 /// against `want` (NaN matches NaN; the sign of zero counts).
@@ -177,31 +179,8 @@ TEST_CASE("jit math ops: Gelu, Swish, Mish, Elu and SoftPlus handle infinities, 
 }
 
 TEST_CASE("jit math ops: Power follows C's pow at every special case") {
-  // C11 F.10.4.4, case by case
-  const std::vector<std::array<double, 3>> cases = {{2, 0.0, 1},         {qnan, -0.0, 1},
-                                                    {1, qnan, 1},        {1, inf, 1},
-                                                    {-1, inf, 1},        {-1, -inf, 1},
-                                                    {0.0, -3, inf},      {-0.0, -3, -inf},
-                                                    {0.0, -2, inf},      {-0.0, -2, inf},
-                                                    {-0.0, -0.5, inf},   {0.0, -inf, inf},
-                                                    {0.0, 3, 0.0},       {-0.0, 3, -0.0},
-                                                    {-0.0, 2, 0.0},      {-0.0, 0.5, 0.0},
-                                                    {0.5, -inf, inf},    {2, -inf, 0.0},
-                                                    {0.5, inf, 0.0},     {2, inf, inf},
-                                                    {-inf, -3, -0.0},    {-inf, -2, 0.0},
-                                                    {-inf, -0.5, 0.0},   {-inf, 3, -inf},
-                                                    {-inf, 2, inf},      {-inf, 0.5, inf},
-                                                    {inf, -1, 0.0},      {inf, 2, inf},
-                                                    {-2, 0.5, qnan},     {-2, 3, -8},
-                                                    {-2, -3, -0.125},    {-8, 1.0 / 3, qnan},
-                                                    {qnan, 1, qnan},     {2, qnan, qnan},
-                                                    {0.0, dmin_, 0.0},   {inf, dmin_, inf},
-                                                    {-2, 16777216, inf}, {-0.5, 2147483648.0, 0.0},
-                                                    {10, 38, 1e38},      {2, -149, dmin_},
-                                                    {2, 128, inf},       {2, -150, 0.0},
-                                                    {-3, 5, -243},       {4, 0.5, 2}};
   std::vector<double> a, b, want;
-  for (const auto& [x, y, r] : cases) {
+  for (const auto& [x, y, r] : power_special_cases()) {
     a.push_back(x);
     b.push_back(y);
     want.push_back(r);
@@ -211,13 +190,8 @@ TEST_CASE("jit math ops: Power follows C's pow at every special case") {
 
 TEST_CASE("jit math ops: Mod and FloorMod are exact for huge quotients and give zeros the "
           "right sign") {
-  const std::vector<std::pair<double, double>> pairs = {
-      {5.5, 2},      {-5.5, 2},     {5.5, -2},      {-5.5, -2},     {6, 3},         {-6, 3},
-      {6, -3},       {-0.0, 3},     {0.0, -3},      {1, 0.0},       {inf, 2},       {2, inf},
-      {-2, inf},     {qnan, 1},     {1, qnan},      {fmax_, dmin_}, {fmax_, 3},     {-fmax_, 0.1},
-      {1e30, 7e-40}, {3e38, 1e-30}, {dmin_, dmin_}, {fmin_, dmin_}, {7e-40, 3e-45}, {0.1, 0.01}};
   std::vector<double> a, b, mod, floor_mod;
-  for (const auto& [x, y] : pairs) {
+  for (const auto& [x, y] : mod_special_pairs()) {
     a.push_back(x);
     b.push_back(y);
     // in double: exact for f32 operands

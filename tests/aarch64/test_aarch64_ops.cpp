@@ -42,6 +42,9 @@ std::vector<OpCase> op_cases() {
       {"Minimum", 2, [](G& g, V a, V b) { return g.minimum(a, b); }},
       {"SquaredDifference", 2, [](G& g, V a, V b) { return g.squared_difference(a, b); }, approx},
       {"PRelu", 2, [](G& g, V a, V b) { return g.prelu(a, b); }},
+      {"Power", 2, [](G& g, V a, V b) { return g.power(a, b); }, Tolerance{1}},
+      {"Mod", 2, [](G& g, V a, V b) { return g.mod(a, b); }},
+      {"FloorMod", 2, [](G& g, V a, V b) { return g.floor_mod(a, b); }},
       // contracted into a FusedMulAdd: one rounding (FMLA) against the reference's two
       {"Multiply -> Add", 2, [](G& g, V a, V b) { return g.add(g.multiply(a, b), a); }, approx},
       {"Equal", 2, [](G& g, V a, V b) { return g.convert(g.equal(a, b), f32); }},

@@ -6,8 +6,7 @@
 //  - W^X: code pages are never writable and executable at once (/proc/self/maps as the
 //    emulator presents it to the program);
 //  - Program: a model mixing fusable ops with ones the target cannot take (MatMul, Tanh until
-//    it has an emitter) runs whole, the rest on the reference path; dynamic shapes are
-//    refused with [snippets.compile.codegen].
+//    it has an emitter) runs whole, the rest on the reference path.
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -130,13 +129,6 @@ TEST_CASE("aarch64: a Program runs a whole model, what the target cannot fuse on
   const auto want = reference::evaluate(g, std::span<const Tensor>(in));
   const std::string report = compare(got[0], want[0], Tolerance{64, 1e-3});
   CHECK_MESSAGE(report.empty(), report);
-}
-
-TEST_CASE("aarch64: dynamic shapes are refused with a codegen error") {
-  G g;
-  const auto a = g.parameter(f32, {dynamic, 8});
-  g.result(g.relu(a));
-  CHECK(error_id([&] { (void)compile(g); }) == "snippets.compile.codegen");
 }
 
 TEST_CASE("aarch64: a Transpose of an f32 input is folded into strided loads, lane by lane") {

@@ -2,7 +2,7 @@
 // snippets/target/math_coefficients.hpp: the polynomial tables of the transcendental emitters,
 // shared by the targets (x64/emitters/math.hpp, aarch64/emitters/math.hpp).
 //
-// Ascending powers, f32 bit patterns. Each was fitted for this project by
+// Ascending powers, f32 bit patterns (f64 where stated). Each was fitted for this project by
 // scripts/fit-math-coefficients.py (weighted Remez exchange, then rounding to f32 with a greedy
 // +-ulp search) and states what it approximates, on which interval, and its error. The
 // end-to-end accuracy of each target's emitters is in docs/math_accuracy.md.
@@ -49,5 +49,17 @@ inline constexpr std::uint32_t gelu_erfc_q[] = {0x3968c206, 0xbf4c80f3, 0xbea208
                                                 0xb513f92e, 0x333b35d8, 0xb0b0121c};
 inline constexpr ErfTables gelu_erf_tables{gelu_erf_small_p, gelu_erfc_q, 0.875f * 1.41421356f,
                                            6.0f};
+
+/// f64 (general Power): log2(1 + f) = f p(f) for f in [sqrt(1/2) - 1, sqrt(2) - 1]; relative
+/// error 2.6e-12.
+inline constexpr std::uint64_t log2_p_f64[] = {
+    0x3ff71547652b58f6, 0xbfe71547651b7067, 0x3fdec709de33c772, 0xbfd715478883c4f5,
+    0x3fd2776b6cd03c1a, 0xbfcec6f2e0109170, 0x3fca61b7dcbd2a18, 0xbfc7188d314bdfad,
+    0x3fc481fad266365f, 0xbfc23d65003dc3e6, 0x3fc0acdedd834334, 0xbfc13b891405120a,
+    0x3fc0f628925d5596, 0xbfb1da6d77e0e67a};
+/// f64: 2^r = 1 + r p(r) for |r| <= 1/2; relative error 8.1e-13.
+inline constexpr std::uint64_t exp2_p_f64[] = {
+    0x3fe62e42fef89d1e, 0x3fcebfbdff8ede88, 0x3fac6b08dced34d5, 0x3f83b2ab5ed6f868,
+    0x3f55d874d070b7fe, 0x3f2430aa883470e7, 0x3ef00d85338b2c01, 0x3eb61c4f014886cd};
 
 } // namespace snippets::math_coefficients

@@ -4,7 +4,8 @@
 // NEON arithmetic has no memory operands, so a constant is loaded into a register first: one
 // PC-relative `ldr q` from a 16-byte entry of this pool, which the kernel emitter places after
 // the code (a literal load reaches +-1 MiB). Each distinct 16-byte pattern is stored once;
-// `value(f)` and `bits(u)` broadcast one 32-bit word to the 4 lanes.
+// `value(f)` and `bits(u)` broadcast one 32-bit word to the 4 lanes, `value64(d)` and `bits64(u)`
+// one 64-bit word to the 2 f64 lanes (the general Power works on f64).
 // Pinned constants: the vector registers no value and no emitter scratch uses (given by the
 // kernel emitter, pin_registers) hold the first constants the emitters read as operands
 // (`value_in`, `bits_in`), loaded once before the body (load_pinned, emitted after the return
@@ -30,6 +31,10 @@ public:
 
   asmjit::Label bits(std::uint32_t u) { return entry({u, u, u, u}); }
   asmjit::Label value(float f) { return bits(std::bit_cast<std::uint32_t>(f)); }
+  static Entry entry64(std::uint64_t u) {
+    const auto lo = static_cast<std::uint32_t>(u), hi = static_cast<std::uint32_t>(u >> 32);
+    return {lo, hi, lo, hi};
+  }
   asmjit::Label entry(const Entry& e) {
     auto it = labels_.find(e);
     if (it == labels_.end()) it = labels_.emplace(e, a_.newLabel()).first;
@@ -41,6 +46,7 @@ public:
   }
   void load_value(const asmjit::a64::Vec& dst, float f) { load(dst, value(f)); }
   void load_bits(const asmjit::a64::Vec& dst, std::uint32_t u) { load(dst, bits(u)); }
+  void load_bits64(const asmjit::a64::Vec& dst, std::uint64_t u) { load(dst, entry(entry64(u))); }
 
   /// Registers free for pinned constants for the whole kernel.
   void pin_registers(std::vector<asmjit::a64::Vec> free) { free_ = std::move(free); }
@@ -48,18 +54,26 @@ public:
   /// The constant as a read-only operand: its pinned register (pinned now if one is free), or
   /// `tmp` loaded with it.
   asmjit::a64::Vec bits_in(std::uint32_t u, const asmjit::a64::Vec& tmp) {
-    const Entry e{u, u, u, u};
+    return entry_in({u, u, u, u}, tmp);
+  }
+  asmjit::a64::Vec value_in(float f, const asmjit::a64::Vec& tmp) {
+    return bits_in(std::bit_cast<std::uint32_t>(f), tmp);
+  }
+  asmjit::a64::Vec bits64_in(std::uint64_t u, const asmjit::a64::Vec& tmp) {
+    return entry_in(entry64(u), tmp);
+  }
+  asmjit::a64::Vec value64_in(double d, const asmjit::a64::Vec& tmp) {
+    return bits64_in(std::bit_cast<std::uint64_t>(d), tmp);
+  }
+  asmjit::a64::Vec entry_in(const Entry& e, const asmjit::a64::Vec& tmp) {
     if (const auto it = pinned_.find(e); it != pinned_.end()) return it->second;
     if (pinned_.size() < free_.size()) {
       const asmjit::a64::Vec r = free_[pinned_.size()];
       pinned_.emplace(e, r);
       return r;
     }
-    load_bits(tmp, u);
+    load(tmp, entry(e));
     return tmp;
-  }
-  asmjit::a64::Vec value_in(float f, const asmjit::a64::Vec& tmp) {
-    return bits_in(std::bit_cast<std::uint32_t>(f), tmp);
   }
   /// Whether a pinned constant lives in v8-v15 (whose low halves are callee-saved).
   bool pins_callee_saved() const {

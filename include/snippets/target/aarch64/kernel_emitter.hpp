@@ -18,12 +18,16 @@
 // CallArgs::work, a remainder block (evaluate_once, tail_of) runs iff its main loop left work,
 // and after each step and after the loop the data pointers move by their ports' increments
 // and finalization offsets.
+// Dynamic kernels (LinearIR::dynamic) read every loop's work amount from CallArgs::work, add
+// the pointer increments of run-time ports from the configuration table (CallArgs::config),
+// run a one-vector loop that continues the main loop's counter, and move the tail's
+// run-time count of elements (the counter's remainder, 1 to 3) lane by lane.
 // Tails: memory_access.hpp moves exactly `count` elements (no masks on NEON). A strided Load
 // (a transposed input) reads its f32 lanes one by one.
 // Not supported, raised as [snippets.compile.codegen] so that a Program runs the Subgraph on
-// the reference path: dynamic shapes, strided reads of other types than f32, Brgemm and
-// SoftmaxRows (MatMul is not fusable here). Debug instrumentation (code maps, cycle counters,
-// fault slots) is not emitted, and streaming requests get ordinary stores.
+// the reference path: strided reads of other types than f32, Brgemm and SoftmaxRows (MatMul
+// is not fusable here). Debug instrumentation (code maps, cycle counters, fault slots) is not
+// emitted, and streaming requests get ordinary stores.
 #pragma once
 
 #include <algorithm>
@@ -77,7 +81,6 @@ public:
   }
 
   void emit() {
-    check_kernel();
     lir_.renumber(); // dies_here() compares positions
     plan_frame();
     prologue();
@@ -102,10 +105,6 @@ public:
   std::uint32_t text_bytes() const { return text_bytes_; }
 
 private:
-  void check_kernel() const {
-    if (lir_.dynamic) unsupported("dynamic shapes (compile the body with static shapes)");
-  }
-
   /// The lowest vector register above every value's: registers from it up to the scratch ones
   /// hold pinned constants.
   int first_unused_vec() const {
@@ -242,14 +241,18 @@ private:
 
   void emit_load(const E& e, const ir::Load& op) {
     const Vec dst = vec(e.out_desc(0).reg);
-    if (op.count == ir::runtime_count) unsupported("run-time tails");
     if (op.stride != 1 && op.count != 1) return emit_strided_load(e, op);
+    if (op.count == ir::runtime_count)
+      return with_counter(tail_counter(), false, [&](const GpX& n) {
+        mem_.load(dst, data(e), bytes_of(e, op.offset), op.type, n);
+      });
     mem_.load(dst, data(e), bytes_of(e, op.offset), op.type, op.count);
   }
 
   /// `count` f32 lanes `stride` elements apart, one LD1 lane each; the rest zero.
   void emit_strided_load(const E& e, const ir::Load& op) {
     if (op.type != ElementType::f32) unsupported("strided reads of other types than f32");
+    if (op.count == ir::runtime_count) unsupported("strided reads of a run-time count");
     const Vec dst = vec(e.out_desc(0).reg);
     a_.movi(dst.s4(), 0);
     for (std::int64_t i = 0; i < op.count; ++i)
@@ -258,19 +261,32 @@ private:
   }
 
   void emit_store(const E& e, const ir::Store& op) {
-    if (op.count == ir::runtime_count) unsupported("run-time tails");
     SNIPPETS_ASSERT(!scratch_.empty()) << "a Store needs a scratch register";
+    const std::int64_t bytes = bytes_of(e, op.offset);
     if (op.type == ElementType::bf16) { // rounded as Convert does, then the top halves
       SNIPPETS_ASSERT(scratch_.size() >= 3) << "a bf16 Store needs three scratch registers";
       const Vec t = scratch_[0], v = vec(e.in_desc(0).reg);
       EmitContext c{a_, consts_, std::span<const Vec>(scratch_).subspan(1)};
       Emitter<ir::Convert>::emit(c, ir::Convert{ElementType::bf16}, t, std::span<const Vec>(&v, 1));
       a_.shrn(t.h4(), t.s4(), 16);
-      mem_.store_raw(t, data(e), bytes_of(e, op.offset), 2, static_cast<int>(op.count));
-      return;
+      if (op.count != ir::runtime_count)
+        return mem_.store_raw(t, data(e), bytes, 2, static_cast<int>(op.count));
+      // the halves as raw f16 lanes: the store converts nothing
+      return with_counter(tail_counter(), false,
+                          [&](const GpX& n) { mem_.lanes_raw(t, data(e), bytes, 2, n, true); });
     }
-    mem_.store(vec(e.in_desc(0).reg), data(e), bytes_of(e, op.offset), op.type, op.count,
-               scratch_[0]);
+    const Vec v = vec(e.in_desc(0).reg);
+    if (op.count != ir::runtime_count)
+      return mem_.store(v, data(e), bytes, op.type, op.count, scratch_[0]);
+    with_counter(tail_counter(), false,
+                 [&](const GpX& n) { mem_.store(v, data(e), bytes, op.type, n, scratch_[0]); });
+  }
+
+  /// The counter whose remainder is the run-time count of the tail being emitted.
+  const ir::Reg& tail_counter() const {
+    SNIPPETS_ASSERT(tail_counter_.kind != ir::RegKind::none)
+        << "a run-time count outside a dynamic tail";
+    return tail_counter_;
   }
 
   void emit_broadcast_load(const E& e, const ir::BroadcastLoad& op) {
@@ -286,7 +302,26 @@ private:
   // ---- loops ----
 
   void shift_pointers(const ir::LoopInfo& info, bool finalization) {
+    bool table = false; // x16 holds CallArgs::config
     for (const auto& p : info.ports) {
+      if (p.runtime) {
+        if (finalization) continue; // the configurator folds it into the parent's increment
+        const GpX t = asmjit::a64::x(scratch_gpr), inc = asmjit::a64::x(scratch2_gpr);
+        if (!table)
+          a_.ldr(t, asmjit::a64::ptr(asmjit::a64::x(args_gpr),
+                                     static_cast<std::int32_t>(offsetof(CallArgs, config))));
+        const std::size_t n_args = lir_.num_inputs + lir_.num_outputs;
+        const std::size_t at = 8 * (info.dim * n_args + p.data_index);
+        if (at < 32760) {
+          a_.ldr(inc, asmjit::a64::ptr(t, static_cast<std::int32_t>(at)));
+          table = true;
+        } else { // x16 moves past the table's start
+          a_.ldr(inc, asmjit::a64::ptr(mem_.address(t, static_cast<std::int64_t>(at))));
+          table = false;
+        }
+        a_.add(data_.at(p.data_index), data_.at(p.data_index), inc);
+        continue;
+      }
       const std::int64_t bytes =
           (finalization ? p.finalization_offset : p.ptr_increment) * p.element_size;
       if (bytes == 0) continue;
@@ -299,6 +334,7 @@ private:
         const GpX t = asmjit::a64::x(scratch_gpr);
         mem_.move_imm(t, static_cast<std::uint64_t>(bytes));
         a_.add(r, r, t);
+        table = false;
       }
     }
   }
@@ -307,12 +343,23 @@ private:
     const ir::LoopInfo& info = lir_.loops().at(id);
     Labels& l = labels(id);
     if (info.evaluate_once) {
-      if (info.tail_of >= 0) // the remainder of the parallel loop runs iff work is left
-        with_counter(counter_.at(static_cast<std::size_t>(info.tail_of)), false,
-                     [&](const GpX& cnt) { a_.cbz(cnt, l.end); });
+      if (info.tail_of >= 0) { // the remainder of the main loop runs iff work is left
+        const ir::Reg& main = counter_.at(static_cast<std::size_t>(info.tail_of));
+        with_counter(main, false, [&](const GpX& cnt) { a_.cbz(cnt, l.end); });
+        tail_counter_ = main; // its value is the tail's run-time count
+      }
       return;
     }
-    if (info.tail_of >= 0) unsupported("run-time tails");
+    if (info.tail_of >= 0) { // a dynamic one-vector loop continues the main loop's counter
+      const ir::Reg main = counter_.at(static_cast<std::size_t>(info.tail_of));
+      counter_[id] = main;
+      with_counter(main, false, [&](const GpX& cnt) {
+        compare(cnt, info.increment);
+        a_.b_lt(l.end);
+      });
+      a_.bind(l.begin);
+      return;
+    }
     const ir::Reg reg = e.out_desc(0).reg;
     counter_[id] = reg;
     with_counter(reg, true, [&](const GpX& cnt) {
@@ -391,6 +438,7 @@ private:
           } else if constexpr (std::is_same_v<Tag, ir::LoopEnd>) {
             emit_loop_end(tag.loop_id);
           } else if constexpr (std::is_same_v<Tag, ir::ReduceAccumulate>) {
+            if (tag.count == ir::runtime_count) unsupported("reductions of a run-time count");
             EmitContext c = context();
             accumulate(c, tag, vec(e.in_desc(0).reg), vec(e.in_desc(1).reg));
           } else if constexpr (std::is_same_v<Tag, ir::FusedMulAdd>) {
@@ -471,7 +519,8 @@ private:
   std::size_t saved_at_ = 0, frame_ = 0;
   std::map<std::size_t, Labels> labels_;
   std::map<std::size_t, ir::Reg>
-      counter_; // each loop's counter (a remainder reads its main loop's)
+      counter_;          // each loop's counter (a remainder reads its main loop's)
+  ir::Reg tail_counter_; // the counter of the innermost dynamic tail begun so far
   std::uint32_t text_bytes_ = 0;
 };
 

@@ -8,6 +8,8 @@
 // a single lane (3 f32 = 8 + 4 bytes, 3 f16 = 4 + 2, 3 u8 = 2 + 1). No byte outside
 // `count` elements is read or written, so a tail never touches memory past a tensor. Lanes of
 // a loaded register past `count` hold zero (before conversion; a conversion keeps them zero).
+// A run-time count (the tail of a dynamic kernel, 1 to 3 elements, in a register) moves lane 0
+// and then each further lane behind a compare and branch on the count.
 // Conversions (registers hold f32): f16 by FCVTL/FCVTN (round to nearest even, the FPCR
 // default); i32 by SCVTF (nearest) and FCVTZS (truncate, saturate, NaN -> 0); i8/u8 widened
 // by SSHLL/USHLL and narrowed by SQXTN/UQXTN, which saturate as Convert does; bf16 widened
@@ -61,12 +63,23 @@ public:
     widen(v, type);
   }
 
+  /// The same for `count` elements given at run time (1 to 3, in the register `count`).
+  void load(const Vec& v, const GpX& base, std::int64_t bytes, ElementType type, const GpX& count) {
+    lanes_raw(v, base, bytes, static_cast<int>(size_of(type)), count, false);
+    widen(v, type);
+  }
+
   /// `count` elements of `type` at base + bytes = the low lanes of v, converted; v is kept (the
   /// conversion works in t, which may not be v).
   void store(const Vec& v, const GpX& base, std::int64_t bytes, ElementType type,
              std::int64_t count, const Vec& t) {
     const Vec src = narrow(v, type, t);
     store_raw(src, base, bytes, static_cast<int>(size_of(type)), static_cast<int>(count));
+  }
+  /// The same for `count` elements given at run time (1 to 3, in the register `count`).
+  void store(const Vec& v, const GpX& base, std::int64_t bytes, ElementType type, const GpX& count,
+             const Vec& t) {
+    lanes_raw(narrow(v, type, t), base, bytes, static_cast<int>(size_of(type)), count, true);
   }
 
   /// Registers hold f32: converts the low lanes of raw `type` elements in v to f32 in place.
@@ -123,6 +136,27 @@ public:
     const int total = size * count, first = largest_power_of_two(total), rest = total - first;
     a_.str(scalar(v, first), operand(base, bytes, first));
     if (rest) a_.st1(lane(v, rest, first / rest), asmjit::a64::ptr(address(base, bytes + first)));
+  }
+
+  /// Loads (or stores) the raw bytes of `count` elements of `size` bytes, `count` in a
+  /// register (1 to 3): lane 0 (an LDR clears the lanes above), then lane i while count > i.
+  void lanes_raw(const Vec& v, const GpX& base, std::int64_t bytes, int size, const GpX& count,
+                 bool store) {
+    if (store)
+      a_.str(scalar(v, size), operand(base, bytes, size));
+    else
+      a_.ldr(scalar(v, size), operand(base, bytes, size));
+    const asmjit::Label done = a_.newLabel();
+    for (int i = 1; i < lanes - 1; ++i) {
+      a_.cmp(count, i);
+      a_.b_le(done);
+      const asmjit::a64::Mem at = asmjit::a64::ptr(address(base, bytes + std::int64_t{i} * size));
+      if (store)
+        a_.st1(lane(v, size, i), at);
+      else
+        a_.ld1(lane(v, size, i), at);
+    }
+    a_.bind(done);
   }
 
 private:

@@ -18,6 +18,7 @@
 #include "snippets/ir/element_type.hpp"
 #include "snippets/target/aarch64/abi.hpp"
 #include "snippets/target/aarch64/codegen.hpp"
+#include "snippets/target/aarch64/emitters/arith.hpp"
 #include "snippets/target/aarch64/emitters/convert.hpp"
 #include "snippets/target/aarch64/emitters/eltwise.hpp"
 #include "snippets/target/aarch64/emitters/math.hpp"

@@ -29,23 +29,14 @@
 namespace snippets::x64::math {
 
 // ---- coefficient tables (ascending powers, f32 bit patterns unless stated) ----
-// The f32 tables every target shares are in target/math_coefficients.hpp.
+// The tables every target shares (f32, and the f64 ones of the general Power) are in
+// target/math_coefficients.hpp.
 using namespace snippets::math_coefficients;
 
 /// The same of degree 4, for results kept as bf16 (EmitContext::result_bits): relative error
 /// 5.3e-6 (2^-17.5), 1/700 of the smallest bf16 rounding step (2^-8 relative). Two FMAs fewer
 /// on the critical path: Sigmoid stored as bf16, 64 Ki elements on Zen 3, 49.5 -> 43.1 us.
 inline constexpr std::uint32_t exp_q_bf16[] = {0x3f00035b, 0x3e2b8e76, 0x3d2912ca};
-/// f64: log2(1 + f) = f p(f) for f in [sqrt(1/2) - 1, sqrt(2) - 1]; relative error 2.6e-12.
-inline constexpr std::uint64_t log2_p_f64[] = {
-    0x3ff71547652b58f6, 0xbfe71547651b7067, 0x3fdec709de33c772, 0xbfd715478883c4f5,
-    0x3fd2776b6cd03c1a, 0xbfcec6f2e0109170, 0x3fca61b7dcbd2a18, 0xbfc7188d314bdfad,
-    0x3fc481fad266365f, 0xbfc23d65003dc3e6, 0x3fc0acdedd834334, 0xbfc13b891405120a,
-    0x3fc0f628925d5596, 0xbfb1da6d77e0e67a};
-/// f64: 2^r = 1 + r p(r) for |r| <= 1/2; relative error 8.1e-13.
-inline constexpr std::uint64_t exp2_p_f64[] = {
-    0x3fe62e42fef89d1e, 0x3fcebfbdff8ede88, 0x3fac6b08dced34d5, 0x3f83b2ab5ed6f868,
-    0x3f55d874d070b7fe, 0x3f2430aa883470e7, 0x3ef00d85338b2c01, 0x3eb61c4f014886cd};
 
 // ---- constants ----
 // Cody-Waite split of ln2: ln2_hi = f32(ln2) is a multiple of 2^-24, so with an FMA
