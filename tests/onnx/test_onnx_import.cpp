@@ -80,6 +80,9 @@ TEST_CASE("onnx: initializers become constants and Gemm honours alpha, beta and 
   CHECK(model.inputs == std::vector<std::string>{"a"});
   CHECK(count_ops(model.graph, "Constant") == 2);
   CHECK(count_ops(model.graph, "MatMul") == 1);
+  CHECK(count_ops(model.graph, "Multiply") == 1); // alpha; the known C is scaled while loading
+  const snippets::Program<> program(model.graph);
+  for (const auto& s : program.steps()) CHECK(s.kind == snippets::Program<>::StepKind::kernel);
   const Tensor a = Tensor::from_values(ElementType::f32, {2, 3}, {1, 0, -1, 2, 1, 0});
   const auto y = snippets::reference::evaluate(model.graph, {a});
   // row 0: a0 . w_j = w_j0 - w_j2 = -2 for every j; 0.5 * -2 + 2 * c_j
