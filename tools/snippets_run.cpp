@@ -3,16 +3,21 @@
 // docs/onnx.md.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <limits>
 #include <map>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
+#include <sys/resource.h>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -52,7 +57,9 @@ inputs and outputs:
 execution:
   --threads N                  threads per kernel run (default 0: OpenMP's choice)
   --isa avx2|avx512            kernel ISA (default: the best of this host)
-  --repeat N                   timed runs of each variant (default 10; 0: run once, no timing)
+  --repeat N                   timed runs of each variant, fused and unfused in turns after a
+                               warm-up run each (default 10; 0: run once, no timing); medians
+                               and bests are printed, and the kernels' part of those runs
   --reference-only             run every step through the reference interpreter
   --rtol X, --atol X           tolerance of the checks, finite and >= 0 (default 1e-4 and
                                1e-5: |got - want| <= atol + rtol * |want|)
@@ -180,18 +187,82 @@ reference::Tensor generated(const ir::TensorType& t, std::mt19937& rng) {
   return reference::Tensor::from_values(t.type, t.shape, v);
 }
 
-/// Best and median of `repeat` runs of `f`, in milliseconds.
-template <class F> std::pair<double, double> time_ms(int repeat, F f) {
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+/// Order statistics of some run times, in milliseconds. The median of an even count is the
+/// upper one, so each statistic is one of the times: when every run of one series took no
+/// longer than the same run of another, so does each statistic.
+struct Stats {
+  double best = 0, median = 0, worst = 0;
+  explicit Stats(std::vector<double> ms) {
+    if (ms.empty()) return;
+    std::sort(ms.begin(), ms.end());
+    best = ms.front();
+    median = ms[ms.size() / 2];
+    worst = ms.back();
+  }
+};
+
+/// `repeat` runs of `f`, in milliseconds.
+template <class F> Stats time_ms(int repeat, F f) {
   std::vector<double> ms;
   for (int r = 0; r < repeat; ++r) {
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = Clock::now();
     f();
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                     .count());
+    ms.push_back(ms_since(start));
   }
-  std::sort(ms.begin(), ms.end());
-  return {ms.front(), ms[ms.size() / 2]};
+  return Stats(std::move(ms));
 }
+
+/// Timed runs of one Program. Each run is timed whole and, inside it, its kernel launches:
+/// RunOptions::parallel_for wraps the executor the run would use anyway (OpenMP, with the
+/// same thread count) with a clock, so the kernels are timed in the run itself, on its inputs
+/// and with its threads, and their time never exceeds the run's, run by run.
+class TimedRuns {
+public:
+  TimedRuns(const Program<>& p, const RunOptions& ro)
+      : program_(p), context_(p.make_context()), options_(ro) {
+    options_.parallel_for = [this, inner = ro.parallel_for](int n,
+                                                            const std::function<void(int)>& body) {
+      const auto start = Clock::now();
+      if (inner)
+        inner(n, body);
+      else
+        openmp_parallel_for(n, body);
+      kernel_ms_ += ms_since(start);
+    };
+    for (const auto& step : p.steps())
+      if (step.kind == Program<>::StepKind::kernel) ++kernels;
+  }
+  TimedRuns(const TimedRuns&) = delete; // options_ points at this object
+  TimedRuns& operator=(const TimedRuns&) = delete;
+
+  /// One run; the warm-up (the first call of every kernel, thread start-up) is not recorded.
+  void run(std::span<const ConstTensorView> in, std::span<const TensorView> out, bool record) {
+    kernel_ms_ = 0;
+    const auto start = Clock::now();
+    program_.run(context_, in, out, options_);
+    const double ms = ms_since(start);
+    if (!record) return;
+    total_ms_.push_back(ms);
+    kernels_ms_.push_back(kernel_ms_);
+  }
+  Stats total() const { return Stats(total_ms_); }
+  Stats kernels_alone() const { return Stats(kernels_ms_); }
+
+  int kernels = 0; // kernel steps of the Program
+
+private:
+  const Program<>& program_;
+  ExecutionContext context_;
+  RunOptions options_;
+  double kernel_ms_ = 0;
+  std::vector<double> total_ms_, kernels_ms_;
+};
 
 class Run {
 public:
@@ -444,6 +515,10 @@ private:
     }
   }
 
+  /// Times the fused Program against the unfused one (one kernel per op) and the reference
+  /// interpreter. The fused and unfused runs take turns, so both see the same load on the
+  /// machine; each run also times its kernels (TimedRuns), so "kernels alone" is a part of the
+  /// run time it sits next to.
   void timing(const ox::Model<>& m, const Program<>& fused,
               const std::vector<reference::Tensor>& in, const RunOptions& ro) const {
     std::vector<ConstTensorView> views;
@@ -455,65 +530,82 @@ private:
       outs.emplace_back(t.type, t.shape);
     }
     for (auto& t : outs) out_views.push_back({t.type(), t.shape(), t.data()});
-    auto time_program = [&](const Program<>& p, const char* what) {
-      progress(std::string("timing ") + what + " (" + std::to_string(o_.repeat) + " runs)");
-      ExecutionContext ctx = p.make_context();
-      p.run(ctx, views, out_views, ro); // warm-up
-      return time_ms(o_.repeat, [&] { p.run(ctx, views, out_views, ro); });
-    };
-    const auto f = time_program(fused, "fused");
     ProgramOptions<x64::Traits> unfused_opt;
     unfused_opt.compile.isa = o_.isa;
     unfused_opt.tokenize.fuse = false;
+    progress("compiling the unfused variant (one kernel per op)");
     const Program<> unfused(m.graph, unfused_opt);
-    const auto u = time_program(unfused, "unfused");
+    TimedRuns f(fused, ro), u(unfused, ro);
+    progress("timing fused and unfused, in turns (" + std::to_string(o_.repeat) + " runs each)");
+    f.run(views, out_views, false); // warm-up
+    u.run(views, out_views, false);
+    const long preempted_before = involuntary_switches();
+    for (int r = 0; r < o_.repeat; ++r) {
+      f.run(views, out_views, true);
+      u.run(views, out_views, true);
+    }
+    const long preempted = involuntary_switches() - preempted_before;
     const int ref_runs = std::max(1, std::min(o_.repeat, 3));
     progress("timing the reference interpreter (" + std::to_string(ref_runs) + " runs)");
-    const auto r = time_ms(ref_runs, [&] { (void)reference::evaluate(m.graph, in); });
-    const auto fk = kernel_ms(fused, ro), uk = kernel_ms(unfused, ro);
+    const Stats ref = time_ms(ref_runs, [&] { (void)reference::evaluate(m.graph, in); });
+
+    const Stats ft = f.total(), ut = u.total(), fk = f.kernels_alone(), uk = u.kernels_alone();
     std::cout.setf(std::ios::fixed);
     std::cout.precision(3);
-    std::cout << "JIT kernels alone (best of " << o_.repeat << " each, summed): fused " << fk.first
-              << " ms in " << fk.second << " kernel(s), unfused " << uk.first << " ms in "
-              << uk.second << " kernel(s)";
-    if (fk.first > 0) std::cout << std::setprecision(2) << ", " << uk.first / fk.first << "x";
-    std::cout << std::setprecision(3) << '\n';
-    std::cout << "time (best / median of " << o_.repeat << " runs): fused " << f.first << " / "
-              << f.second << " ms, unfused (one kernel per op) " << u.first << " / " << u.second
-              << " ms, reference interpreter " << r.first << " ms (best of " << ref_runs << ")\n";
+    std::cout << "time (median / best of " << o_.repeat
+              << " runs, fused and unfused in turns): fused " << ft.median << " / " << ft.best
+              << " ms, unfused (one kernel per op) " << ut.median << " / " << ut.best
+              << " ms, reference interpreter " << ref.median << " ms (median of " << ref_runs
+              << ")\n";
+    // per run, the kernels' time is part of the run's: so are their medians (Stats)
+    auto share = [](const Stats& kernels, const Stats& total) {
+      return total.median > 0
+                 ? " (" + std::to_string(int(std::lround(100 * kernels.median / total.median))) +
+                       "% of the run)"
+                 : std::string();
+    };
+    std::cout << "JIT kernels alone, within those runs (median / best): fused " << fk.median
+              << " / " << fk.best << " ms in " << f.kernels << " kernel(s)" << share(fk, ft)
+              << ", unfused " << uk.median << " / " << uk.best << " ms in " << u.kernels
+              << " kernel(s)" << share(uk, ut);
+    if (fk.median > 0) std::cout << std::setprecision(2) << ", " << uk.median / fk.median << "x";
+    std::cout << '\n';
     std::cout.precision(2);
-    std::cout << "fused is " << u.first / f.first << "x the speed of unfused, " << r.first / f.first
-              << "x the speed of the reference interpreter\n";
+    std::cout << "fused is " << ut.median / ft.median << "x the speed of unfused, "
+              << ref.median / ft.median << "x the speed of the reference interpreter (medians)\n";
+    std::cout.precision(3);
+    explain_spread({{"fused", ft}, {"unfused", ut}}, preempted);
     std::cout.unsetf(std::ios::fixed);
     std::cout.precision(6);
   }
 
-  /// The kernel steps of `p` timed one by one on buffers of 0.5 (the reference steps, such as
-  /// MatMul, are the same in every variant): {summed best times in ms, kernel count}.
-  std::pair<double, int> kernel_ms(const Program<>& p, const RunOptions& ro) const {
-    double total = 0;
-    int count = 0;
-    for (const auto& step : p.steps()) {
-      if (step.kind != Program<>::StepKind::kernel) continue;
-      const KernelSignature& sig = step.kernel->signature();
-      std::vector<reference::Tensor> bufs;
-      std::vector<ConstTensorView> in;
-      std::vector<TensorView> out;
-      for (const auto* list : {&sig.inputs, &sig.outputs})
-        for (const auto& t : *list)
-          bufs.push_back(reference::Tensor::from_values(t.type, t.shape, {0.5}));
-      for (std::size_t i = 0; i < bufs.size(); ++i) {
-        auto& b = bufs[i];
-        if (i < sig.inputs.size())
-          in.push_back({b.type(), b.shape(), b.data()});
-        else
-          out.push_back({b.type(), b.shape(), b.data()});
-      }
-      step.kernel->run(in, out, ro); // warm-up
-      total += time_ms(o_.repeat, [&] { step.kernel->run(in, out, ro); }).first;
-      ++count;
+  /// Times this process's threads were preempted so far (involuntary context switches).
+  static long involuntary_switches() {
+    rusage u{};
+    return getrusage(RUSAGE_SELF, &u) == 0 ? u.ru_nivcsw : 0;
+  }
+
+  /// Says why run times spread over milliseconds, when they do: on a machine whose processors
+  /// other programs keep busy, a run with several OpenMP threads waits at each kernel's end for
+  /// a thread the system has not scheduled, and the waiting threads spin (OMP_WAIT_POLICY), so
+  /// the run loses whole time slices (a few ms each). Which runs it hits depends on where the
+  /// system has put the threads at the time, so it comes and goes over seconds.
+  static void explain_spread(std::initializer_list<std::pair<const char*, Stats>> series,
+                             long preempted) {
+    for (const auto& [what, s] : series) {
+      const bool outliers = s.worst - s.best >= 1.0 && s.worst > 3 * s.best;
+      const bool most_runs = s.median - s.best >= 1.0 && s.median > 2 * s.best;
+      if (!outliers && !most_runs) continue;
+      std::cout << "note: the " << what << " runs took from " << s.best << " to " << s.worst
+                << " ms (median " << s.median << "), and the system preempted this program's "
+                << "threads " << preempted << " time(s) while they ran. With other programs busy "
+                << "on this machine's " << std::thread::hardware_concurrency()
+                << " processor(s), a run whose OpenMP threads wait for a thread the system has "
+                   "not scheduled loses whole time slices (OpenMP threads spin while they wait); "
+                   "fused and unfused ran in turns, under the same load. --threads 1 or "
+                   "OMP_WAIT_POLICY=passive give steadier times.\n";
+      return;
     }
-    return {total, count};
   }
 
   Options o_;

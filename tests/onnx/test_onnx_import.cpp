@@ -80,6 +80,9 @@ TEST_CASE("onnx: initializers become constants and Gemm honours alpha, beta and 
   CHECK(model.inputs == std::vector<std::string>{"a"});
   CHECK(count_ops(model.graph, "Constant") == 2);
   CHECK(count_ops(model.graph, "MatMul") == 1);
+  CHECK(count_ops(model.graph, "Multiply") == 1); // alpha; the known C is scaled while loading
+  const snippets::Program<> program(model.graph);
+  for (const auto& s : program.steps()) CHECK(s.kind == snippets::Program<>::StepKind::kernel);
   const Tensor a = Tensor::from_values(ElementType::f32, {2, 3}, {1, 0, -1, 2, 1, 0});
   const auto y = snippets::reference::evaluate(model.graph, {a});
   // row 0: a0 . w_j = w_j0 - w_j2 = -2 for every j; 0.5 * -2 + 2 * c_j
@@ -204,4 +207,53 @@ TEST_CASE("onnx: decomposed activations match their ONNX definitions") {
     CHECK(y[6].at(i) == doctest::Approx(1 / v));
   }
   CHECK(jit_vs_reference(model.graph, {x}) < 1e-5);
+}
+
+TEST_CASE("onnx: PRelu's slope [C] is per channel before opset 7, NUMPY-broadcast since") {
+  // x [2,3,4]: value i is -1 - i, so every element takes its slope
+  const Tensor x = ramp({2, 3, 4}, -1, -1);
+  const std::vector<double> channel_slopes{0.5, 0.25, 2}; // one per channel (axis 1)
+  const std::vector<double> last_axis_slopes{1, 2, 3, 4}; // one per element of the last axis
+  auto check = [&](const ox::Model<>& model, const std::vector<Tensor>& in, bool per_channel) {
+    CHECK(count_ops(model.graph, "Reshape") == 0);
+    const snippets::Program<> program(model.graph);
+    for (const auto& s : program.steps()) CHECK(s.kind == snippets::Program<>::StepKind::kernel);
+    const auto y = program.run(in);
+    const auto want = snippets::reference::evaluate(model.graph, in);
+    for (std::size_t i = 0; i < 24; ++i) {
+      const double slope = per_channel ? channel_slopes[i / 4 % 3] : last_axis_slopes[i % 4];
+      CHECK(want[0].at(i) == doctest::Approx(slope * x.at(i)));
+      CHECK(y[0].at(i) == doctest::Approx(slope * x.at(i)));
+    }
+  };
+  SUBCASE("opset 6, a slope of C values: per channel (pytorch's PReLU(num_parameters=C))") {
+    ModelBuilder m(6);
+    m.input("x", FLOAT, {2, 3, 4}).initializer("s", FLOAT, {3}, channel_slopes);
+    m.node("PRelu", {"x", "s"}, {"y"}).output("y", FLOAT, {2, 3, 4});
+    check(ox::load_from_bytes(m.bytes()), {x}, true);
+  }
+  SUBCASE("opset 1, a run-time slope of C values and the legacy consumed_inputs attribute") {
+    ModelBuilder m(1);
+    m.input("x", FLOAT, {2, 3, 4}).input("s", FLOAT, {3});
+    m.node("PRelu", {"x", "s"}, {"y"}, {{"consumed_inputs", std::vector<std::int64_t>{0, 0}}});
+    m.output("y", FLOAT, {2, 3, 4});
+    const auto model = ox::load_from_bytes(m.bytes());
+    CHECK(count_ops(model.graph, "Reshape") == 1); // [3] -> [1,3,1], outside the kernel
+    const Tensor s = Tensor::from_values(ElementType::f32, {3}, channel_slopes);
+    const auto y = snippets::Program<>(model.graph).run(std::vector<Tensor>{x, s});
+    for (std::size_t i = 0; i < 24; ++i)
+      CHECK(y[0].at(i) == doctest::Approx(channel_slopes[i / 4 % 3] * x.at(i)));
+  }
+  SUBCASE("opset 16, a slope of rank 1: NUMPY broadcasting, along the last axis") {
+    ModelBuilder m(16);
+    m.input("x", FLOAT, {2, 3, 4}).initializer("s", FLOAT, {4}, last_axis_slopes);
+    m.node("PRelu", {"x", "s"}, {"y"}).output("y", FLOAT, {2, 3, 4});
+    check(ox::load_from_bytes(m.bytes()), {x}, false);
+  }
+  SUBCASE("opset 6, a slope whose size is not x's channel count is refused") {
+    ModelBuilder m(6);
+    m.input("x", FLOAT, {2, 3, 4}).initializer("s", FLOAT, {4}, last_axis_slopes);
+    m.node("PRelu", {"x", "s"}, {"y"}).output("y", FLOAT, {2, 3, 4});
+    CHECK(error_id([&] { ox::load_from_bytes(m.bytes()); }) == "snippets.shape.not_broadcastable");
+  }
 }

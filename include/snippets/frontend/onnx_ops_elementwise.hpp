@@ -152,17 +152,35 @@ template <class T> void convert_mod(NodeContext<T>& c) {
     c.set_out(0, c.op(ir::FloorMod{}, {c.in(0), c.in(1)}));
 }
 
-/// PRelu: ONNX broadcasts the slope by NUMPY rules (unidirectionally). Our PRelu reads a
-/// rank-1 slope as per channel, so a lower-rank slope is first reshaped to x's rank.
+/// PRelu. Opset 7 and later broadcast the slope by NUMPY rules (unidirectionally): a
+/// lower-rank slope lines up with x's last axes. Opsets 1 and 6 predate that: their slope is
+/// "of size 1, shared across channels", or else one value per channel, so a rank-1 slope of C
+/// values applies along axis 1 (the test data of libonnx-testdata's pytorch-converted
+/// PReLU_*_multiparam cases, x [N,C,...] with a slope [C], say so). The slope is reshaped to
+/// x's rank either way ([1,C,1,...,1] for the old per-channel form), so our PRelu never falls
+/// back on its own rank-1 rule; a known slope is reshaped while loading (no Reshape step).
 template <class T> void convert_prelu(NodeContext<T>& c) {
+  c.ignore_attr("consumed_inputs"); // opset 1: a legacy optimization hint, no meaning
   const ir::Value x = c.in(0);
-  ir::Value slope = c.in(1);
   const Shape& xs = c.type(x).shape;
-  const Shape& ss = c.type(slope).shape;
-  if (ss.rank() < xs.rank()) {
-    std::vector<std::int64_t> dims(xs.rank() - ss.rank(), 1);
-    dims.insert(dims.end(), ss.begin(), ss.end());
-    slope = c.op(ir::Reshape{dims}, {slope});
+  const HostTensor* known = c.host(1);
+  const Shape ss = known ? known->shape() : c.type(c.in(1)).shape;
+  std::vector<std::int64_t> dims(ss.begin(), ss.end());
+  if (c.opset() < 7 && ss.rank() == 1 && ss[0] != 1 && xs.rank() >= 2) {
+    dims.assign(xs.rank(), 1);
+    dims[1] = ss[0];
+  } else if (ss.rank() < xs.rank()) {
+    dims.insert(dims.begin(), xs.rank() - ss.rank(), 1);
+  }
+  ir::Value slope;
+  if (known && dims.size() != ss.rank()) {
+    const ElementType t = require_element_type(known->dtype, c.who() + ": the slope");
+    slope = c.g().constant(t, Shape(std::vector<Dim>(dims.begin(), dims.end())),
+                           known->values.empty() ? std::vector<double>{0} : known->values,
+                           c.node().input(1));
+  } else {
+    slope = c.in(1);
+    if (dims.size() != ss.rank()) slope = c.op(ir::Reshape{dims}, {slope});
   }
   c.set_out(0, c.op(ir::PRelu{}, {x, slope}));
 }

@@ -127,7 +127,9 @@ template <class T> void convert_matmul(NodeContext<T>& c) {
   c.set_out(0, c.op(ir::MatMul{}, {c.in(0), c.in(1)}));
 }
 
-/// Gemm: Y = alpha * A' B' + beta * C.
+/// Gemm: Y = alpha * A' B' + beta * C. A known f32 C is scaled by beta while loading (the
+/// product of two f32 values rounds once either way): a Multiply of constants would be a step
+/// on the reference path in every run (exporters such as pytorch 0.3 write beta = 0 with a C).
 template <class T> void convert_gemm(NodeContext<T>& c) {
   const double alpha = c.attr_float("alpha", 1.0), beta = c.attr_float("beta", 1.0);
   const bool ta = c.attr_int("transA", 0) != 0, tb = c.attr_int("transB", 0) != 0;
@@ -135,8 +137,16 @@ template <class T> void convert_gemm(NodeContext<T>& c) {
   ir::Value y = c.op(ir::MatMul{ta, tb}, {c.in(0), c.in(1)});
   if (alpha != 1.0) y = c.op(ir::Multiply{}, {y, c.scalar(y, alpha)});
   if (c.has_in(2)) {
-    ir::Value bias = c.in(2);
-    if (beta != 1.0) bias = c.op(ir::Multiply{}, {bias, c.scalar(bias, beta)});
+    ir::Value bias;
+    if (const HostTensor* known = c.host(2);
+        known && beta != 1.0 && known->dtype == pb::TensorProto::FLOAT) {
+      std::vector<double> scaled = known->values.empty() ? std::vector<double>{0} : known->values;
+      for (double& v : scaled) v = static_cast<float>(v * beta);
+      bias = c.g().constant(ElementType::f32, known->shape(), std::move(scaled), c.node().input(2));
+    } else {
+      bias = c.in(2);
+      if (beta != 1.0) bias = c.op(ir::Multiply{}, {bias, c.scalar(bias, beta)});
+    }
     y = c.op(ir::Add{}, {y, bias});
   }
   c.set_out(0, y);
