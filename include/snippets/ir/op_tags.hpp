@@ -37,7 +37,7 @@ enum class OpCategory {
   constant,   // declared type and shape, no inputs
   unary,      // one input, same type and shape
   binary,     // two inputs of one type, NUMPY-broadcast shape
-  comparison, // two inputs of one type, boolean output, NUMPY-broadcast shape
+  comparison, // two inputs of one type (boolean: false < true), boolean output, NUMPY shape
   logical,    // boolean inputs, boolean output, NUMPY-broadcast shape
   special,    // inference written out per op in type_inference.hpp
 };

@@ -222,12 +222,15 @@ std::vector<TensorType> infer_types_unchecked(const Op<T>& op, std::span<const T
                         ", hi " + std::to_string(tag.hi) + ")");
           }
           return {in[0]};
-        } else if constexpr (cat == OpCategory::binary || cat == OpCategory::comparison) {
+        } else if constexpr (cat == OpCategory::binary) {
           detail::check_arity(in, 2, who);
           detail::check_same_type(in, who);
           detail::check_not_boolean(in[0], who);
-          const auto type = cat == OpCategory::comparison ? ElementType::boolean : in[0].type;
-          return {{type, detail::broadcast_in(in, who)}};
+          return {{in[0].type, detail::broadcast_in(in, who)}};
+        } else if constexpr (cat == OpCategory::comparison) { // booleans too: false < true
+          detail::check_arity(in, 2, who);
+          detail::check_same_type(in, who);
+          return {{ElementType::boolean, detail::broadcast_in(in, who)}};
         } else if constexpr (cat == OpCategory::logical) {
           detail::check_arity(in, 2, who);
           for (const auto& t : in) detail::check_boolean(t, who);

@@ -38,11 +38,12 @@ inline std::vector<Dim> align_rank(const Shape& s, std::size_t rank) {
   return d;
 }
 /// A Convert the LIR does without: to f32 (values are f32 in registers), or to the type of
-/// the Results that are its only users (their Stores convert; boolean is not stored).
+/// the Results that are its only users (their Stores convert as Convert does, a boolean Store
+/// too: value != 0, NaN included).
 template <class T> bool folds_into_memory(const ir::Graph<T>& body, const ir::Node<T>& n) {
   const ElementType to = std::get<ir::Convert>(n.op).to;
   if (to == ElementType::f32) return true;
-  if (to == ElementType::boolean || n.users.empty() || n.users[0].empty()) return false;
+  if (n.users.empty() || n.users[0].empty()) return false;
   for (const ir::Use& u : n.users[0])
     if (!ir::is<ir::Result>(body.node(u.node).op)) return false;
   return true;

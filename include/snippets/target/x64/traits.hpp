@@ -64,9 +64,10 @@ struct Traits {
     else
       return emitter_supports(op);
   }
-  /// Element types a kernel reads and writes (optional hook; f32 when a traits type omits it).
-  /// Loads and stores convert to and from f32 (memory_access.hpp); boolean is not stored.
-  static bool io_type_supported(ElementType t) { return t != ElementType::boolean; }
+  /// Element types a kernel reads and writes (optional hook; f32 when a traits type omits it):
+  /// all of them. Loads and stores convert to and from f32 (memory_access.hpp; a boolean is one
+  /// byte, read as 0.0f or 1.0f and written as 0 or 1).
+  static bool io_type_supported(ElementType) { return true; }
 };
 
 static_assert(check_code_generator<Traits>());
