@@ -5,9 +5,10 @@
 // that read and write them in a kernel (comparisons, on booleans too, logical ops, Select,
 // Convert), and the tokenizer and Programs that now keep them inside kernels.
 //
-// Boolean outputs are compared byte for byte with the reference's (0 or 1), so a kernel that
-// wrote 0xff or 2 for true fails even though both decode as true. Every kernel is compiled for
-// AVX2 and AVX-512, unrolled once and four times, and run with 1 and 2 threads.
+// Boolean outputs are compared byte for byte with the reference's (0 or 1: jit_test_util.hpp's
+// compare), so a kernel that wrote 0xff or 2 for true fails even though both decode as true. Every
+// kernel is compiled for AVX2 and AVX-512, unrolled once and four times, and run with 1 and 2
+// threads.
 #include "jit_test_util.hpp"
 
 #include <memory>
@@ -18,34 +19,6 @@ using namespace snippets::jit_test;
 namespace {
 
 constexpr ElementType boolean = ElementType::boolean, u8 = ElementType::u8;
-
-/// A boolean tensor of `shape` whose bytes are 0, 1 and other non-zero values (2, 0x80, 0xff),
-/// which the kernels must read as true.
-Tensor raw_booleans(const Shape& shape, std::uint64_t seed) {
-  static constexpr std::uint8_t bytes[] = {0, 1, 0, 1, 2, 0x80, 0xff, 0, 1};
-  Tensor t(boolean, shape);
-  Rng rng(seed);
-  auto* p = static_cast<std::uint8_t*>(t.data());
-  for (std::size_t i = 0; i < t.size(); ++i) p[i] = bytes[rng.next() % std::size(bytes)];
-  return t;
-}
-
-/// Empty when `got` matches `want`: byte for byte for booleans (0 or 1), bitwise otherwise.
-std::string mismatches(const Tensor& got, const Tensor& want) {
-  if (want.type() != boolean) return compare(got, want, exact);
-  if (got.type() != want.type() || got.shape() != want.shape())
-    return "got " + std::string(to_string(got.type())) + got.shape().to_string();
-  const auto* g = static_cast<const std::uint8_t*>(got.data());
-  const auto* w = static_cast<const std::uint8_t*>(want.data());
-  std::ostringstream os;
-  std::size_t bad = 0;
-  for (std::size_t i = 0; i < got.size(); ++i)
-    if (g[i] != w[i] && bad++ < 5)
-      os << "\n  at " << i << ": byte " << int(g[i]) << ", want " << int(w[i]);
-  return bad ? std::to_string(bad) + " of " + std::to_string(got.size()) +
-                   " bytes differ:" + os.str()
-             : std::string{};
-}
 
 /// Compiles `g` for every ISA and unroll, runs it with 1 and 2 threads and compares every
 /// output with the reference.
@@ -61,7 +34,7 @@ void check(const Graph& g, const std::vector<Tensor>& inputs) {
         REQUIRE(got.size() == want.size());
         for (std::size_t o = 0; o < got.size(); ++o) {
           INFO("output " << o);
-          const std::string report = mismatches(got[o], want[o]);
+          const std::string report = compare(got[o], want[o], exact);
           CHECK_MESSAGE(report.empty(), report);
         }
       }
@@ -104,8 +77,8 @@ TEST_CASE("jit boolean: inputs read any non-zero byte as true, for logical ops, 
       g.result(a, "copy");           // non-zero bytes leave as 1
       g.result(g.equal(a, b), "eq"); // comparisons on booleans: false < true
       g.result(g.greater(a, c), "gt");
-      check(g, {raw_booleans({2, n}, seed), raw_booleans({n}, seed + 1),
-                raw_booleans({2, 1}, seed + 2)});
+      check(g, {make_raw_booleans({2, n}, seed), make_raw_booleans({n}, seed + 1),
+                make_raw_booleans({2, 1}, seed + 2)});
     }
     { // boolean conditions select numbers; booleans become numbers
       Graph g;
@@ -118,7 +91,7 @@ TEST_CASE("jit boolean: inputs read any non-zero byte as true, for logical ops, 
       g.result(g.convert(a, f32), "as_f32");
       g.result(g.convert(a, u8), "as_u8");
       g.result(g.select(a, c, g.logical_not(c)), "select_booleans");
-      check(g, {raw_booleans({2, n}, seed + 3), raw_booleans({2, 1}, seed + 4),
+      check(g, {make_raw_booleans({2, n}, seed + 3), make_raw_booleans({2, 1}, seed + 4),
                 make_tensor({2, n}, seed + 5), make_tensor({1, n}, seed + 6)});
     }
   }
@@ -136,7 +109,7 @@ TEST_CASE("jit boolean: tails never touch memory past or before a boolean tensor
     g.result(g.logical_xor(a, b), "xor");
     g.result(g.greater(x, g.scalar(f32, 0)), "positive");
     g.result(g.select(a, x, g.scalar(f32, -1)), "where");
-    const Tensor ta = raw_booleans({3, n}, ++seed), tb = raw_booleans({3, 1}, ++seed),
+    const Tensor ta = make_raw_booleans({3, n}, ++seed), tb = make_raw_booleans({3, 1}, ++seed),
                  tx = make_tensor({3, n}, ++seed);
     const auto want = reference::evaluate(g, {ta, tb, tx});
     for_each_isa([&](x64::Isa isa) {
@@ -162,7 +135,7 @@ TEST_CASE("jit boolean: tails never touch memory past or before a boolean tensor
             for (std::size_t o = 0; o < want.size(); ++o) {
               Tensor got(want[o].type(), want[o].shape());
               std::memcpy(got.data(), outs[o]->data(), got.byte_size());
-              const std::string report = mismatches(got, want[o]);
+              const std::string report = compare(got, want[o], exact);
               CHECK_MESSAGE(report.empty(), report);
             }
           }
@@ -185,7 +158,7 @@ TEST_CASE("jit boolean: dynamic kernels read and write booleans, run-time tails 
     REQUIRE(k.is_dynamic());
     for (const Dim n : {Dim{1}, Dim{7}, Dim{15}, Dim{17}, Dim{33}, Dim{67}}) {
       INFO("n = " << n);
-      const Tensor ta = raw_booleans({2, n}, ++seed), tx = make_tensor({2, n}, ++seed);
+      const Tensor ta = make_raw_booleans({2, n}, ++seed), tx = make_tensor({2, n}, ++seed);
       const auto want = reference::evaluate(g, {ta, tx});
       for (const Guard where : {Guard::after, Guard::before}) {
         GuardedBuffer ga(ta.byte_size(), where), gx(tx.byte_size(), where);
@@ -203,7 +176,7 @@ TEST_CASE("jit boolean: dynamic kernels read and write booleans, run-time tails 
           for (std::size_t o = 0; o < want.size(); ++o) {
             Tensor got(want[o].type(), want[o].shape());
             std::memcpy(got.data(), outs[o]->data(), got.byte_size());
-            const std::string report = mismatches(got, want[o]);
+            const std::string report = compare(got, want[o], exact);
             CHECK_MESSAGE(report.empty(), report);
           }
         }
@@ -223,12 +196,12 @@ TEST_CASE("jit boolean: a Where with a boolean input, and a mask output, run in 
   check_steps_are_kernels(program); // one per output (TokenizeOptions::max_result_outputs)
   for (const auto& step : program.steps())
     CHECK_MESSAGE(step.kind != Program<>::StepKind::reference, step.note);
-  const std::vector<Tensor> in = {make_tensor({4, 37}, 7), raw_booleans({4, 37}, 8)};
+  const std::vector<Tensor> in = {make_tensor({4, 37}, 7), make_raw_booleans({4, 37}, 8)};
   const auto want = reference::evaluate(m, std::span<const Tensor>(in));
   for (const int threads : {1, 2}) {
     const auto got = program.run(in, with_threads(threads));
     for (std::size_t o = 0; o < want.size(); ++o) {
-      const std::string report = mismatches(got[o], want[o]);
+      const std::string report = compare(got[o], want[o], exact);
       CHECK_MESSAGE(report.empty(), report);
     }
   }
@@ -247,5 +220,5 @@ TEST_CASE("jit boolean: loads and stores carry the boolean type; a Convert to bo
   CHECK(lir.find("Store x16 boolean") != std::string::npos);
   CHECK(lir.find("Convert") == std::string::npos);
   Tensor tx = make_tensor({64}, 9);
-  check(g, {tx, raw_booleans({64}, 10)});
+  check(g, {tx, make_raw_booleans({64}, 10)});
 }

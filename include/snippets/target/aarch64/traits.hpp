@@ -68,9 +68,10 @@ struct Traits {
     else
       return emitter_supports(op);
   }
-  /// Element types a kernel reads and writes: loads and stores convert (memory_access.hpp;
-  /// bf16 stores round as Convert does); boolean is not stored.
-  static bool io_type_supported(ElementType t) { return t != ElementType::boolean; }
+  /// Element types a kernel reads and writes: all of them; loads and stores convert
+  /// (memory_access.hpp; bf16 stores round as Convert does; a boolean is one byte, read as
+  /// 0.0f or 1.0f and written as 0 or 1).
+  static bool io_type_supported(ElementType) { return true; }
 };
 
 static_assert(check_code_generator<Traits>());
