@@ -295,6 +295,19 @@ std::vector<TensorType> infer_types_unchecked(const Op<T>& op, std::span<const T
         } else if constexpr (std::is_same_v<Tag, Reshape>) {
           detail::check_arity(in, 1, who);
           return {{in[0].type, detail::reshape(in[0].shape, tag.shape, who)}};
+        } else if constexpr (std::is_same_v<Tag, Slice>) {
+          detail::check_arity(in, 1, who);
+          const Shape& s = in[0].shape;
+          const std::size_t axis = normalize_axis(tag.axis, s.rank(), who);
+          if (tag.start < 0 || tag.length < 0 ||
+              (s[axis] != dynamic && tag.start + tag.length > s[axis]))
+            raise("snippets.graph.bad_attribute",
+                  std::string(who) + ": elements [" + std::to_string(tag.start) + ", " +
+                      std::to_string(tag.start + tag.length) + ") of axis " + std::to_string(axis) +
+                      " are not inside " + s.to_string());
+          std::vector<Dim> dims(s.begin(), s.end());
+          dims[axis] = tag.length;
+          return {{in[0].type, Shape(std::move(dims))}};
         } else if constexpr (std::is_same_v<Tag, MatMul>) {
           detail::check_arity(in, 2, who);
           detail::check_same_type(in, who);

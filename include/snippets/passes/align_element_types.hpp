@@ -34,7 +34,7 @@ inline constexpr bool exact_on_small_integers =
     one_of<Tag, ir::Abs, ir::Negative, ir::Relu, ir::Clamp, ir::Floor, ir::Ceiling, ir::Round,
            ir::Add, ir::Subtract, ir::Multiply, ir::Divide, ir::Maximum, ir::Minimum,
            ir::SquaredDifference, ir::FloorMod, ir::Mod, ir::PRelu, ir::Equal, ir::NotEqual,
-           ir::Greater, ir::GreaterEqual, ir::Less, ir::LessEqual, ir::Select>;
+           ir::Greater, ir::GreaterEqual, ir::Less, ir::LessEqual, ir::Select, ir::Slice>;
 } // namespace detail
 
 struct AlignElementTypes {
