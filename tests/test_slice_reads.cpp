@@ -166,4 +166,12 @@ TEST_CASE("slice reads: the tokenizer takes Split parts of an input into the ker
   const auto v = worse.parameter(f32, {6, 40}, "v");
   worse.result(worse.relu(worse.slice(v, 0, 0, 3)), "rows");
   CHECK(error_id([&] { compile(worse); }) == "snippets.compile.unsupported_op");
+  Graph dyn; // kernels with dynamic dimensions read whole inputs
+  const auto d = dyn.parameter(f32, {dynamic, 40}, "d");
+  dyn.result(dyn.relu(dyn.slice(d, -1, 0, 20)), "part");
+  CHECK(error_id([&] { compile(dyn); }) == "snippets.compile.dynamic_layout");
+  Graph mm; // nor do MatMul kernels
+  const auto a = mm.parameter(f32, {8, 32}, "a");
+  mm.result(mm.matmul(mm.slice(a, -1, 0, 16), mm.parameter(f32, {16, 8}, "b")), "c");
+  CHECK(error_id([&] { compile(mm); }) == "snippets.compile.unsupported_matmul");
 }
