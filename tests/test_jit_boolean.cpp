@@ -91,6 +91,7 @@ TEST_CASE("jit boolean: inputs read any non-zero byte as true, for logical ops, 
       g.result(g.convert(a, f32), "as_f32");
       g.result(g.convert(a, u8), "as_u8");
       g.result(g.select(a, c, g.logical_not(c)), "select_booleans");
+      g.result(g.logical_xor(a, g.scalar(boolean, 0.25)), "xor_true"); // a non-zero scalar: true
       check(g, {make_raw_booleans({2, n}, seed + 3), make_raw_booleans({2, 1}, seed + 4),
                 make_tensor({2, n}, seed + 5), make_tensor({1, n}, seed + 6)});
     }
