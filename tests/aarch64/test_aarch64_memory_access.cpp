@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// tests/aarch64/test_aarch64_boolean.cpp: boolean kernel inputs and outputs on the AArch64
-// target under qemu-aarch64 (target/aarch64/memory_access.hpp: one byte per element, any
-// non-zero byte read as 1.0f, 0 or 1 written for value != 0 with NaN true), through the ops that
-// read and write them: comparisons (on booleans too), logical ops, Select, Convert. Boolean
-// outputs are compared byte for byte with the reference (jit_test_util.hpp's compare); inputs
-// hold bytes other than 0 and 1. Static tails (exact pieces), run-time tails of dynamic kernels
-// (lanes_raw) and guard pages on both sides of every tensor.
+// tests/aarch64/test_aarch64_memory_access.cpp: what target/aarch64/memory_access.hpp reads and
+// writes beyond the numeric types of test_aarch64_ops.cpp, under qemu-aarch64:
+//  - boolean kernel inputs and outputs (one byte per element, any non-zero byte read as 1.0f,
+//    0 or 1 written for value != 0 with NaN true), through the ops that read and write them:
+//    comparisons (on booleans too), logical ops, Select, Convert. Boolean outputs are compared
+//    byte for byte with the reference (jit_test_util.hpp's compare); inputs hold bytes other
+//    than 0 and 1;
+//  - the parts of an input (Slices of its innermost axis, ONNX Split's) read in place, at their
+//    offsets with the input's row stride (passes/slice_reads.hpp);
+//  - static tails (exact pieces), run-time tails of dynamic kernels (lanes_raw) and guard pages
+//    on both sides of every tensor.
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -51,8 +55,9 @@ void check_guarded(const CompiledKernel& k, const std::vector<Tensor>& in,
 
 } // namespace
 
-TEST_CASE("aarch64 boolean: comparisons, logical ops, Select and Convert read and write "
-          "booleans for every size from 1 to 67") {
+TEST_CASE(
+    "aarch64 memory access: booleans: comparisons, logical ops, Select and Convert read and write "
+    "booleans for every size from 1 to 67") {
   for (Dim n = 1; n <= 67; ++n) {
     INFO("n = " << n);
     const auto seed = 300 + std::uint64_t(n) * 11;
@@ -98,7 +103,8 @@ TEST_CASE("aarch64 boolean: comparisons, logical ops, Select and Convert read an
   }
 }
 
-TEST_CASE("aarch64 boolean: static and run-time tails never touch memory outside a boolean "
+TEST_CASE("aarch64 memory access: booleans: static and run-time tails never touch memory outside a "
+          "boolean "
           "tensor (guard pages)") {
   auto build = [](G& g, const Shape& a_shape, const Shape& b_shape) {
     const auto a = g.parameter(boolean, a_shape);
@@ -127,6 +133,32 @@ TEST_CASE("aarch64 boolean: static and run-time tails never touch memory outside
     {
       INFO("dynamic");
       check_guarded(dk, in, want);
+    }
+  }
+}
+
+TEST_CASE("aarch64 memory access: the parts of an input are read in place (GLU), guard pages") {
+  std::uint64_t seed = 900;
+  for (const Dim c : {Dim{1}, Dim{2}, Dim{3}, Dim{4}, Dim{5}, Dim{7}, Dim{9}, Dim{17}, Dim{33}}) {
+    INFO("half = " << c);
+    for (const ElementType t : {f32, ElementType::u8, ElementType::f16}) {
+      INFO(to_string(t));
+      G g;
+      const auto x = g.parameter(t, {3, 2 * c});
+      auto part = [&](std::int64_t start) {
+        const auto s = g.slice(x, -1, start, c);
+        return t == f32 ? s : g.convert(s, f32);
+      };
+      g.result(g.multiply(part(0), g.relu(part(c))));
+      std::vector<double> v = make_values(std::size_t(6 * c), ++seed, Pattern::finite);
+      for (double& d : v) d = std::fabs(std::round(d * 16));
+      const std::vector<Tensor> in = {Tensor::from_values(t, {3, 2 * c}, v)};
+      reference::Options ro;
+      ro.round_each_node = true;
+      const std::vector<Tensor> want = reference::evaluate(g, std::span<const Tensor>(in), ro);
+      const CompiledKernel k = compile(g, {.fma = false});
+      CHECK(k.signature().domain == std::vector<Dim>{3, c}); // the rows stay apart
+      check_guarded(k, in, want);
     }
   }
 }
