@@ -82,6 +82,23 @@ TEST_CASE("slice reads: parts of narrow types, three parts, rank 3 and broadcast
   }
 }
 
+TEST_CASE("slice reads: a row reduction over a part (Softmax of the second half, rows summed)") {
+  for (const Dim c : {Dim{1}, Dim{7}, Dim{16}, Dim{37}}) {
+    INFO("half = " << c);
+    Graph g;
+    const auto x = g.parameter(f32, {3, 2 * c}, "x");
+    const auto a = g.slice(x, -1, 0, c), b = g.slice(x, -1, c, c);
+    g.result(g.multiply(g.softmax(b), a), "y");
+    check_jit(g, {make_tensor({3, 2 * c}, 20 + std::uint64_t(c), Pattern::finite)},
+              {.tol = {16, 1e-9}, .threads = {1, 2}, .unroll = {1, 4}}); // test_jit_reduce's
+    Graph h;
+    const auto z = h.parameter(f32, {4, 3 * c}, "z");
+    h.result(h.reduce_sum(h.add(h.slice(z, -1, 0, c), h.slice(z, -1, 2 * c, c)), {-1}), "sum");
+    check_jit(h, {make_tensor({4, 3 * c}, 30 + std::uint64_t(c), Pattern::finite)},
+              {.tol = {16, 1e-6 * double(c) * 16}, .threads = {1, 2}, .unroll = {1, 4}});
+  }
+}
+
 TEST_CASE("slice reads: parts are read in place, never past or before the input (guard pages)") {
   for (const Dim c : {Dim{1}, Dim{3}, Dim{9}, Dim{17}, Dim{31}}) {
     INFO("half = " << c);
@@ -171,7 +188,7 @@ TEST_CASE("slice reads: the tokenizer takes Split parts of an input into the ker
   dyn.result(dyn.relu(dyn.slice(d, -1, 0, 20)), "part");
   CHECK(error_id([&] { compile(dyn); }) == "snippets.compile.dynamic_layout");
   Graph mm; // nor do MatMul kernels
-  const auto a = mm.parameter(f32, {8, 32}, "a");
-  mm.result(mm.matmul(mm.slice(a, -1, 0, 16), mm.parameter(f32, {16, 8}, "b")), "c");
+  const auto lhs = mm.parameter(f32, {8, 32}, "lhs");
+  mm.result(mm.matmul(mm.slice(lhs, -1, 0, 16), mm.parameter(f32, {16, 8}, "rhs")), "c");
   CHECK(error_id([&] { compile(mm); }) == "snippets.compile.unsupported_matmul");
 }
