@@ -79,8 +79,12 @@ struct Case {
   std::unordered_map<int, Onednn> onednn; // by thread count
 };
 
+dnnl::engine& engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
 Onednn make_onednn(Case& c, int t) {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   using tag = dnnl::memory::format_tag;
   const auto dt = c.size.type == f32 ? dnnl::memory::data_type::f32 : dnnl::memory::data_type::bf16;
   const dnnl::memory::desc md({c.size.rows, c.size.cols}, dt, tag::ab);
@@ -90,20 +94,24 @@ Onednn make_onednn(Case& c, int t) {
   const dnnl::layer_normalization_forward::desc d(dnnl::prop_kind::forward_inference, md, 1e-5f,
                                                   dnnl::normalization_flags::use_scale |
                                                       dnnl::normalization_flags::use_shift);
-  const dnnl::layer_normalization_forward::primitive_desc pd(d, engine);
+  const dnnl::layer_normalization_forward::primitive_desc pd(d, engine());
   Onednn o{dnnl::layer_normalization_forward(pd),
-           {{DNNL_ARG_SRC, dnnl::memory(md, engine, c.in->p)},
-            {DNNL_ARG_DST, dnnl::memory(md, engine, c.ref_out->p)},
-            {DNNL_ARG_SCALE, dnnl::memory(sd, engine, c.gamma->p)},
-            {DNNL_ARG_SHIFT, dnnl::memory(sd, engine, c.beta->p)}},
+           {{DNNL_ARG_SRC, dnnl::memory(md, engine(), c.in->p)},
+            {DNNL_ARG_DST, dnnl::memory(md, engine(), c.ref_out->p)},
+            {DNNL_ARG_SCALE, dnnl::memory(sd, engine(), c.gamma->p)},
+            {DNNL_ARG_SHIFT, dnnl::memory(sd, engine(), c.beta->p)}},
            pd.impl_info_str()};
+  // the statistics the primitive writes even for inference, when it asks for them
+  if (pd.mean_desc().get_size() != 0) {
+    o.args.emplace(DNNL_ARG_MEAN, dnnl::memory(pd.mean_desc(), engine()));
+    o.args.emplace(DNNL_ARG_VARIANCE, dnnl::memory(pd.variance_desc(), engine()));
+  }
   omp_set_num_threads(saved);
   return o;
 }
 
 void run_onednn(Case& c, int t) {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  static dnnl::stream stream(engine);
+  static dnnl::stream stream(engine());
   const int saved = omp_get_max_threads();
   omp_set_num_threads(t);
   Onednn& o = c.onednn.at(t);
