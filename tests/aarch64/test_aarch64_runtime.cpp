@@ -7,7 +7,8 @@
 //    emulator presents it to the program);
 //  - Program: a model mixing fusable ops (a MatMul with its epilogue among them) with one the
 //    target cannot take (a reduction over an outer axis) runs whole, that one on the
-//    reference path; dynamic shapes are refused with [snippets.compile.codegen].
+//    reference path; dynamic shapes are refused with [snippets.compile.codegen];
+//  - Transposes folded into inputs of every type (strided reads, lane by lane).
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -161,4 +162,27 @@ TEST_CASE("aarch64: a Transpose of an f32 input is folded into strided loads, la
                    Tolerance{2}, /*round_each_node=*/true); // exp of the f32 sum
     }
   }
+}
+
+TEST_CASE("aarch64: an input of another type read with a stride is loaded lane by lane") {
+  // [2, n, 1] -> [n, 2, 1] keeps the innermost axis, of extent 1: without it the kernel's
+  // innermost axis is the strided one (as the fuzz's bf16 outputs of a MatMul transposed back)
+  using Order = std::vector<std::size_t>;
+  std::uint64_t seed = 400;
+  for (const ElementType t :
+       {ElementType::f16, ElementType::bf16, ElementType::i32, ElementType::i8, ElementType::u8})
+    for (const Dim n : {1, 3, 6}) {
+      INFO(to_string(t) << ", n = " << n);
+      const Shape in_shape{2, n, 1}, out_shape{n, 2, 1};
+      G g;
+      const auto x = g.apply(ir::Transpose{Order{1, 0, 2}}, g.parameter(t, in_shape));
+      g.result(g.add(g.convert(x, f32), g.parameter(f32, out_shape)));
+      auto lir = lower(g, aarch64::Isa::neon);
+      CHECK((n == 1 || ir::to_string(lir).find(" stride ") != std::string::npos));
+      check_kernel(g,
+                   {Tensor::from_values(t, in_shape,
+                                        make_tensor(in_shape, ++seed, Pattern::finite).values().v),
+                    make_tensor(out_shape, ++seed, Pattern::finite)},
+                   exact, /*round_each_node=*/true);
+    }
 }

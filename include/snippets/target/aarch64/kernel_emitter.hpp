@@ -11,7 +11,8 @@
 // that the prologue jumps to and back from). The prologue saves the callee-saved x19-x28 it
 // uses and, when values use any of v8-v15, d8-d15 (the constants' block saves them when only
 // constants do).
-// Stack frame, from sp up: 16-byte spill slots, 8-byte counter slots, the saved registers.
+// Stack frame, from sp up: 16-byte spill slots, 8-byte counter slots, the fixed-register
+// emitters' slots (only when the kernel has such emitters), the saved registers.
 // FusedMulAdd whose result got a multiplicand's register accumulates into the addend's
 // register when the addend dies there (FMLA writes its destination).
 // Loops follow the LIR's LoopInfo: the parallel loop reads its work amount from
@@ -19,11 +20,16 @@
 // and after each step and after the loop the data pointers move by their ports' increments
 // and finalization offsets.
 // Tails: memory_access.hpp moves exactly `count` elements (no masks on NEON). A strided Load
-// (a transposed input) reads its f32 lanes one by one.
+// (a transposed input) reads its lanes one by one and widens them as a contiguous load does.
+// A Brgemm emits its epilogue and Stores (the expressions after it) itself; it, its
+// BrgemmCopyB and SoftmaxRows work in fixed registers (emitters/brgemm.hpp, softmax_rows.hpp):
+// in a kernel that has them no constant is pinned, d8-d15 are saved, and they get the pool
+// registers left after the data pointers and loop counters, and 16 stack slots after the
+// counters' (emitters/fixed_register_context.hpp).
 // Not supported, raised as [snippets.compile.codegen] so that a Program runs the Subgraph on
-// the reference path: dynamic shapes, strided reads of other types than f32, Brgemm and
-// SoftmaxRows (MatMul is not fusable here). Debug instrumentation (code maps, cycle counters,
-// fault slots) is not emitted, and streaming requests get ordinary stores.
+// the reference path: dynamic shapes (run-time tails), a Brgemm without the general-purpose
+// registers it needs. Debug instrumentation (code maps, cycle counters, fault slots) is not
+// emitted, and streaming requests get ordinary stores.
 #pragma once
 
 #include <algorithm>
@@ -276,14 +282,22 @@ private:
     mem_.load(dst, data(e), bytes_of(e, op.offset), op.type, op.count);
   }
 
-  /// `count` f32 lanes `stride` elements apart, one LD1 lane each; the rest zero.
+  /// `count` elements `stride` apart, one LD1 lane each (of the element's size), the rest
+  /// zero, then widened to f32 as a contiguous load is.
   void emit_strided_load(const E& e, const ir::Load& op) {
-    if (op.type != ElementType::f32) unsupported("strided reads of other types than f32");
     const Vec dst = vec(e.out_desc(0).reg);
     a_.movi(dst.s4(), 0);
-    for (std::int64_t i = 0; i < op.count; ++i)
-      a_.ld1(dst.s(static_cast<std::uint32_t>(i)),
-             asmjit::a64::ptr(mem_.address(data(e), 4 * (op.offset + i * op.stride))));
+    for (std::int64_t i = 0; i < op.count; ++i) {
+      const auto lane = static_cast<std::uint32_t>(i);
+      const asmjit::a64::Mem at =
+          asmjit::a64::ptr(mem_.address(data(e), bytes_of(e, op.offset + i * op.stride)));
+      switch (size_of(op.type)) {
+      case 1: a_.ld1(dst.b(lane), at); break;
+      case 2: a_.ld1(dst.h(lane), at); break;
+      default: a_.ld1(dst.s(lane), at); break;
+      }
+    }
+    mem_.widen(dst, op.type);
   }
 
   void emit_store(const E& e, const ir::Store& op) {
