@@ -13,11 +13,14 @@
 //      reads the rows (it scales its accumulators: one sweep less).
 // The same decomposition as DecomposeSoftmax. NaN: a NaN in the row reaches the sum through
 // exp(NaN - max) whatever max is, so the row is NaN as in the reference without a
-// NaN-propagating max. It runs between two Brgemms, so every vector register is free (v0-v12
-// here); it takes five of the general-purpose registers the kernel emitter hands over.
+// NaN-propagating max. It runs between two Brgemms, so every vector register is free: v0-v12
+// hold its values, and the constants of exp are pinned in v13-v31 for its rows
+// (ConstantPool::begin_local_pins; their loads come after its code, which jumps there first and
+// back). It takes five of the general-purpose registers the kernel emitter hands over.
 #pragma once
 
 #include <limits>
+#include <vector>
 
 #include "snippets/ir/lowered_ops.hpp"
 #include "snippets/target/aarch64/emitters/fixed_register_context.hpp"
@@ -44,6 +47,13 @@ public:
     if (s.rows == 0) return;
     n_ = s.n;
     scales_ = s.scales >= 0;
+    std::vector<Vec> free;
+    for (int r = 2 * unroll + 5; r < vector_registers; ++r)
+      free.push_back(asmjit::a64::v(static_cast<std::uint32_t>(r)));
+    c_.consts.begin_local_pins(std::move(free));
+    const asmjit::Label load = a_.newLabel(), body = a_.newLabel(), done = a_.newLabel();
+    a_.b(load);
+    a_.bind(body);
     c_.add_offset(row(), base, s.offset * 4);
     if (scales_) c_.add_offset(scale_at(), base, s.scales * 4);
     c_.set(rows(), s.rows);
@@ -54,6 +64,11 @@ public:
     if (scales_) a_.add(scale_at(), scale_at(), 4);
     a_.subs(rows(), rows(), 1);
     a_.b_ne(next);
+    a_.b(done);
+    a_.bind(load); // the pinned constants, once the rows' code has asked for them
+    c_.consts.end_local_pins();
+    a_.b(body);
+    a_.bind(done);
   }
 
 private:
