@@ -148,6 +148,17 @@ inline Tensor make_tensor(const Shape& shape, std::uint64_t seed,
   return Tensor::from_values(f32, shape, make_values(n, seed, pattern));
 }
 
+/// A boolean tensor of `shape` whose bytes are 0, 1 and other non-zero values (2, 0x80, 0xff),
+/// which kernels must read as true (element_type.hpp decodes any non-zero byte as 1).
+inline Tensor make_raw_booleans(const Shape& shape, std::uint64_t seed) {
+  static constexpr std::uint8_t bytes[] = {0, 1, 0, 1, 2, 0x80, 0xff, 0, 1};
+  Tensor t(ElementType::boolean, shape);
+  Rng rng(seed);
+  auto* p = static_cast<std::uint8_t*>(t.data());
+  for (std::size_t i = 0; i < t.size(); ++i) p[i] = bytes[rng.next() % std::size(bytes)];
+  return t;
+}
+
 /// `b` with every `every`-th element replaced by `a`'s (same shape), so that comparisons see
 /// equal operands too.
 inline Tensor share_values(const Tensor& a, Tensor b, std::size_t every = 3) {
@@ -225,7 +236,8 @@ inline std::string describe(float f) {
 }
 
 /// Empty when `got` matches `want` (the reference) within `tol`; otherwise a report of the
-/// mismatch count and the first `max_report` mismatches.
+/// mismatch count and the first `max_report` mismatches. Booleans are compared byte for byte:
+/// a kernel writes 0 or 1, as the reference does (a 2 or 0xff would also decode as true).
 inline std::string compare(const Tensor& got, const Tensor& want, Tolerance tol,
                            std::size_t max_report = 5) {
   std::ostringstream os;
@@ -235,6 +247,17 @@ inline std::string compare(const Tensor& got, const Tensor& want, Tolerance tol,
     return os.str();
   }
   std::size_t bad = 0;
+  if (want.type() == ElementType::boolean) {
+    const auto* g = static_cast<const std::uint8_t*>(got.data());
+    const auto* w = static_cast<const std::uint8_t*>(want.data());
+    for (std::size_t i = 0; i < got.size(); ++i)
+      if (g[i] != w[i] && bad++ < max_report)
+        os << "\n  at " << i << " " << coordinates(got.shape(), i) << ": byte " << int(g[i])
+           << ", want " << int(w[i]);
+    return bad ? std::to_string(bad) + " of " + std::to_string(got.size()) +
+                     " boolean bytes differ:" + os.str()
+               : std::string{};
+  }
   for (std::size_t i = 0; i < got.size(); ++i) {
     const float g = as_float(got.at(i)), w = as_float(want.at(i));
     if (close_enough(g, w, tol)) continue;

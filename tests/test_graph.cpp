@@ -201,6 +201,10 @@ TEST_CASE("every builder method adds its op with the inferred output type") {
        },
        "Reshape",
        {f32, {6, 4}}},
+      {"slice",
+       [](G& g, const Inputs& i) { return g.slice(i.x, -1, 1, 2); },
+       "Slice",
+       {f32, {2, 3, 2}}},
       {"matmul",
        [](G& g, const Inputs& i) { return g.matmul(i.x, i.m); },
        "MatMul",
@@ -275,7 +279,8 @@ TEST_CASE("a value used twice by one node has one use per input") {
   CHECK(g.type(y) == TensorType{f32, {2}});
 }
 
-TEST_CASE("type errors: f32 + i32, Exp on i32, logical ops on f32, boolean into Add") {
+TEST_CASE("type errors: f32 + i32, Exp on i32, logical ops on f32, boolean into Add, Slice "
+          "outside its axis") {
   G g;
   const Value x = g.parameter(f32, {2, 3});
   const Value n = g.parameter(i32, {2, 3});
@@ -287,9 +292,14 @@ TEST_CASE("type errors: f32 + i32, Exp on i32, logical ops on f32, boolean into 
   CHECK_FAILS_KEEPING_GRAPH(g, "snippets.graph.unsupported_type", g.logical_not(x));
   CHECK_FAILS_KEEPING_GRAPH(g, "snippets.graph.unsupported_type", g.add(b, b));
   CHECK_FAILS_KEEPING_GRAPH(g, "snippets.graph.unsupported_type", g.select(x, x, x));
+  CHECK(g.type(g.equal(b, b)).type == boolean); // comparisons take booleans: false < true
+  CHECK_FAILS_KEEPING_GRAPH(g, "snippets.graph.type_mismatch", g.greater(b, x));
+  CHECK_FAILS_KEEPING_GRAPH(g, "snippets.graph.bad_attribute", g.slice(x, 1, 2, 2));
+  CHECK_FAILS_KEEPING_GRAPH(g, "snippets.graph.bad_attribute", g.slice(x, 0, -1, 1));
+  CHECK_FAILS_KEEPING_GRAPH(g, "snippets.shape.axis_out_of_range", g.slice(x, 2, 0, 1));
   const Value w = g.parameter(f32, {3, 2});
   CHECK_FAILS_KEEPING_GRAPH(g, "snippets.shape.not_broadcastable", g.add(x, w));
-  CHECK(g.size() == 4);
+  CHECK(g.size() == 5);
 }
 
 TEST_CASE("arity errors through make(tag, inputs)") {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tests of reference/tensor_ops.hpp: NUMPY broadcasting, Select, PRelu's slope rules,
-// reductions, Softmax, Transpose, Broadcast, Reshape and MatMul, checked element by element
+// reductions, Softmax, Transpose, Broadcast, Reshape, Slice and MatMul, checked element by element
 // against values worked out by hand (indices are written out, never computed by the code under
 // test). Results are f32 unless stated; values that are not exact in f32 are compared with
 // their f32-rounded literal, and the double-precision helpers with a relative 1e-12.
@@ -253,6 +253,26 @@ TEST_CASE("Reshape keeps planar order and infers a -1 extent") {
     CHECK(y.shape == c.expected);
     CHECK(y.v == iota(6));
   }
+}
+
+TEST_CASE("Slice keeps elements [start, start + length) of one axis, any type, empty parts too") {
+  Graph g;
+  const auto x = g.parameter(i8, {2, 3, 4});
+  g.result(g.slice(x, -1, 1, 2)); // innermost: rows of 4 -> [1, 2]
+  g.result(g.slice(x, 1, 2, 1));  // the middle axis
+  g.result(g.slice(x, 0, 1, 1));  // the outermost
+  g.result(g.slice(x, 2, 4, 0));  // empty
+  const auto out = reference::evaluate(g, {Tensor::from_values(i8, {2, 3, 4}, iota(24))});
+  REQUIRE(out.size() == 4);
+  CHECK(out[0].type() == i8);
+  CHECK(out[0].values().shape == Shape{2, 3, 2});
+  CHECK(out[0].values().v == std::vector<double>{1, 2, 5, 6, 9, 10, 13, 14, 17, 18, 21, 22});
+  CHECK(out[1].values().shape == Shape{2, 1, 4});
+  CHECK(out[1].values().v == std::vector<double>{8, 9, 10, 11, 20, 21, 22, 23});
+  CHECK(out[2].values().shape == Shape{1, 3, 4});
+  CHECK(out[2].values().v == std::vector<double>{12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23});
+  CHECK(out[3].values().shape == Shape{2, 3, 0});
+  CHECK(out[3].size() == 0);
 }
 
 // ---- reductions ----

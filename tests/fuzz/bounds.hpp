@@ -390,7 +390,7 @@ evaluate_bounds(const Graph& g, std::span<const Tensor> inputs, const reference:
             bounds.push_back(matmul_bound(n, in[0], in[1], out[0]));
           } else if constexpr (std::is_same_v<Tag, ir::Transpose> ||
                                std::is_same_v<Tag, ir::Broadcast> ||
-                               std::is_same_v<Tag, ir::Reshape>) {
+                               std::is_same_v<Tag, ir::Reshape> || std::is_same_v<Tag, ir::Slice>) {
             Values e = in[0].e;
             e.type = in[0].v.type; // the op's own type checks
             bounds = reference::detail::eval_node(n, std::vector<Values>{e}, ref);

@@ -2,16 +2,17 @@
 // tests/fuzz/types.hpp: the element-type family and the dynamic-shape family.
 //
 // typed_model builds a random model over inputs of every kernel I/O type (f32, f16, bf16, i8,
-// u8, i32): i32 inputs go through a Convert to f32, f16, i8 or u8 first (what README and the
-// tokenizer allow in a kernel), Converts between the types (to i32 and back too), Results
-// converted to any I/O type. Arithmetic runs on f32 values, and on i8 and u8 values with the
-// ops exact on small integers (AlignElementTypes computes them in f32 and converts back after
-// each op); f16 and bf16 values take only the ops whose result they hold exactly (Abs,
-// Negative, Relu, Clamp, Floor, Ceiling, Round, Maximum, Minimum, Mod, Select): a kernel keeps
-// an f16/bf16 op's result in f32 until a Convert or a store rounds it, as the reference keeps it
-// in double, and where a Program stores it between two kernels it is rounded, so only these
-// ops have one exact result. So the kernels match the reference (every node rounded to its
-// type) bit for bit, except the sign of a zero that went through an integer
+// u8, i32, boolean): i32 inputs go through a Convert to f32, f16, i8 or u8 first (what README
+// and the tokenizer allow in a kernel), Converts between the types (to i32 and back too),
+// Selects whose condition is a boolean input or a comparison (of any compute type, booleans
+// too), Results converted to any I/O type (a boolean output: value != 0). Arithmetic runs on f32
+// values, and on i8 and u8 values with the ops exact on small integers (AlignElementTypes computes
+// them in f32 and converts back after each op); f16 and bf16 values take only the ops whose result
+// they hold exactly (Abs, Negative, Relu, Clamp, Floor, Ceiling, Round, Maximum, Minimum, Mod,
+// Select): a kernel keeps an f16/bf16 op's result in f32 until a Convert or a store rounds it, as
+// the reference keeps it in double, and where a Program stores it between two kernels it is
+// rounded, so only these ops have one exact result. So the kernels match the reference (every node
+// rounded to its type) bit for bit, except the sign of a zero that went through an integer
 // (docs/math_accuracy.md). Divide is left out: the reference keeps that -0 in its integer
 // values, and a division by it gives -inf where a kernel gives +inf.
 //
@@ -26,8 +27,9 @@
 
 namespace snippets::fuzz {
 
-constexpr ElementType io_types[] = {ElementType::f32, ElementType::f16, ElementType::bf16,
-                                    ElementType::i8,  ElementType::u8,  ElementType::i32};
+constexpr ElementType io_types[] = {ElementType::f32,    ElementType::f16, ElementType::bf16,
+                                    ElementType::i8,     ElementType::u8,  ElementType::i32,
+                                    ElementType::boolean};
 
 /// Exact ops for typed values: which types they may run on (see the header).
 struct TypedOp {
@@ -84,13 +86,32 @@ inline Graph typed_model(Rng& rng, const std::vector<Shape>& shapes,
       const auto n = std::int64_t(pool.size());
       return pool[std::size_t(rng.integer(0, 1) ? n - 1 : rng.integer(0, n - 1))];
     };
-    const auto kind = rng.integer(0, 9);
+    const auto kind = rng.integer(0, 11);
     Entry a = pick();
     // ops on constants alone stay on the reference path (the tokenizer drops such Subgraphs;
     // the elementwise family builds them): not generated here, where every op is to be fused
     if (a.constant && kind < 2) continue;
     try {
-      if (kind == 0) { // a Convert to another compute type
+      if (kind >= 10) { // a Select on a boolean value or on a comparison of two values
+        // `like` as type t: itself, a new Scalar of t for a constant (see above), or a Convert
+        auto as = [&](const Entry& e, ElementType t) {
+          return type_of(e.v) == t ? e.v
+                 : e.constant      ? g.scalar(t, rng.uniform(-5, 5))
+                                   : g.convert(e.v, t);
+        };
+        const ElementType t = type_of(a.v);
+        Entry b = pick(), x = pick(), y = pick();
+        if (a.constant && b.constant) continue;
+        Value cond = a.v; // a boolean value itself, or compared (false < true) with another
+        bool full = a.full || x.full || y.full;
+        if (t != ElementType::boolean || kind == 11) {
+          cond = kind == 10 ? g.greater(a.v, as(b, t)) : g.equal(a.v, as(b, t));
+          full = full || b.full;
+        }
+        const ElementType xt =
+            type_of(x.v) == ElementType::boolean && rng.integer(0, 1) ? some_type() : type_of(x.v);
+        pool.push_back({g.select(cond, as(x, xt), as(y, xt)), full});
+      } else if (kind == 0) { // a Convert to another compute type
         pool.push_back({g.convert(a.v, some_type()), a.full});
       } else if (kind == 1) { // through i32 and back (saturating at 2^31, as an f32 holds it)
         const ElementType back = some_type();
@@ -125,7 +146,7 @@ inline Graph typed_model(Rng& rng, const std::vector<Shape>& shapes,
       outs.push_back(it->v);
   for (std::size_t i = 0; i < outs.size(); ++i) {
     Value v = outs[i];
-    if (rng.integer(0, 1)) v = g.convert(v, io_types[rng.integer(0, 5)]);
+    if (rng.integer(0, 1)) v = g.convert(v, io_types[rng.integer(0, 6)]);
     g.result(v, std::string("out").append(std::to_string(i)));
   }
   return g;
@@ -133,7 +154,7 @@ inline Graph typed_model(Rng& rng, const std::vector<Shape>& shapes,
 
 inline std::vector<ElementType> random_types(Rng& rng, std::size_t n) {
   std::vector<ElementType> t(n);
-  for (auto& x : t) x = io_types[rng.integer(0, 5)];
+  for (auto& x : t) x = io_types[rng.integer(0, 6)];
   return t;
 }
 

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -356,5 +357,127 @@ TEST_CASE("onnx: LayerNormalization and InstanceNormalization fuse into one kern
     m.output("y", FLOAT, {2, 8});
     CHECK(error_id([&] { (void)ox::load_from_bytes(m.bytes()); }) ==
           "snippets.onnx.unsupported_attribute");
+  }
+}
+
+TEST_CASE("onnx: Split at every opset form becomes one Slice per part") {
+  struct Case {
+    std::int64_t opset;
+    std::int64_t axis;
+    std::vector<std::int64_t> split; // empty: equal parts
+    bool split_as_input;
+    std::vector<std::int64_t> part_extents;
+  };
+  const std::vector<Case> cases = {
+      {11, 1, {2, 4}, false, {2, 4}}, // `split` attribute
+      {11, -1, {}, false, {3, 3}},    // equal parts
+      {13, 1, {1, 5}, true, {1, 5}},  // `split` input
+      {13, 0, {}, false, {2, 2}},     // equal parts of the outer axis, default axis 0 too
+      {17, -1, {0, 6}, true, {0, 6}}, // an empty part
+  };
+  for (const Case& k : cases) {
+    INFO("opset " << k.opset << ", axis " << k.axis);
+    ModelBuilder m(k.opset);
+    m.input("x", FLOAT, {4, 6});
+    std::vector<std::string> in{"x"};
+    std::vector<Attr> attrs{{"axis", k.axis}};
+    if (!k.split.empty() && k.split_as_input) {
+      m.initializer("split", INT64, {std::int64_t(k.split.size())},
+                    std::vector<double>(k.split.begin(), k.split.end()));
+      in.push_back("split");
+    } else if (!k.split.empty()) {
+      attrs.emplace_back("split", k.split);
+    }
+    m.node("Split", in, {"a", "b"}, attrs);
+    m.node("Neg", {"b"}, {"nb"});
+    const bool outer = k.axis == 0;
+    const std::int64_t ea = k.part_extents[0], eb = k.part_extents[1];
+    m.output("a", FLOAT,
+             outer ? std::vector<std::int64_t>{ea, 6} : std::vector<std::int64_t>{4, ea});
+    m.output("nb", FLOAT,
+             outer ? std::vector<std::int64_t>{eb, 6} : std::vector<std::int64_t>{4, eb});
+    const auto model = ox::load_from_bytes(m.bytes());
+    CHECK(model.opaque.empty());
+    CHECK(count_ops(model.graph, "Slice") == 2);
+    const Tensor x = ramp({4, 6}, -2, 0.5);
+    const auto out = snippets::reference::evaluate(model.graph, {x});
+    REQUIRE(out.size() == 2);
+    const std::int64_t cols = outer ? 6 : ea;
+    for (std::size_t i = 0; i < out[0].size(); ++i) { // a: x's first part
+      const auto r = std::int64_t(i) / cols, col = std::int64_t(i) % cols;
+      CHECK(out[0].at(i) == x.at(std::size_t(r * 6 + col)));
+    }
+    const std::int64_t bcols = outer ? 6 : eb;
+    for (std::size_t i = 0; i < out[1].size(); ++i) { // -b: the second part, negated
+      const auto r = std::int64_t(i) / bcols, col = std::int64_t(i) % bcols;
+      const auto src = outer ? (r + ea) * 6 + col : r * 6 + ea + col;
+      CHECK(out[1].at(i) == -x.at(std::size_t(src)));
+    }
+    CHECK(jit_vs_reference(model.graph, {x}) == 0);
+  }
+}
+
+TEST_CASE(
+    "onnx: Split checks its sizes; Slice of a run-time tensor with steps of 1 becomes Slices") {
+  { // sizes that do not add up to the axis
+    ModelBuilder m(11);
+    m.input("x", FLOAT, {4, 6});
+    m.node("Split", {"x"}, {"a", "b"}, {{"axis", 1}, {"split", std::vector<std::int64_t>{2, 2}}});
+    m.output("a", FLOAT, {4, 2}).output("b", FLOAT, {4, 2});
+    CHECK(error_id([&] { ox::load_from_bytes(m.bytes()); }) ==
+          "snippets.onnx.unsupported_attribute");
+  }
+  { // x[1:3, -4:] (ends past the axis clamp), then a step of 2, which stays Opaque
+    ModelBuilder m;
+    m.input("x", FLOAT, {4, 6});
+    m.initializer("starts", INT64, {2}, {1, -4}).initializer("ends", INT64, {2}, {3, 100});
+    m.initializer("axes", INT64, {2}, {0, 1}).initializer("steps", INT64, {1}, {2});
+    m.initializer("axes1", INT64, {1}, {1});
+    m.initializer("s1", INT64, {1}, {0}).initializer("e1", INT64, {1}, {4});
+    m.node("Slice", {"x", "starts", "ends", "axes"}, {"y"});
+    m.node("Slice", {"x", "s1", "e1", "axes1", "steps"}, {"z"});
+    m.output("y", FLOAT, {2, 4}).output("z", FLOAT, {4, 2});
+    const auto model = ox::load_from_bytes(m.bytes());
+    CHECK(count_ops(model.graph, "Slice") == 2);
+    REQUIRE(model.opaque.size() == 1);
+    CHECK(model.opaque[0].op_type == "Slice");
+    const Tensor x = ramp({4, 6}, 0, 1);
+    snippets::reference::Options ro;
+    ro.opaque["Slice"] = [](std::span<const snippets::reference::Values> in) {
+      snippets::reference::Values z{ElementType::f32, {4, 2}, {}};
+      for (int r = 0; r < 4; ++r)
+        for (int c = 0; c < 4; c += 2) z.v.push_back(in[0].v[std::size_t(r * 6 + c)]);
+      return std::vector{z};
+    };
+    const auto out = snippets::reference::evaluate(model.graph, {x}, ro);
+    CHECK(out[0].values().v == std::vector<double>{8, 9, 10, 11, 14, 15, 16, 17});
+  }
+}
+
+TEST_CASE("onnx: boolean inputs and outputs run in kernels: Where, And, Equal on booleans") {
+  ModelBuilder m;
+  m.input("x", FLOAT, {3, 19}).input("c", BOOL, {3, 19}).input("d", BOOL, {19});
+  m.initializer("zero", FLOAT, {}, {0});
+  m.node("Greater", {"x", "zero"}, {"pos"}).node("And", {"pos", "c"}, {"mask"});
+  m.node("Neg", {"x"}, {"nx"}).node("Where", {"c", "x", "nx"}, {"y"});
+  m.node("Equal", {"c", "d"}, {"same"});
+  m.output("mask", BOOL, {3, 19}).output("y", FLOAT, {3, 19}).output("same", BOOL, {3, 19});
+  const auto model = ox::load_from_bytes(m.bytes());
+  CHECK(model.opaque.empty());
+  const snippets::Program<> program(model.graph);
+  for (const auto& s : program.steps())
+    CHECK_MESSAGE(s.kind == snippets::Program<>::StepKind::kernel, s.note);
+  std::vector<double> c(3 * 19), d(19);
+  for (std::size_t i = 0; i < c.size(); ++i) c[i] = double(i % 3 == 0);
+  for (std::size_t i = 0; i < d.size(); ++i) d[i] = double(i % 2);
+  const std::vector<Tensor> in = {ramp({3, 19}, -5, 0.25),
+                                  Tensor::from_values(ElementType::boolean, {3, 19}, c),
+                                  Tensor::from_values(ElementType::boolean, {19}, d)};
+  const auto got = program.run(in);
+  const auto want = snippets::reference::evaluate(model.graph, in);
+  REQUIRE(got.size() == 3);
+  for (std::size_t k = 0; k < 3; ++k) {
+    REQUIRE(got[k].type() == want[k].type());
+    CHECK(std::memcmp(got[k].data(), want[k].data(), want[k].byte_size()) == 0);
   }
 }

@@ -37,6 +37,11 @@ template <class T> void check_dynamic_body(const ir::Graph<T>& body) {
             body.node(id).describe() +
                 ": MatMul kernels take static shapes for now; give the body static shapes "
                 "(compile one kernel per shape, the kernel cache keeps them)");
+    if (ir::is<ir::Slice>(op))
+      raise("snippets.compile.dynamic_layout",
+            body.node(id).describe() +
+                ": kernels with dynamic dimensions read whole planar inputs, not parts of them; "
+                "slice outside the subgraph, or give the body static shapes");
     if (ir::is<ir::ReduceSum>(op) || ir::is<ir::ReduceMax>(op) || ir::is<ir::Softmax>(op))
       raise("snippets.compile.dynamic_reduce",
             body.node(id).describe() +
@@ -142,6 +147,15 @@ template <class T> void check_product_size(const ir::Graph<T>& body, const ir::N
 }
 
 template <class T> void check_body(const ir::Graph<T>& body) {
+  bool matmul = false, slice = false;
+  for (ir::NodeId id = 0; id < body.size(); ++id) {
+    matmul = matmul || ir::is<ir::MatMul>(body.node(id).op);
+    slice = slice || ir::is<ir::Slice>(body.node(id).op);
+  }
+  if (matmul && slice)
+    raise("snippets.compile.unsupported_matmul",
+          "the body has a MatMul and a Slice; MatMul kernels read whole inputs: slice outside "
+          "the subgraph");
   if (static_cast<int>(body.parameters().size() + body.results().size()) >
       T::data_pointer_registers)
     raise("snippets.compile.too_many_io",

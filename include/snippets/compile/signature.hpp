@@ -69,7 +69,7 @@ template <class T> std::vector<bool> in_place_inputs(ir::LinearIR<T>& lir) {
         std::holds_alternative<ir::Result>(e->op) && !e->in_desc(0).layout.empty();
     if (!per_element || transposed_store) return std::vector<bool>(lir.num_inputs, false);
     if (std::holds_alternative<ir::Parameter>(e->op))
-      in_place.at(e->data_index) = e->out_desc(0).layout.empty();
+      in_place.at(e->data_index) = e->out_desc(0).layout.empty() && e->out_desc(0).memory.empty();
   }
   return in_place;
 }

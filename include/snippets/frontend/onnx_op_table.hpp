@@ -119,7 +119,8 @@ template <class T> const std::map<std::string, OpConverter<T>, std::less<>>& op_
       {"Size", C{convert_shape<true, T>}},
       {"ConstantOfShape", C{convert_constant_of_shape<T>, nullptr, 0}},
       {"Concat", C{h::concat<T>}},
-      {"Slice", C{h::slice<T>, nullptr, 1}},
+      {"Slice", C{convert_slice<T>, h::slice<T>, 1}},
+      {"Split", C{convert_split<T>, nullptr, 1}},
       {"Gather", C{h::gather<T>}},
   };
   return table;

@@ -6,7 +6,8 @@
 // importer evaluates them here on HostTensors (in double, exact for shapes) instead of putting
 // int64 arithmetic, which our kernels do not have, into the graph. Constant nodes and
 // ConstantOfShape produce known values too. A host op whose inputs are not all known throws
-// NotExpressible (Concat, Slice and Gather of run-time tensors are not in our op set).
+// NotExpressible (Concat and Gather of run-time tensors are not in our op set; a Slice of a
+// run-time tensor becomes ir::Slice ops, onnx_ops_tensor.hpp).
 #pragma once
 
 #include <algorithm>
@@ -163,9 +164,15 @@ template <class T> void concat(NodeContext<T>& c) {
   c.set_out_host(0, std::move(out));
 }
 
-template <class T> void slice(NodeContext<T>& c) {
-  const HostTensor& x = known(c, 0);
-  const std::size_t rank = x.dims.size();
+/// What an ONNX Slice takes from a tensor of `dims`: per axis the first element, the step and
+/// the count (the whole axis where the node names none). starts/ends/axes/steps are attributes
+/// before opset 10 and known inputs from it.
+struct SliceBounds {
+  std::vector<std::int64_t> first, step, count;
+};
+template <class T>
+SliceBounds slice_bounds(NodeContext<T>& c, const std::vector<std::int64_t>& dims) {
+  const std::size_t rank = dims.size();
   std::vector<std::int64_t> starts, ends, axes, steps;
   if (c.opset() < 10) {
     starts = c.attr_ints("starts").value_or(starts);
@@ -179,23 +186,32 @@ template <class T> void slice(NodeContext<T>& c) {
   }
   if (axes.empty())
     for (std::size_t k = 0; k < starts.size(); ++k) axes.push_back(std::int64_t(k));
+  if (ends.size() != starts.size() || axes.size() != starts.size())
+    c.bad_attribute("starts, ends and axes of different lengths");
   steps.resize(starts.size(), 1);
-  std::vector<std::int64_t> first(rank, 0), step(rank, 1), count(x.dims);
+  SliceBounds b{std::vector<std::int64_t>(rank, 0), std::vector<std::int64_t>(rank, 1), dims};
   for (std::size_t i = 0; i < starts.size(); ++i) {
     const std::size_t a = normalize_axis(axes[i], rank, c.who());
-    const std::int64_t d = x.dims[a], s = steps[i];
+    const std::int64_t d = dims[a], s = steps[i];
     if (s == 0) c.bad_attribute("a step of 0");
     auto fix = [&](std::int64_t v, std::int64_t lo, std::int64_t hi) {
       if (v < 0) v += d;
       return std::clamp(v, lo, hi);
     };
-    const std::int64_t b = s > 0 ? fix(starts[i], 0, d) : fix(starts[i], -1, d - 1);
-    const std::int64_t e = s > 0 ? fix(ends[i], 0, d) : fix(ends[i], -1, d - 1);
-    first[a] = b;
-    step[a] = s;
-    count[a] = s > 0 ? std::max<std::int64_t>(0, (e - b + s - 1) / s)
-                     : std::max<std::int64_t>(0, (b - e - s - 1) / -s);
+    const std::int64_t first = s > 0 ? fix(starts[i], 0, d) : fix(starts[i], -1, d - 1);
+    const std::int64_t end = s > 0 ? fix(ends[i], 0, d) : fix(ends[i], -1, d - 1);
+    b.first[a] = first;
+    b.step[a] = s;
+    b.count[a] = s > 0 ? std::max<std::int64_t>(0, (end - first + s - 1) / s)
+                       : std::max<std::int64_t>(0, (first - end - s - 1) / -s);
   }
+  return b;
+}
+
+template <class T> void slice(NodeContext<T>& c) {
+  const HostTensor& x = known(c, 0);
+  const std::size_t rank = x.dims.size();
+  const auto [first, step, count] = slice_bounds(c, x.dims);
   HostTensor out = make_host(x.dtype, count, {});
   std::vector<std::int64_t> idx(rank, 0);
   const std::int64_t n = out.element_count();

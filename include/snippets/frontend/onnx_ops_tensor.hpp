@@ -6,10 +6,12 @@
 // NodeContext::constant. Reductions other than ReduceSum and ReduceMax are written with them
 // (ReduceMean = ReduceSum / n, ReduceMin = -ReduceMax(-x), ReduceLogSumExp = m + log(sum(exp(x -
 // m))) with m the max, ...). Softmax of opset < 13 flattens to 2-D around `axis`, as ONNX defined
-// it then; LogSoftmax is x - m - log(sum(exp(x - m))).
+// it then; LogSoftmax is x - m - log(sum(exp(x - m))). Split and Slice (step 1) of run-time
+// tensors become ir::Slice ops, one per part and one per sliced axis.
 #pragma once
 
 #include "snippets/frontend/onnx_node_context.hpp"
+#include "snippets/frontend/onnx_ops_host.hpp"
 
 namespace snippets::onnx::detail {
 
@@ -111,6 +113,55 @@ template <class T> void convert_transpose(NodeContext<T>& c) {
     for (std::size_t k = rank; k-- > 0;) order.push_back(k);
   }
   c.set_out(0, c.op(ir::Transpose{order}, {x}));
+}
+
+/// Split along `axis` (default 0) into parts of the sizes `split` gives (an attribute before
+/// opset 13, a known input from it); without it, into `num_outputs` parts (opset 18) or one part
+/// per output, of equal size, the last one smaller when the axis does not divide (opset 18's
+/// rule; before it the axis had to divide). Each part is an ir::Slice of the input.
+template <class T> void convert_split(NodeContext<T>& c) {
+  const ir::Value x = c.in(0);
+  const Shape& s = static_shape(c, x);
+  const std::size_t axis = normalize_axis(c.attr_int("axis", 0), s.rank(), c.who());
+  std::vector<std::int64_t> sizes;
+  if (c.opset() < 13)
+    sizes = c.attr_ints("split").value_or(sizes);
+  else if (c.has_in(1))
+    sizes = c.constant(1, "split").ints();
+  auto parts = static_cast<std::int64_t>(c.output_count());
+  if (c.opset() >= 18 && c.has_attr("num_outputs")) parts = c.attr_int("num_outputs", parts);
+  if (sizes.empty() && parts > 0) {
+    const std::int64_t chunk = (s[axis] + parts - 1) / parts;
+    for (std::int64_t i = 0; i < parts; ++i)
+      sizes.push_back(std::clamp<std::int64_t>(s[axis] - i * chunk, 0, chunk));
+  }
+  std::int64_t total = 0;
+  for (const std::int64_t n : sizes) total += n >= 0 ? n : s[axis] + 1; // a negative size fails
+  if (sizes.size() != c.output_count() || total != s[axis])
+    c.bad_attribute("parts of " + std::to_string(sizes.size()) + " sizes summing to " +
+                    std::to_string(total) + " for " + std::to_string(c.output_count()) +
+                    " outputs of an axis of " + std::to_string(s[axis]));
+  std::int64_t start = 0;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (c.has_out(i))
+      c.set_out(i, c.op(ir::Slice{static_cast<std::int64_t>(axis), start, sizes[i]}, {x}));
+    start += sizes[i];
+  }
+}
+
+/// Slice of a run-time tensor with steps of 1: one ir::Slice per axis it shortens (another
+/// step is not expressible: the node becomes Opaque). Known tensors are sliced while loading
+/// (host::slice).
+template <class T> void convert_slice(NodeContext<T>& c) {
+  ir::Value x = c.in(0);
+  const Shape& s = static_shape(c, x);
+  const auto b = host::slice_bounds(c, std::vector<std::int64_t>(s.begin(), s.end()));
+  for (std::size_t a = 0; a < s.rank(); ++a) {
+    if (b.step[a] != 1) throw NotExpressible{"a Slice with a step other than 1"};
+    if (b.count[a] != s[a])
+      x = c.op(ir::Slice{static_cast<std::int64_t>(a), b.first[a], b.count[a]}, {x});
+  }
+  c.set_out(0, x);
 }
 
 /// Expand broadcasts both ways: the output is broadcast(input, shape).

@@ -95,6 +95,9 @@ public:
   template <class V> V reshape(V x, std::vector<std::int64_t> shape) {
     return apply(Reshape{std::move(shape)}, x);
   }
+  template <class V> V slice(V x, std::int64_t axis, std::int64_t start, std::int64_t length) {
+    return apply(Slice{axis, start, length}, x);
+  }
   template <class V> V matmul(V a, V b, bool transpose_a = false, bool transpose_b = false) {
     return apply(MatMul{transpose_a, transpose_b}, a, b);
   }

@@ -60,6 +60,12 @@ struct PortDescriptor {
   /// input and its Store's output (a transposed write). Empty: planar.
   std::vector<std::size_t> layout;
   Reg reg;
+  /// A Parameter that reads one part of its kernel argument (a folded Slice of the innermost
+  /// axis: passes/slice_reads.hpp), and its Loads: the extents of the whole tensor in memory
+  /// (same rank as `shape`), whose planar strides the reads take, and the element offset of the
+  /// part's first element. Empty: `shape` is the tensor (offset 0).
+  std::vector<Dim> memory;
+  std::int64_t offset = 0;
 };
 
 template <class T> class Expression;

@@ -37,7 +37,7 @@ enum class OpCategory {
   constant,   // declared type and shape, no inputs
   unary,      // one input, same type and shape
   binary,     // two inputs of one type, NUMPY-broadcast shape
-  comparison, // two inputs of one type, boolean output, NUMPY-broadcast shape
+  comparison, // two inputs of one type (boolean: false < true), boolean output, NUMPY shape
   logical,    // boolean inputs, boolean output, NUMPY-broadcast shape
   special,    // inference written out per op in type_inference.hpp
 };
@@ -291,6 +291,19 @@ struct Reshape {
   std::vector<std::int64_t> shape;
   bool operator==(const Reshape&) const = default;
 };
+/// Elements [start, start + length) along `axis` (negative: from the end), the other dims
+/// whole: one part of an ONNX Split (or an ONNX Slice of step 1). A kernel takes a Slice of
+/// the innermost axis of one of its inputs as a load at an offset with the input's row
+/// stride (passes/fuse_slice_into_parameter.hpp); others run on the reference path.
+struct Slice {
+  static constexpr std::string_view name = "Slice";
+  static constexpr OpCategory category = OpCategory::special;
+  static constexpr bool float_only = false;
+  std::int64_t axis = -1;
+  std::int64_t start = 0;
+  std::int64_t length = 0;
+  bool operator==(const Slice&) const = default;
+};
 /// NUMPY matmul (batch dims broadcast; rank-1 operands are promoted and the added dim dropped);
 /// the transposes swap the last two dims of a rank >= 2 operand.
 struct MatMul {
@@ -322,7 +335,7 @@ using BuiltinOps =
              LeakyRelu, SoftPlus, SoftSign, PowerStatic, LogicalNot, Add, Subtract, Multiply,
              Divide, Maximum, Minimum, Power, SquaredDifference, FloorMod, Mod, PRelu, Equal,
              NotEqual, Greater, GreaterEqual, Less, LessEqual, LogicalAnd, LogicalOr, LogicalXor,
-             Select, Convert, ReduceSum, ReduceMax, Softmax, Transpose, Broadcast, Reshape, MatMul,
-             Opaque>;
+             Select, Convert, ReduceSum, ReduceMax, Softmax, Transpose, Broadcast, Reshape, Slice,
+             MatMul, Opaque>;
 
 } // namespace snippets::ir

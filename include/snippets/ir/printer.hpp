@@ -91,6 +91,8 @@ template <class T> std::string format_attributes(const Op<T>& op) {
           os << "shape=" << tag.shape.to_string();
         } else if constexpr (std::is_same_v<Tag, Reshape>) {
           os << "shape=" << format_list(tag.shape);
+        } else if constexpr (std::is_same_v<Tag, Slice>) {
+          os << "axis=" << tag.axis << ", start=" << tag.start << ", length=" << tag.length;
         } else if constexpr (std::is_same_v<Tag, MatMul>) {
           os << "transpose_a=" << format_bool(tag.transpose_a)
              << ", transpose_b=" << format_bool(tag.transpose_b);

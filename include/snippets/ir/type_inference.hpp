@@ -222,12 +222,15 @@ std::vector<TensorType> infer_types_unchecked(const Op<T>& op, std::span<const T
                         ", hi " + std::to_string(tag.hi) + ")");
           }
           return {in[0]};
-        } else if constexpr (cat == OpCategory::binary || cat == OpCategory::comparison) {
+        } else if constexpr (cat == OpCategory::binary) {
           detail::check_arity(in, 2, who);
           detail::check_same_type(in, who);
           detail::check_not_boolean(in[0], who);
-          const auto type = cat == OpCategory::comparison ? ElementType::boolean : in[0].type;
-          return {{type, detail::broadcast_in(in, who)}};
+          return {{in[0].type, detail::broadcast_in(in, who)}};
+        } else if constexpr (cat == OpCategory::comparison) { // booleans too: false < true
+          detail::check_arity(in, 2, who);
+          detail::check_same_type(in, who);
+          return {{ElementType::boolean, detail::broadcast_in(in, who)}};
         } else if constexpr (cat == OpCategory::logical) {
           detail::check_arity(in, 2, who);
           for (const auto& t : in) detail::check_boolean(t, who);
@@ -292,6 +295,19 @@ std::vector<TensorType> infer_types_unchecked(const Op<T>& op, std::span<const T
         } else if constexpr (std::is_same_v<Tag, Reshape>) {
           detail::check_arity(in, 1, who);
           return {{in[0].type, detail::reshape(in[0].shape, tag.shape, who)}};
+        } else if constexpr (std::is_same_v<Tag, Slice>) {
+          detail::check_arity(in, 1, who);
+          const Shape& s = in[0].shape;
+          const std::size_t axis = normalize_axis(tag.axis, s.rank(), who);
+          if (tag.start < 0 || tag.length < 0 ||
+              (s[axis] != dynamic && tag.start + tag.length > s[axis]))
+            raise("snippets.graph.bad_attribute",
+                  std::string(who) + ": elements [" + std::to_string(tag.start) + ", " +
+                      std::to_string(tag.start + tag.length) + ") of axis " + std::to_string(axis) +
+                      " are not inside " + s.to_string());
+          std::vector<Dim> dims(s.begin(), s.end());
+          dims[axis] = tag.length;
+          return {{in[0].type, Shape(std::move(dims))}};
         } else if constexpr (std::is_same_v<Tag, MatMul>) {
           detail::check_arity(in, 2, who);
           detail::check_same_type(in, who);

@@ -14,7 +14,9 @@
 //    integer inputs, and compile() rejects them;
 //  - a Result whose type was narrowed gets a Convert back to it.
 // i32 values are left alone: f32 does not hold every i32, so integer arithmetic on i32 stays
-// outside kernels, and an i32 input needs an explicit Convert. Boolean values are left alone.
+// outside kernels, and an i32 input needs an explicit Convert. Boolean values are left alone,
+// but for a boolean Scalar or Constant, whose values become 0 or 1 (any non-zero value is true,
+// as the reference rounds them; a kernel would hold 0.5 as 0.5).
 // The body's inputs, outputs and values are unchanged; only where the rounding happens is
 // spelled out.
 #pragma once
@@ -34,7 +36,7 @@ inline constexpr bool exact_on_small_integers =
     one_of<Tag, ir::Abs, ir::Negative, ir::Relu, ir::Clamp, ir::Floor, ir::Ceiling, ir::Round,
            ir::Add, ir::Subtract, ir::Multiply, ir::Divide, ir::Maximum, ir::Minimum,
            ir::SquaredDifference, ir::FloorMod, ir::Mod, ir::PRelu, ir::Equal, ir::NotEqual,
-           ir::Greater, ir::GreaterEqual, ir::Less, ir::LessEqual, ir::Select>;
+           ir::Greater, ir::GreaterEqual, ir::Less, ir::LessEqual, ir::Select, ir::Slice>;
 } // namespace detail
 
 struct AlignElementTypes {
@@ -58,7 +60,7 @@ struct AlignElementTypes {
   }
 
   template <class T> ir::Graph<T> run(const ir::Graph<T>& body) const {
-    constexpr ElementType f32 = ElementType::f32;
+    constexpr ElementType f32 = ElementType::f32, boolean = ElementType::boolean;
     auto small_int = [](ElementType t) { return t == ElementType::i8 || t == ElementType::u8; };
     return rebuild(
         body,
@@ -70,6 +72,14 @@ struct AlignElementTypes {
           if (const auto* s = std::get_if<ir::Scalar>(&n.op); s && widened(s->output.type))
             return std::vector{
                 out.scalar(f32, round_to(s->output.type, s->value), s->output.shape, n.name)};
+          if (const auto* s = std::get_if<ir::Scalar>(&n.op); s && s->output.type == boolean)
+            return std::vector{
+                out.scalar(boolean, round_to(boolean, s->value), s->output.shape, n.name)};
+          if (const auto* c = std::get_if<ir::Constant>(&n.op); c && c->output.type == boolean) {
+            std::vector<double> values = c->values;
+            for (double& v : values) v = round_to(boolean, v);
+            return std::vector{out.constant(boolean, c->output.shape, std::move(values), n.name)};
+          }
           if (const auto* c = std::get_if<ir::Constant>(&n.op); c && widened(c->output.type)) {
             std::vector<double> values = c->values;
             for (double& v : values) v = round_to(c->output.type, v);

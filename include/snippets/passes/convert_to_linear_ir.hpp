@@ -13,6 +13,9 @@
 //    every port shape is right-aligned to the domain rank with leading 1s; a Parameter read
 //    through its layout (`strided_read`) has that layout, lifted alike, as its port's memory
 //    order (PortDescriptor::layout), and so has a Result with a layout on its input port;
+//  - @post a Parameter that only innermost Slices read (slice_reads.hpp) becomes one Parameter
+//    expression per Slice, all with that Parameter's data_index: the Slice's shape, the input's
+//    extents as `memory` and the part's first element as `offset` (ir::PortDescriptor);
 //  - @post `arg_types` holds each Parameter's and Result's element type. Kernels hold every
 //    value as an f32, so a Convert to f32 is the identity there and is not lowered, and a
 //    Convert whose only users are Results is left to their Stores, which convert the same way.
@@ -24,10 +27,12 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "snippets/ir/graph.hpp"
 #include "snippets/ir/linear_ir.hpp"
 #include "snippets/passes/convert_constants_to_scalars.hpp"
+#include "snippets/passes/slice_reads.hpp"
 
 namespace snippets::passes {
 
@@ -38,11 +43,12 @@ inline std::vector<Dim> align_rank(const Shape& s, std::size_t rank) {
   return d;
 }
 /// A Convert the LIR does without: to f32 (values are f32 in registers), or to the type of
-/// the Results that are its only users (their Stores convert; boolean is not stored).
+/// the Results that are its only users (their Stores convert as Convert does, a boolean Store
+/// too: value != 0, NaN included).
 template <class T> bool folds_into_memory(const ir::Graph<T>& body, const ir::Node<T>& n) {
   const ElementType to = std::get<ir::Convert>(n.op).to;
   if (to == ElementType::f32) return true;
-  if (to == ElementType::boolean || n.users.empty() || n.users[0].empty()) return false;
+  if (n.users.empty() || n.users[0].empty()) return false;
   for (const ir::Use& u : n.users[0])
     if (!ir::is<ir::Result>(body.node(u.node).op)) return false;
   return true;
@@ -99,10 +105,23 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T>& body
   };
 
   const auto& params = body.parameters();
+  std::set<ir::NodeId> folded; // Slices read as parts of their input, and Converts before them
   for (std::size_t i = 0; i < params.size(); ++i) {
     const auto& n = body.node(params[i]);
     lir.dynamic = lir.dynamic || !n.outputs[0].shape.is_static();
     lir.arg_types.push_back(n.outputs[0].type);
+    std::vector<const ir::Node<T>*> converts;
+    if (const auto parts = slice_reads(body, n, &converts); !parts.empty()) {
+      for (const ir::Node<T>* c : converts) folded.insert(c->id);
+      for (const ir::Node<T>* part : parts) {
+        Expression<T>& e = add(*part, std::get<ir::Parameter>(n.op), {}, i);
+        e.name = n.name;
+        e.out_desc(0).memory = detail::align_rank(n.outputs[0].shape, rank);
+        e.out_desc(0).offset = std::get<ir::Slice>(part->op).start;
+        folded.insert(part->id);
+      }
+      continue;
+    }
     Expression<T>& e =
         std::visit([&](const auto& tag) -> Expression<T>& { return add(n, tag, {}, i); }, n.op);
     const auto& param = std::get<ir::Parameter>(n.op);
@@ -139,7 +158,8 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T>& body
   for (std::size_t i = 0; i < body.results().size(); ++i) result_index[body.results()[i]] = i;
   for (ir::NodeId id : order) {
     const auto& n = body.node(id);
-    if (ir::is<ir::Parameter>(n.op) || ir::is<ir::Scalar>(n.op) || ir::is<ir::Constant>(n.op))
+    if (ir::is<ir::Parameter>(n.op) || ir::is<ir::Scalar>(n.op) || ir::is<ir::Constant>(n.op) ||
+        folded.count(id))
       continue;
     std::vector<ir::PortConnector<T>*> in;
     for (const ir::Output& o : n.inputs) in.push_back(value_of.at({o.node, o.port}));

@@ -28,6 +28,10 @@
 //    may compute on them (i8 and u8 only by the ops exact on them), and i32 values only go
 //    through a Convert to a type other than i32 and bf16; in the body, where the alignment is
 //    done, an op other than Convert reads f32 or boolean values only;
+//  - a Slice of the innermost axis is folded into the loads of an input (slice_reads.hpp) when
+//    T fuses Slice: in the model any such Slice of a tensor passes (not one of a scalar
+//    constant), the tokenizer's group rules arrange the rest; in the body it passes only when
+//    folds_into_parameter says the LIR reads it as a part of its input;
 //  - a MatMul becomes a Brgemm (LowerBrgemm): in the model it multiplies f32 or bf16 operands
 //    of rank >= 2 and T's attribute hook is not asked (compile()'s LowerBrgemm names a
 //    MatMul it cannot compute: [snippets.compile.unsupported_matmul]); in the body it is an
@@ -47,6 +51,7 @@
 #include "snippets/passes/align_element_types.hpp"
 #include "snippets/passes/decompose_softmax.hpp"
 #include "snippets/passes/matmul_form.hpp"
+#include "snippets/passes/slice_reads.hpp"
 
 namespace snippets::passes {
 
@@ -87,6 +92,16 @@ std::optional<Unfusable> op_fusability(const ir::Graph<T>& g, const ir::Node<T>&
     return Unfusable{"snippets.compile.unsupported_op",
                      n.describe() + " transposes a constant of one value, which is no tensor to "
                                     "load: leave it out of the subgraph"};
+  }
+  if (ir::is<ir::Slice>(n.op)) { // folded into the loads of an input
+    if (!T::template fusable<ir::Slice>) return unfusable_op(n);
+    const bool ok = model ? innermost_slice(g, n) && !uniform_value<T>(g.node(n.inputs[0].node).op)
+                          : folds_into_parameter(g, n);
+    if (ok) return std::nullopt;
+    return Unfusable{"snippets.compile.unsupported_op",
+                     n.describe() + " is not folded into the reads of an input: a kernel takes a "
+                                    "Slice of the innermost axis of an input that only such "
+                                    "Slices, of one length, read; leave it out of the subgraph"};
   }
   if (model && ir::is<ir::MatMul>(n.op)) { // a Brgemm: f32 or bf16 operands of rank >= 2
     for (const ir::Output& o : n.inputs)

@@ -17,6 +17,8 @@
 // its element type in memory (LinearIR::arg_types; Buffers hold f32) as their `type`.
 // A Parameter read with a stride along the innermost domain dimension (its
 // PortDescriptor::layout) gets a Load with that `stride`, which the emitter turns into a gather.
+// A Parameter that is a part of its kernel argument (a folded Slice: PortDescriptor::memory and
+// ::offset) gets Loads that start at the part's offset and keep its memory extents.
 #pragma once
 
 #include <map>
@@ -71,11 +73,13 @@ struct InsertLoadStore {
         if (first->loop_ids.empty()) first->loop_ids = MarkLoops::make_nest(lir, ctx.config);
         const bool one = (p->out_desc(0).shape.back() == 1 && lir.domain.back() != 1) ||
                          first->loop_ids.size() < rank;
-        const ir::Load tag{one ? 1 : lanes, 0, arg_type(lir, p->data_index),
+        const ir::Load tag{one ? 1 : lanes, p->out_desc(0).offset, arg_type(lir, p->data_index),
                            std::max<std::int64_t>(stride, 1)};
         auto& load = lir.insert_node(lir.find(*first), tag, {&out}, 1, first->loop_ids, p->name);
         load.data_index = p->data_index;
         load.in_desc(0).layout = p->out_desc(0).layout;
+        load.in_desc(0).memory = p->out_desc(0).memory;
+        load.in_desc(0).offset = p->out_desc(0).offset;
         load.out_desc(0).shape = p->out_desc(0).shape;
         for (auto* u : uses) u->set(&load.output(0));
       }

@@ -49,8 +49,10 @@ inline std::int64_t stride_along(const std::vector<Dim>& shape, std::size_t dim)
   for (std::size_t d = dim + 1; d < shape.size(); ++d) s *= shape[d];
   return s;
 }
-/// As above for a tensor with a memory order (PortDescriptor::layout; empty: planar).
+/// As above for a tensor with a memory order (PortDescriptor::layout; empty: planar), or a part
+/// of a larger tensor (PortDescriptor::memory: its planar strides; 0 where the part is 1).
 inline std::int64_t stride_along(const ir::PortDescriptor& desc, std::size_t dim) {
+  if (!desc.memory.empty()) return desc.shape[dim] == 1 ? 0 : stride_along(desc.memory, dim);
   if (desc.layout.empty()) return stride_along(desc.shape, dim);
   if (desc.shape[dim] == 1) return 0;
   std::int64_t s = 1;

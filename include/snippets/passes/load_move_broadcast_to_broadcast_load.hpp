@@ -29,11 +29,14 @@ struct LoadMoveBroadcastToBroadcastLoad {
     for (auto* load : loads) {
       std::vector<ir::Expression<T>*> moves;
       for (auto& use : load->output(0).consumers()) moves.push_back(&use.owner());
-      auto& bl =
-          lir.insert_node(lir.find(*load), ir::BroadcastLoad{0, std::get<ir::Load>(load->op).type},
-                          {&load->input_connector(0)}, 1, load->loop_ids, load->name);
+      auto& bl = lir.insert_node(
+          lir.find(*load),
+          ir::BroadcastLoad{std::get<ir::Load>(load->op).offset, std::get<ir::Load>(load->op).type},
+          {&load->input_connector(0)}, 1, load->loop_ids, load->name);
       bl.data_index = load->data_index;
       bl.in_desc(0).layout = load->in_desc(0).layout; // a strided or tiled input's memory order
+      bl.in_desc(0).memory = load->in_desc(0).memory; // a part of a larger input (a folded Slice)
+      bl.in_desc(0).offset = load->in_desc(0).offset;
       bl.out_desc(0).shape = moves.front()->out_desc(0).shape;
       for (auto* m : moves) {
         m->output(0).replace_all_uses_with(&bl.output(0));

@@ -8,6 +8,9 @@
 // becomes [464, 7]; a plain elementwise op on [8,3,224,224] becomes [1204224]. An argument
 // with a memory order (a strided read, PortDescriptor::layout) that is full in both must
 // also hold them next to each other in memory, outer one first; its order is collapsed too.
+// An argument that is a part of a larger tensor (PortDescriptor::memory, a folded Slice) keeps
+// a dimension where it is not whole apart from the one before it, and its memory extents are
+// collapsed alike.
 // Reductions over the innermost dimension count as arguments (their [..., 1] outputs), and a
 // domain with reductions keeps at least two dimensions: the innermost loop walks a row, the
 // outer one the rows (and is the one the threads split).
@@ -41,10 +44,16 @@ struct OptimizeDomain {
     }
     // groups[g] = the original dims merged into new dim g
     std::vector<std::vector<std::size_t>> groups;
+    // a dimension along which a part is not its whole tensor: its memory extent must stay
+    auto partial = [&](std::size_t d) {
+      return std::any_of(io.begin(), io.end(), [&](const ir::PortDescriptor& desc) {
+        return !desc.memory.empty() && desc.memory[d] != desc.shape[d];
+      });
+    };
     for (std::size_t d = 0; d < dom.size(); ++d) {
       const bool row = reductions && d + 1 == dom.size(); // stays a dimension of its own
-      if (dom[d] == 1 && !row) continue;
-      bool merge = !groups.empty() && !row;
+      if (dom[d] == 1 && !row && !partial(d)) continue;
+      bool merge = !groups.empty() && !row && !partial(d);
       if (merge) {
         const std::size_t prev = groups.back().back();
         for (const auto& desc : io) {
@@ -95,8 +104,10 @@ struct OptimizeDomain {
     auto collapse_desc = [&](ir::PortDescriptor& desc) {
       desc.layout = collapse_layout(desc);
       desc.shape = collapse(desc.shape);
+      if (!desc.memory.empty()) desc.memory = collapse(desc.memory);
       if (!reductions || desc.shape.size() >= 2) return;
       desc.shape.insert(desc.shape.begin(), 1); // one row
+      if (!desc.memory.empty()) desc.memory.insert(desc.memory.begin(), 1);
       if (desc.layout.empty()) return;
       for (std::size_t& d : desc.layout) ++d;
       desc.layout.insert(desc.layout.begin(), 0);

@@ -41,7 +41,10 @@
 //    Subgraph's output, read by nothing else in the Subgraph), or as the last op before a
 //    Subgraph output when it keeps the innermost axis innermost: the data flow then folds it into
 //    the kernel's load or store (FuseTransposeIntoParameter / FuseTransposeIntoResult), so it costs
-//    no pass over memory.
+//    no pass over memory;
+//  - a Slice of the innermost axis (a part of an ONNX Split, when the backend fuses Slice) is
+//    taken only on a Subgraph input that nothing but Slices of one length read inside the
+//    Subgraph: the kernel reads the parts where they lie (slice_reads.hpp).
 // The result graph keeps the model's Parameters and Results in order, so inputs and outputs
 // map one to one; each Subgraph is named after its last op and lists the ops it absorbed.
 // Cost: each Subgraph keeps its inputs and outputs, so the rules for one more node are checked
@@ -136,6 +139,7 @@ private:
     std::vector<ir::NodeId> members;    // in topological order
     Boundary boundary;                  // unordered (build() orders its own copy)
     std::vector<ir::NodeId> transposes; // members that are Transposes
+    std::vector<ir::NodeId> slices;     // members that are Slices
     bool matmul = false;                // a member is a MatMul
   };
 
@@ -169,6 +173,7 @@ private:
           for (ir::NodeId m : from.members) group_[m] = into;
           merge_sorted(g.members, from.members);
           g.transposes.insert(g.transposes.end(), from.transposes.begin(), from.transposes.end());
+          g.slices.insert(g.slices.end(), from.slices.begin(), from.slices.end());
           g.matmul |= from.matmul;
           from = Group{};
         }
@@ -207,6 +212,7 @@ private:
   void add_member(Group& g, ir::NodeId id) const {
     g.members.push_back(id); // the newest node is last in topological order
     if (ir::is<ir::Transpose>(g_.node(id).op)) g.transposes.push_back(id);
+    if (ir::is<ir::Slice>(g_.node(id).op)) g.slices.push_back(id);
     g.matmul |= ir::is<ir::MatMul>(g_.node(id).op);
   }
 
@@ -305,7 +311,7 @@ private:
     if (to_results > opt_.max_result_outputs) return false;
     for (const ir::Output& o : b.inputs)
       if (!backend_io_type_supported<T>(g_.type(o).type)) return false;
-    if (!transposes_on_inputs(c)) return false;
+    if (!transposes_on_inputs(c) || !slices_on_inputs(c)) return false;
     bool matmul = ir::is<ir::MatMul>(g_.node(c.id).op);
     for (std::size_t p : c.merge) matmul |= groups_[p].matmul;
     if (matmul && !matmul_form(c, b)) return false;
@@ -396,6 +402,27 @@ private:
     for (const ir::Output& o : b.inputs)
       if (!product_type(g_.type(o).type)) return false;
     return b.inputs.size() + b.outputs.size() <= MatMulForm::max_operands;
+  }
+
+  /// Whether every Slice of `c` reads a Subgraph input that only Slices of its length read
+  /// inside `c` (also when `c`'s new node reads that input): else the kernel could not read the
+  /// parts in place of the input (slice_reads.hpp).
+  bool slices_on_inputs(const Candidate& c) const {
+    auto check = [&](ir::NodeId m) {
+      const ir::Node<T>& n = g_.node(m);
+      if (c.has(n.inputs[0].node)) return false;
+      const std::int64_t length = std::get<ir::Slice>(n.op).length;
+      for (const ir::Use& u : g_.users(n.inputs[0])) {
+        if (!c.has(u.node)) continue;
+        const auto* s = std::get_if<ir::Slice>(&g_.node(u.node).op);
+        if (!s || s->length != length) return false;
+      }
+      return true;
+    };
+    for (std::size_t p : c.merge)
+      for (ir::NodeId m : groups_[p].slices)
+        if (!check(m)) return false;
+    return !ir::is<ir::Slice>(g_.node(c.id).op) || check(c.id);
   }
 
   /// Whether every Transpose of `c` reads a Subgraph input that no other member reads, or

@@ -2,7 +2,7 @@
 // snippets/reference/tensor_ops.hpp: the non-elementwise reference computations on Values.
 //
 // Plain loops over planar double tensors: NUMPY-broadcasting maps, reductions, Softmax,
-// Transpose, MatMul. Output shapes come from ir/type_inference.hpp; these functions trust
+// Transpose, Slice, MatMul. Output shapes come from ir/type_inference.hpp; these functions trust
 // them. Clarity over speed: they are the oracle, not the product.
 #pragma once
 
@@ -136,6 +136,22 @@ inline Values transpose(const Values& x, const std::vector<std::size_t>& order, 
       rem /= out[d];
     }
     r.v[lin] = x.v[static_cast<std::size_t>(src)];
+  }
+  return r;
+}
+
+/// The elements of `x` from `start` on along `axis` (normalised), `out` being the shape of the
+/// part (its extent along `axis` is the part's length).
+inline Values slice(const Values& x, std::size_t axis, std::int64_t start, const Shape& out) {
+  std::int64_t outer = 1, inner = 1;
+  for (std::size_t d = 0; d < axis; ++d) outer *= out[d];
+  for (std::size_t d = axis + 1; d < out.rank(); ++d) inner *= out[d];
+  const std::int64_t length = out[axis], extent = x.shape[axis];
+  Values r{x.type, out, {}};
+  r.v.reserve(static_cast<std::size_t>(outer * length * inner));
+  for (std::int64_t o = 0; o < outer; ++o) {
+    const auto from = x.v.begin() + (o * extent + start) * inner;
+    r.v.insert(r.v.end(), from, from + length * inner);
   }
   return r;
 }

@@ -13,7 +13,11 @@
 // Conversions (registers hold f32): f16 by FCVTL/FCVTN (round to nearest even, the FPCR
 // default); i32 by SCVTF (nearest) and FCVTZS (truncate, saturate, NaN -> 0); i8/u8 widened
 // by SSHLL/USHLL and narrowed by SQXTN/UQXTN, which saturate as Convert does; bf16 widened
-// by SHLL (exact); a bf16 store is rounded by the kernel emitter (Emitter<Convert>) first.
+// by SHLL (exact); a bf16 store is rounded by the kernel emitter (Emitter<Convert>) first;
+// a boolean byte is made 0 or 1 first (CMTST, USHR: any non-zero byte is true, as the
+// reference interpreter decodes it) and widened as u8, so the logical ops see 0.0f or 1.0f;
+// a boolean store writes 1 where the value != 0 (FCMEQ is false for NaN: NaN is true) and
+// 0 elsewhere, as Convert to boolean does.
 #pragma once
 
 #include <cstdint>
@@ -94,8 +98,11 @@ public:
       a_.sshll(v.s4(), v.h4(), 0);
       a_.scvtf(v.s4(), v.s4());
       return;
-    case ElementType::u8:
     case ElementType::boolean:
+      a_.cmtst(v.b8(), v.b8(), v.b8()); // 0xff where non-zero
+      a_.ushr(v.b8(), v.b8(), 7);
+      [[fallthrough]];
+    case ElementType::u8:
       a_.ushll(v.h8(), v.b8(), 0);
       a_.ushll(v.s4(), v.h4(), 0);
       a_.ucvtf(v.s4(), v.s4());
@@ -119,8 +126,14 @@ public:
       a_.uqxtn(t.h4(), t.s4());
       a_.uqxtn(t.b8(), t.h8());
       return t;
-    case ElementType::bf16: // rounded by the kernel emitter (Emitter<Convert>), not here
-    case ElementType::boolean: break;
+    case ElementType::boolean:
+      a_.fcmeq(t.s4(), v.s4(), 0); // all ones where == 0 (not for NaN)
+      a_.mvn(t.b16(), t.b16());
+      a_.ushr(t.s4(), t.s4(), 31);
+      a_.xtn(t.h4(), t.s4());
+      a_.xtn(t.b8(), t.h8());
+      return t;
+    case ElementType::bf16: break; // rounded by the kernel emitter (Emitter<Convert>), not here
     }
     raise("snippets.compile.codegen",
           std::string("the AArch64 backend does not store ") + to_string(type).data());

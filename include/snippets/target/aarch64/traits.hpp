@@ -6,9 +6,10 @@
 // generator with its register model (target/codegen.hpp, implemented in codegen.hpp). One
 // variant, neon: Advanced SIMD is part of every AArch64 processor. An op is fusable exactly
 // when it has an Emitter specialization, plus the reductions and Softmax that the default
-// pipelines lower to emitted ops (passes/decompose_reductions.hpp, decompose_softmax.hpp), and
-// MatMul, which becomes a Brgemm (passes/lower_brgemm.hpp; its NEON code, with BrgemmCopyB and
-// SoftmaxRows, is emitters/brgemm.hpp and emitters/softmax_rows.hpp).
+// pipelines lower to emitted ops (passes/decompose_reductions.hpp, decompose_softmax.hpp),
+// Slice, which its loads read (passes/slice_reads.hpp), and MatMul, which becomes a Brgemm
+// (passes/lower_brgemm.hpp; its NEON code, with BrgemmCopyB and SoftmaxRows, is
+// emitters/brgemm.hpp and emitters/softmax_rows.hpp).
 #pragma once
 
 #include <string_view>
@@ -56,10 +57,12 @@ struct Traits {
   static KernelCode emit(ir::LinearIR<Self>& lir, Isa, const EmitRequest<Self>&) {
     return emit_kernel(lir);
   }
+  /// Slice: the loads of an input read its parts (passes/slice_reads.hpp).
   template <class Op>
   static constexpr bool fusable =
       HasEmitter<Op> || std::is_same_v<Op, ir::ReduceSum> || std::is_same_v<Op, ir::ReduceMax> ||
-      std::is_same_v<Op, ir::Softmax> || std::is_same_v<Op, ir::MatMul>;
+      std::is_same_v<Op, ir::Softmax> || std::is_same_v<Op, ir::MatMul> ||
+      std::is_same_v<Op, ir::Slice>;
   /// Reductions keep their dimension and reduce one axis, the innermost
   /// (passes::innermost_reduction, checked where the input's rank is known).
   template <class Op> static bool supports(const Op& op) {
@@ -68,9 +71,10 @@ struct Traits {
     else
       return emitter_supports(op);
   }
-  /// Element types a kernel reads and writes: loads and stores convert (memory_access.hpp;
-  /// bf16 stores round as Convert does); boolean is not stored.
-  static bool io_type_supported(ElementType t) { return t != ElementType::boolean; }
+  /// Element types a kernel reads and writes: all of them; loads and stores convert
+  /// (memory_access.hpp; bf16 stores round as Convert does; a boolean is one byte, read as
+  /// 0.0f or 1.0f and written as 0 or 1).
+  static bool io_type_supported(ElementType) { return true; }
 };
 
 static_assert(check_code_generator<Traits>());

@@ -523,6 +523,9 @@ private:
                                std::is_same_v<Tag, ir::MatMul>) {
             SNIPPETS_ASSERT(false) << Tag::name << " reached emission undecomposed (run "
                                    << "DecomposeSoftmax and DecomposeReductions, or LowerBrgemm)";
+          } else if constexpr (std::is_same_v<Tag, ir::Slice>) {
+            SNIPPETS_ASSERT(false) << "a Slice reached emission: the LIR reads it as a part of "
+                                   << "its input (passes/slice_reads.hpp)";
           } else if constexpr (T::template fusable<Tag> && !HasEmitter<Tag>) {
             static_assert(HasEmitter<Tag>,
                           "snippets::x64: the backend traits call this op fusable but it has no "

@@ -5,11 +5,14 @@
 //
 // Registers always hold f32. Loads convert exactly: bf16 is shifted into the top half of a
 // dword, f16 goes through VCVTPH2PS (F16C), i8/u8 are sign/zero-extended and i32 is converted
-// with VCVTDQ2PS (round to nearest). Stores convert as Convert does (ir/op_tags.hpp): f16 with
-// VCVTPS2PH (round to nearest even), bf16 with VCVTNEPS2BF16 when the LIR allows it
-// (LinearIR::native_bf16; that instruction flushes subnormals, so subnormal lanes are redone
-// with integers) or with integer round-to-nearest-even, NaN staying a quiet NaN; i32/i8/u8
-// truncate toward zero, saturate, and write 0 for NaN.
+// with VCVTDQ2PS (round to nearest); a boolean byte is zero-extended and clamped to 1 (VPMINUD),
+// so any non-zero byte reads as 1.0f, as the reference interpreter decodes it
+// (element_type.hpp), and the logical ops, which expect 0.0f / 1.0f, see only those. Stores
+// convert as Convert does (ir/op_tags.hpp): f16 with VCVTPS2PH (round to nearest even), bf16
+// with VCVTNEPS2BF16 when the LIR allows it (LinearIR::native_bf16; that instruction flushes
+// subnormals, so subnormal lanes are redone with integers) or with integer round-to-nearest-even,
+// NaN staying a quiet NaN; i32/i8/u8 truncate toward zero, saturate, and write 0 for NaN;
+// boolean writes the byte 1 where the value != 0 (NaN included) and 0 elsewhere.
 // Partial vectors never touch memory past the tensor:
 //  - AVX-512: the caller's opmask k1 masks every access (fault suppression), whatever the
 //    element size;
@@ -212,6 +215,25 @@ public:
         h_.vmaskmovps(h_.ptr[at], mask(), s1);
       }
       return;
+    case ElementType::boolean:
+      if constexpr (avx512) { // 1 in the lanes != 0 (unordered: NaN too), then bytes
+        const Xbyak::Opmask k2(2);
+        h_.vcmpps(k2, src, consts_.value(0.0f), cmp_neq_uq);
+        h_.vmovdqu32(s1 | k2 | Xbyak::util::T_z, consts_.bits(1));
+        if (one) {
+          h_.vpmovdb(x0, s1);
+          return h_.vpextrb(h_.ptr[at], x0, 0);
+        }
+        if (!full) mask();
+        h_.vpmovdb(full ? h_.ptr[at] : h_.ptr[at] | Opmask(1), s1);
+      } else { // all ones in the lanes != 0, shifted down to 1, then packed as u8 is
+        h_.vcmpps(s1, src, consts_.value(0.0f), cmp_neq_uq);
+        h_.vpsrld(s1, s1, 31);
+        pack_bytes(x0, x1, s1, true);
+        if (full) return h_.vmovq(h_.ptr[at], x1);
+        scatter_bytes(at, x1, t, count);
+      }
+      return;
     case ElementType::i8:
     case ElementType::u8: {
       const bool u8 = t == ElementType::u8;
@@ -226,9 +248,7 @@ public:
         const Xbyak::Address m = full ? h_.ptr[at] : h_.ptr[at] | Opmask(1);
         u8 ? h_.vpmovusdb(m, s1) : h_.vpmovsdb(m, s1);
       } else {
-        h_.vextracti128(x0, s1, 1);
-        h_.vpackssdw(x1, x1, x0);                                 // i32 -> i16, saturating
-        u8 ? h_.vpackuswb(x1, x1, x1) : h_.vpacksswb(x1, x1, x1); // -> u8 / i8, saturating
+        pack_bytes(x0, x1, s1, u8);
         if (full) return h_.vmovq(h_.ptr[at], x1);
         scatter_bytes(at, x1, t, count);
       }
@@ -239,6 +259,17 @@ public:
   }
 
 private:
+  /// Compare predicates of VCMPPS.
+  static constexpr std::uint8_t cmp_neq_uq = 0x04;
+
+  /// AVX2: the low 8 bytes of x1 = the 8 int32 lanes of s1 (x1's full register), saturated to
+  /// u8 or i8; x0 is scratch.
+  void pack_bytes(Xbyak::Xmm x0, Xbyak::Xmm x1, Vmm s1, bool u8) {
+    h_.vextracti128(x0, s1, 1);
+    h_.vpackssdw(x1, x1, x0);                                 // i32 -> i16, saturating
+    u8 ? h_.vpackuswb(x1, x1, x1) : h_.vpacksswb(x1, x1, x1); // -> u8 / i8, saturating
+  }
+
   /// A full-width converting load from memory (Dst: a plain or masked register).
   template <class Dst> void load_full(const Dst& dst, const Xbyak::Address& m, ElementType t) {
     if (t == ElementType::i32) return h_.vcvtdq2ps(dst, m);
@@ -265,6 +296,11 @@ private:
       h_.vpmovzxbd(dst, src);
       h_.vcvtdq2ps(v, v);
       return;
+    case ElementType::boolean: // any non-zero byte is true: 1.0f
+      h_.vpmovzxbd(dst, src);
+      h_.vpminud(v, v, consts_.bits(1));
+      h_.vcvtdq2ps(v, v);
+      return;
     default: SNIPPETS_ASSERT(false) << "no widening of " << to_string(t);
     }
   }
@@ -287,6 +323,11 @@ private:
       return;
     case ElementType::i8: h_.movsx(eax, h_.byte[at]); break;
     case ElementType::u8: h_.movzx(eax, h_.byte[at]); break;
+    case ElementType::boolean: // any non-zero byte is true
+      h_.cmp(h_.byte[at], 0);
+      h_.setne(h_.al);
+      h_.movzx(eax, h_.al);
+      break;
     case ElementType::i32: h_.mov(eax, h_.dword[at]); break;
     default: SNIPPETS_ASSERT(false) << "no load of " << to_string(t);
     }

@@ -49,12 +49,14 @@ struct Traits {
     return emit_kernel(lir, isa, req);
   }
   /// Ops with an emitter, the reductions the default pipelines lower to emitted ops
-  /// (passes/decompose_softmax.hpp, passes/decompose_reductions.hpp), and MatMul, which
-  /// becomes a Brgemm (passes/lower_brgemm.hpp).
+  /// (passes/decompose_softmax.hpp, passes/decompose_reductions.hpp), MatMul, which
+  /// becomes a Brgemm (passes/lower_brgemm.hpp), and Slice, which the loads of an input read
+  /// (passes/slice_reads.hpp).
   template <class Op>
   static constexpr bool fusable =
       HasEmitter<Op> || std::is_same_v<Op, ir::ReduceSum> || std::is_same_v<Op, ir::ReduceMax> ||
-      std::is_same_v<Op, ir::Softmax> || std::is_same_v<Op, ir::MatMul>;
+      std::is_same_v<Op, ir::Softmax> || std::is_same_v<Op, ir::MatMul> ||
+      std::is_same_v<Op, ir::Slice>;
   /// Whether the emitter accepts these attributes (optional hook, read by the tokenizer and
   /// compile()). Reductions keep their dimension and reduce one axis (which must be the
   /// innermost: passes::innermost_reduction, checked where the input's rank is known).
@@ -64,9 +66,10 @@ struct Traits {
     else
       return emitter_supports(op);
   }
-  /// Element types a kernel reads and writes (optional hook; f32 when a traits type omits it).
-  /// Loads and stores convert to and from f32 (memory_access.hpp); boolean is not stored.
-  static bool io_type_supported(ElementType t) { return t != ElementType::boolean; }
+  /// Element types a kernel reads and writes (optional hook; f32 when a traits type omits it):
+  /// all of them. Loads and stores convert to and from f32 (memory_access.hpp; a boolean is one
+  /// byte, read as 0.0f or 1.0f and written as 0 or 1).
+  static bool io_type_supported(ElementType) { return true; }
 };
 
 static_assert(check_code_generator<Traits>());
