@@ -113,7 +113,7 @@ public:
         if (const auto* s = std::get_if<ir::Scalar>(&src.op)) {
           ins.push_back(one.scalar(f32, s->value));
         } else {
-          ins.push_back(one.parameter(f32, whole.type(o).shape));
+          ins.push_back(one.parameter(whole.type(o).type, whole.type(o).shape));
           step.args.push_back(arg_of.at(o.node));
         }
       }

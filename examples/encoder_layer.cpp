@@ -3,14 +3,16 @@
 //
 //   q, k, v = x Wq + bq, x Wk + bk, x Wv + bv      x [512 tokens, 256], each split into 4 heads
 //   a  = softmax(q k^T / sqrt(64)) v               per head, then the heads joined again
-//   x1 = a Wo + bo + x                             output projection and residual
-//   y  = gelu(x1 W1 + b1) W2 + b2 + x1             the MLP (hidden 1024) and residual
+//   x1 = norm(a Wo + bo + x)                       output projection, residual, LayerNorm
+//   y  = norm(gelu(x1 W1 + b1) W2 + b2 + x1)       the MLP (hidden 1024), residual, LayerNorm
 //
+// norm is LayerNorm over the width as exported models spell it (mean, variance of the
+// deviations, (x - mean) / sqrt(var + 1e-12) * gamma + beta): the tokenizer makes each one
+// kernel that reads its row once.
 // The weights are Constants, packed when the kernels are compiled. The model is tokenized and
 // compiled (the steps of the Program and the fusion statistics are printed), run, checked
 // against the double-precision reference interpreter, and timed against the same model run
-// one kernel per op (unfused), whole and part by part. LayerNorm is left out: snippets has no
-// LayerNorm op yet.
+// one kernel per op (unfused), whole and part by part.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -59,6 +61,30 @@ G encoder_layer() {
     const auto b = g.constant(f32, {n}, random_values(n, ++seed, 0.2));
     return op(ir::Add{}, {op(ir::MatMul{}, {in, w}, part + ".matmul"), b}, part + ".bias");
   };
+  auto layer_norm = [&](ir::Value in, const std::string& which) {
+    const std::string part = "norm." + which;
+    const auto n = g.scalar(f32, double(width));
+    auto mean_of = [&](ir::Value v, const std::string& what) {
+      return op(ir::Divide{}, {op(ir::ReduceSum{{-1}, true}, {v}, part + "." + what + "_sum"), n},
+                part + "." + what);
+    };
+    const auto d = op(ir::Subtract{}, {in, mean_of(in, "mean")}, part + ".center");
+    const auto var = mean_of(op(ir::Multiply{}, {d, d}, part + ".square"), "variance");
+    const auto inv =
+        op(ir::Divide{},
+           {g.scalar(f32, 1.0),
+            op(ir::Sqrt{}, {op(ir::Add{}, {var, g.scalar(f32, 1e-12)}, part + ".epsilon")},
+               part + ".std")},
+           part + ".inv_std");
+    std::vector<double> gamma_values = random_values(width, ++seed, 0.4);
+    for (double& v : gamma_values) v += 1.0; // scales around 1, as trained ones are
+    const auto gamma = g.constant(f32, {width}, gamma_values);
+    const auto beta = g.constant(f32, {width}, random_values(width, ++seed, 0.2));
+    const auto scaled =
+        op(ir::Multiply{}, {op(ir::Multiply{}, {d, inv}, part + ".normalize"), gamma},
+           part + ".scale");
+    return op(ir::Add{}, {scaled, beta}, part + ".shift");
+  };
   const auto x = g.parameter(f32, {tokens, width}, "x");
   // [tokens, width] -> [tokens, heads, head_size]: the attention reads it through a Transpose
   auto split = [&](const std::string& part) {
@@ -75,9 +101,10 @@ G encoder_layer() {
   const auto a = op(ir::Transpose{{1, 0, 2}}, {op(ir::MatMul{}, {p, v}, "attention.context")},
                     "attention.out");
   const auto joined = op(ir::Reshape{{tokens, width}}, {a}, "attention.join");
-  const auto x1 = op(ir::Add{}, {linear(joined, width, "output"), x}, "output.residual");
+  const auto x1 =
+      layer_norm(op(ir::Add{}, {linear(joined, width, "output"), x}, "output.residual"), "1");
   const auto h = op(ir::Gelu{}, {linear(x1, hidden, "mlp.fc1")}, "mlp.gelu");
-  g.result(op(ir::Add{}, {linear(h, width, "mlp.fc2"), x1}, "mlp.residual"), "y");
+  g.result(layer_norm(op(ir::Add{}, {linear(h, width, "mlp.fc2"), x1}, "mlp.residual"), "2"), "y");
   return g;
 }
 
@@ -176,7 +203,6 @@ int main() {
   std::printf("transformer encoder layer: %ld tokens, width %ld, %ld heads of %ld, MLP hidden "
               "%ld, f32, weights as Constants\n",
               long(tokens), long(width), long(heads), long(head_size), long(hidden));
-  std::printf("LayerNorm is left out: snippets has no LayerNorm op yet\n");
   const G model = encoder_layer();
   const Program<> fused = compile_program(model, true);
   std::printf("steps of the fused program:\n");
@@ -238,7 +264,8 @@ int main() {
       {"qkv", "Q, K, V projections, bias"},
       {"attention", "attention: QK^T, scale, softmax, PV"},
       {"output", "output projection, bias, residual"},
-      {"mlp", "MLP: fc1, bias, GELU, fc2, bias, residual"}};
+      {"mlp", "MLP: fc1, bias, GELU, fc2, bias, residual"},
+      {"norm", "LayerNorm, twice"}};
   for (const auto& [part, label] : parts) {
     const PartTime f = fused_parts.at(part), u = unfused_parts.at(part);
     row(label, f.kernels, f.ms, u.kernels, u.ms);

@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -283,6 +284,24 @@ inline RunOptions with_threads(int n) {
   RunOptions o;
   o.threads = n;
   return o;
+}
+
+/// Runs `k` on `inputs` with each thread count and checks every output's shape and values
+/// against `want` (the reference's) within `tol`.
+inline void check_runs(const CompiledKernel& k, const std::vector<Tensor>& inputs,
+                       const std::vector<Tensor>& want, Tolerance tol,
+                       std::initializer_list<int> threads) {
+  for (const int t : threads) {
+    INFO("threads = " << t);
+    const std::vector<Tensor> got = k.run(std::span<const Tensor>(inputs), with_threads(t));
+    REQUIRE(got.size() == want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      INFO("output " << i);
+      CHECK(got[i].shape() == want[i].shape());
+      const std::string report = compare(got[i], want[i], tol);
+      CHECK_MESSAGE(report.empty(), report);
+    }
+  }
 }
 
 #if !defined(__aarch64__)

@@ -25,17 +25,8 @@ void check_shapes(const CompiledKernel& k, const Graph& g, const std::vector<Sha
   for (const Shape& s : shapes) inputs.push_back(make_tensor(s, ++seed, Pattern::finite));
   reference::Options ro;
   ro.round_each_node = true;
-  const std::vector<Tensor> want = reference::evaluate(g, std::span<const Tensor>(inputs), ro);
-  for (const int threads : {1, 2, 3}) {
-    INFO("threads = " << threads);
-    const std::vector<Tensor> got = k.run(std::span<const Tensor>(inputs), with_threads(threads));
-    REQUIRE(got.size() == want.size());
-    for (std::size_t i = 0; i < got.size(); ++i) {
-      CHECK(got[i].shape() == want[i].shape());
-      const std::string report = compare(got[i], want[i], exact);
-      CHECK_MESSAGE(report.empty(), report);
-    }
-  }
+  check_runs(k, inputs, reference::evaluate(g, std::span<const Tensor>(inputs), ro), exact,
+             {1, 2, 3});
 }
 
 /// One input shape per call, for each input.

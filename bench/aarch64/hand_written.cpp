@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// bench/aarch64/hand_written.cpp: the three fused workloads of kernel_loops.cpp written by hand
-// in C++, as a programmer would without a JIT, for `aarch64-linux-gnu-g++ -O3` to vectorize:
-// the same algorithms as the AArch64 emitters (the exp of emitters/math.hpp: Cody-Waite,
-// the degree-6 table of target/math_coefficients.hpp, 2^n from the bits of n), so that the
-// instruction counts of scripts/aarch64-loop-counts compare code generation, not methods.
+// bench/aarch64/hand_written.cpp: the workloads of kernel_loops.cpp written by hand in C++, as
+// a programmer would without a JIT, for `aarch64-linux-gnu-g++ -O3` to vectorize: the same
+// algorithms as the AArch64 emitters (the exp of emitters/math.hpp: Cody-Waite, the degree-6
+// table of target/math_coefficients.hpp, 2^n from the bits of n), so that the instruction
+// counts of scripts/aarch64-loop-counts compare code generation, not methods. The MatMul is
+// the loop order g++ vectorizes (i, k, j: a row of C accumulates a row of B times a[i][k]).
 // Only compiled (-O3 -c) and disassembled, never run.
 #include <bit>
 #include <cmath>
@@ -61,6 +62,20 @@ void softmax_rows(const float* x, float* y, std::size_t rows, std::size_t n) {
     }
     const float inv = 1.0f / s;
     for (std::size_t i = 0; i < n; ++i) yr[i] *= inv;
+  }
+}
+
+/// C [m, n] = A [m, k] B [k, n], row-major.
+void matmul(const float* __restrict a, const float* __restrict b, float* __restrict c,
+            std::size_t m, std::size_t n, std::size_t k) {
+  for (std::size_t i = 0; i < m; ++i) {
+    float* ci = c + i * n;
+    for (std::size_t j = 0; j < n; ++j) ci[j] = 0;
+    for (std::size_t d = 0; d < k; ++d) {
+      const float x = a[i * k + d];
+      const float* bd = b + d * n;
+      for (std::size_t j = 0; j < n; ++j) ci[j] += x * bd[j];
+    }
   }
 }
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // bench/aarch64/kernel_loops.cpp: writes the code of the AArch64 kernels of three fused
-// workloads (relu(a*b+c), Gelu (tanh form), Softmax over rows; [256, 1024] f32) for
-// scripts/aarch64-loop-counts, which counts the instructions of their innermost loops per
-// vector of results (docs/benchmarks.md, "AArch64"). Run under qemu-aarch64:
+// workloads (relu(a*b+c), Gelu (tanh form), Softmax over rows; [256, 1024] f32) and of a
+// MatMul ([256, 256] x [256, 256] f32, B an input) for scripts/aarch64-loop-counts, which
+// counts the instructions of their innermost loops per vector of results, and of the
+// MatMul's K loop per FMLA (docs/benchmarks.md, "AArch64"). Run under qemu-aarch64:
 //   kernel_loops <dir>
 // writes <dir>/<workload>.bin (the instructions, without the constant pool) and prints, per
 // workload, the element increments of its innermost loops in code order.
@@ -70,5 +71,11 @@ int main(int argc, char** argv) {
     G g;
     g.result(g.softmax(g.parameter(ElementType::f32, s), -1));
     write(dir, "softmax_rows", g);
+  }
+  {
+    G g;
+    const Shape m{256, 256};
+    g.result(g.matmul(g.parameter(ElementType::f32, m), g.parameter(ElementType::f32, m)));
+    write(dir, "matmul", g);
   }
 }

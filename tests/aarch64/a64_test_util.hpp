@@ -34,16 +34,7 @@ inline void check_kernel(const G& g, const std::vector<Tensor>& in, Tolerance to
   reference::Options ro;
   ro.round_each_node = round_each_node;
   const std::vector<Tensor> want = reference::evaluate(g, std::span<const Tensor>(in), ro);
-  const CompiledKernel k = compile(g, opt);
-  for (const int t : {1, 2}) {
-    INFO("threads = " << t);
-    const std::vector<Tensor> got = k.run(std::span<const Tensor>(in), with_threads(t));
-    REQUIRE(got.size() == want.size());
-    for (std::size_t i = 0; i < got.size(); ++i) {
-      const std::string report = compare(got[i], want[i], tol);
-      CHECK_MESSAGE(report.empty(), report);
-    }
-  }
+  check_runs(compile(g, opt), in, want, tol, {1, 2});
 }
 
 } // namespace snippets::a64_test

@@ -34,17 +34,8 @@ void check_shapes(const CompiledKernel& k, const G& g, const std::vector<Shape>&
   }
   reference::Options ro;
   ro.round_each_node = round_each_node;
-  const std::vector<Tensor> want = reference::evaluate(g, std::span<const Tensor>(inputs), ro);
-  for (const int threads : {1, 2, 3}) {
-    INFO("threads = " << threads);
-    const std::vector<Tensor> got = k.run(std::span<const Tensor>(inputs), with_threads(threads));
-    REQUIRE(got.size() == want.size());
-    for (std::size_t i = 0; i < got.size(); ++i) {
-      CHECK(got[i].shape() == want[i].shape());
-      const std::string report = compare(got[i], want[i], tol);
-      CHECK_MESSAGE(report.empty(), report);
-    }
-  }
+  check_runs(k, inputs, reference::evaluate(g, std::span<const Tensor>(inputs), ro), tol,
+             {1, 2, 3});
 }
 
 /// Compiles g once (no FMA: exact against the reference rounded per node), runs every call's

@@ -5,8 +5,10 @@
 //    input or output, for every element type it loads and stores;
 //  - W^X: code pages are never writable and executable at once (/proc/self/maps as the
 //    emulator presents it to the program);
-//  - Program: a model mixing fusable ops with ones the target cannot take (MatMul, Tanh until
-//    it has an emitter) runs whole, the rest on the reference path.
+//  - Program: a model mixing fusable ops (a MatMul with its epilogue among them) with one the
+//    target cannot take (a reduction over an outer axis) runs whole, that one on the
+//    reference path;
+//  - Transposes folded into inputs of every type (strided reads, lane by lane).
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -105,14 +107,15 @@ TEST_CASE("aarch64: code pages are never writable and executable at once (W^X)")
 }
 
 TEST_CASE("aarch64: a Program runs a whole model, what the target cannot fuse on the reference") {
-  static_assert(!Backend::fusable<ir::MatMul> && Backend::fusable<ir::Relu> &&
+  static_assert(Backend::fusable<ir::MatMul> && Backend::fusable<ir::Relu> &&
                 Backend::fusable<ir::ReduceSum>);
   G g;
   const auto x = g.parameter(f32, {6, 19}, "x");
   const auto w = g.parameter(f32, {19, 7}, "w");
   const auto bias = g.parameter(f32, {1, 7}, "bias");
   const auto h = g.relu(g.add(g.matmul(g.clamp(x, -2.0, 2.0), w), bias));
-  g.result(g.add(g.multiply(h, h), g.reduce_sum(h, {1}, true)), "y");
+  // a reduction over the outer axis: not over the innermost one, so not fusable
+  g.result(g.add(g.multiply(h, h), g.reduce_sum(h, {0}, true)), "y");
   std::uint64_t seed = 1;
   const std::vector<Tensor> in{make_tensor({6, 19}, ++seed, Pattern::finite),
                                make_tensor({19, 7}, ++seed, Pattern::finite),
@@ -123,7 +126,9 @@ TEST_CASE("aarch64: a Program runs a whole model, what the target cannot fuse on
     kernels += s.kind == Program<Backend>::StepKind::kernel;
     reference_steps += s.kind == Program<Backend>::StepKind::reference;
   }
-  CHECK(kernels == 2); // the Clamp before the MatMul, everything after it
+  // the Clamp before the MatMul (A is read from an input), the MatMul with its epilogue, the
+  // Add after the reduction
+  CHECK(kernels == 3);
   CHECK(reference_steps == 1);
   const auto got = program.run(std::span<const Tensor>(in));
   const auto want = reference::evaluate(g, std::span<const Tensor>(in));
@@ -150,4 +155,27 @@ TEST_CASE("aarch64: a Transpose of an f32 input is folded into strided loads, la
                    Tolerance{2}, /*round_each_node=*/true); // exp of the f32 sum
     }
   }
+}
+
+TEST_CASE("aarch64: an input of another type read with a stride is loaded lane by lane") {
+  // [2, n, 1] -> [n, 2, 1] keeps the innermost axis, of extent 1: without it the kernel's
+  // innermost axis is the strided one (as the fuzz's bf16 outputs of a MatMul transposed back)
+  using Order = std::vector<std::size_t>;
+  std::uint64_t seed = 400;
+  for (const ElementType t :
+       {ElementType::f16, ElementType::bf16, ElementType::i32, ElementType::i8, ElementType::u8})
+    for (const Dim n : {1, 3, 6}) {
+      INFO(to_string(t) << ", n = " << n);
+      const Shape in_shape{2, n, 1}, out_shape{n, 2, 1};
+      G g;
+      const auto x = g.apply(ir::Transpose{Order{1, 0, 2}}, g.parameter(t, in_shape));
+      g.result(g.add(g.convert(x, f32), g.parameter(f32, out_shape)));
+      auto lir = lower(g, aarch64::Isa::neon);
+      CHECK((n == 1 || ir::to_string(lir).find(" stride ") != std::string::npos));
+      check_kernel(g,
+                   {Tensor::from_values(t, in_shape,
+                                        make_tensor(in_shape, ++seed, Pattern::finite).values().v),
+                    make_tensor(out_shape, ++seed, Pattern::finite)},
+                   exact, /*round_each_node=*/true);
+    }
 }

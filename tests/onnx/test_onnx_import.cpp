@@ -259,6 +259,107 @@ TEST_CASE("onnx: PRelu's slope [C] is per channel before opset 7, NUMPY-broadcas
   }
 }
 
+namespace {
+/// (x - mean) / sqrt(var + eps) * scale[i % scale.size()] + bias[...] over each block of `n`
+/// consecutive values of x, in double: the definition, independent of the importer.
+std::vector<double> normalized_blocks(const Tensor& x, std::size_t n, double eps,
+                                      const std::vector<double>& scale,
+                                      const std::vector<double>& bias, std::size_t per_value) {
+  std::vector<double> y(x.size());
+  for (std::size_t b = 0; b < x.size() / n; ++b) {
+    double mean = 0, var = 0;
+    for (std::size_t i = 0; i < n; ++i) mean += x.at(b * n + i) / double(n);
+    for (std::size_t i = 0; i < n; ++i) var += std::pow(x.at(b * n + i) - mean, 2) / double(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t k = (b * n + i) / per_value % scale.size();
+      y[b * n + i] = (x.at(b * n + i) - mean) / std::sqrt(var + eps) * scale[k] + bias[k];
+    }
+  }
+  return y;
+}
+} // namespace
+
+TEST_CASE("onnx: LayerNormalization and InstanceNormalization fuse into one kernel each and "
+          "match their definitions") {
+  const Tensor x = ramp({2, 3, 8}, -1.7, 0.37);
+  auto check = [&](const ox::Model<>& model, const std::vector<double>& want, std::size_t kernels) {
+    const snippets::Program<> program(model.graph);
+    std::size_t n = 0;
+    for (const auto& s : program.steps()) n += s.kind == snippets::Program<>::StepKind::kernel;
+    CHECK(n == kernels);
+    const auto y = program.run(std::vector{x});
+    for (std::size_t i = 0; i < want.size(); ++i)
+      CHECK(y[0].at(i) == doctest::Approx(want[i]).epsilon(1e-5));
+    return y;
+  };
+  const std::vector<double> scale8{1, 2, 0.5, -1, 1.5, 0.25, 3, -0.5},
+      bias8{0, 1, -1, 2, 0.5, -2, 0, 1};
+  SUBCASE("LayerNormalization over the last axis, Scale and B known: one kernel") {
+    ModelBuilder m;
+    m.input("x", FLOAT, {2, 3, 8}).initializer("s", FLOAT, {8}, scale8);
+    m.initializer("b", FLOAT, {8}, bias8);
+    m.node("LayerNormalization", {"x", "s", "b"}, {"y"}, {{"epsilon", 1e-3}});
+    m.output("y", FLOAT, {2, 3, 8});
+    const auto model = ox::load_from_bytes(m.bytes());
+    CHECK(count_ops(model.graph, "Reshape") == 0);
+    check(model, normalized_blocks(x, 8, 1e-3, scale8, bias8, 1), 1);
+  }
+  SUBCASE("LayerNormalization's Mean and InvStdDev outputs") {
+    // a kernel's outputs span its domain: the statistics of shape [2,3,1] leave the kernel of
+    // the [2,3,8] output and come from kernels of their own
+    ModelBuilder m;
+    m.input("x", FLOAT, {2, 3, 8}).initializer("s", FLOAT, {8}, scale8);
+    m.node("LayerNormalization", {"x", "s"}, {"y", "mean", "inv"});
+    m.output("y", FLOAT, {2, 3, 8})
+        .output("mean", FLOAT, {2, 3, 1})
+        .output("inv", FLOAT, {2, 3, 1});
+    const auto y = check(ox::load_from_bytes(m.bytes()),
+                         normalized_blocks(x, 8, 1e-5, scale8, std::vector<double>(8, 0), 1), 4);
+    for (std::size_t r = 0; r < 6; ++r) { // the statistics of row r
+      double mean = 0, var = 0;
+      for (std::size_t i = 0; i < 8; ++i) mean += x.at(r * 8 + i) / 8;
+      for (std::size_t i = 0; i < 8; ++i) var += std::pow(x.at(r * 8 + i) - mean, 2) / 8;
+      CHECK(y[1].at(r) == doctest::Approx(mean).epsilon(1e-5));
+      CHECK(y[2].at(r) == doctest::Approx(1 / std::sqrt(var + 1e-5)).epsilon(1e-5));
+    }
+  }
+  SUBCASE("LayerNormalization over the last two axes (axis 1), a run-time Scale of [3,8]") {
+    std::vector<double> scale24, bias24(24, 0.5);
+    for (int i = 0; i < 24; ++i) scale24.push_back(0.5 + 0.125 * i);
+    ModelBuilder m;
+    m.input("x", FLOAT, {2, 3, 8}).input("s", FLOAT, {3, 8});
+    m.initializer("b", FLOAT, {3, 8}, bias24);
+    m.node("LayerNormalization", {"x", "s", "b"}, {"y"}, {{"axis", 1}});
+    m.output("y", FLOAT, {2, 3, 8});
+    const auto model = ox::load_from_bytes(m.bytes());
+    const snippets::Program<> program(model.graph);
+    const auto y =
+        program.run(std::vector{x, Tensor::from_values(ElementType::f32, {3, 8}, scale24)});
+    const auto want = normalized_blocks(x, 24, 1e-5, scale24, bias24, 1);
+    for (std::size_t i = 0; i < want.size(); ++i)
+      CHECK(y[0].at(i) == doctest::Approx(want[i]).epsilon(1e-5));
+  }
+  SUBCASE("InstanceNormalization of [N=2, C=3, 8]: per batch and channel") {
+    const std::vector<double> scale3{1, -2, 0.5}, bias3{0.25, 0, -1};
+    ModelBuilder m;
+    m.input("x", FLOAT, {2, 3, 8}).initializer("s", FLOAT, {3}, scale3);
+    m.initializer("b", FLOAT, {3}, bias3);
+    m.node("InstanceNormalization", {"x", "s", "b"}, {"y"}, {{"epsilon", 1e-4}});
+    m.output("y", FLOAT, {2, 3, 8});
+    const auto model = ox::load_from_bytes(m.bytes());
+    CHECK(count_ops(model.graph, "Reshape") == 0);
+    check(model, normalized_blocks(x, 8, 1e-4, scale3, bias3, 8), 1);
+  }
+  SUBCASE("stash_type other than float32 is refused") {
+    ModelBuilder m;
+    m.input("x", FLOAT, {2, 8}).initializer("s", FLOAT, {8}, scale8);
+    m.node("LayerNormalization", {"x", "s"}, {"y"}, {{"stash_type", 11}});
+    m.output("y", FLOAT, {2, 8});
+    CHECK(error_id([&] { (void)ox::load_from_bytes(m.bytes()); }) ==
+          "snippets.onnx.unsupported_attribute");
+  }
+}
+
 TEST_CASE("onnx: Split at every opset form becomes one Slice per part") {
   struct Case {
     std::int64_t opset;

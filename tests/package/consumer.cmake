@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-# cmake -DSOURCE_DIR=<consumer> -DBINARY_DIR=<dir> -DGENERATOR=<gen> -DCXX_COMPILER=<c++>
+# cmake -DSOURCE_DIR=<consumer> -DBINARY_DIR=<dir> -DGENERATOR=<gen>
+#       (-DCXX_COMPILER=<c++> | -DTOOLCHAIN_FILE=<file> -DEMULATOR=<program>)
 #       [-DBUILD_TYPE=Release] [-DPREFIX=<install prefix>] [-DSNIPPETS_SOURCE_DIR=<dir>]
 #       [-DREQUESTED_VERSION=<v>] [-DEXPECT_CONFIGURE_ERROR=<regex>] [-DCXX_FLAGS=<flags>]
 #       [-DPREBUILT=ON] -P consumer.cmake
@@ -7,19 +8,28 @@
 # Configures a consumer project from scratch, builds it and runs its `consumer` program; the
 # program's exit code is the test result. With EXPECT_CONFIGURE_ERROR the configure step must
 # fail with output matching the regex instead (nothing is built), so a test of a rejected
-# version cannot pass because of some unrelated error.
+# version cannot pass because of some unrelated error. A cross consumer names its toolchain
+# file (which chooses the compiler) and the emulator that runs its program, e.g. qemu-aarch64.
 cmake_minimum_required(VERSION 3.25)
-foreach(var IN ITEMS SOURCE_DIR BINARY_DIR GENERATOR CXX_COMPILER)
+foreach(var IN ITEMS SOURCE_DIR BINARY_DIR GENERATOR)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "consumer.cmake: -D${var}=... is required")
   endif()
 endforeach()
+if(NOT DEFINED CXX_COMPILER AND NOT DEFINED TOOLCHAIN_FILE)
+  message(FATAL_ERROR "consumer.cmake: -DCXX_COMPILER=... or -DTOOLCHAIN_FILE=... is required")
+endif()
 if(NOT BUILD_TYPE)
   set(BUILD_TYPE Release)
 endif()
 
 set(args -S "${SOURCE_DIR}" -B "${BINARY_DIR}" -G "${GENERATOR}"
-    "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}" "-DCMAKE_BUILD_TYPE=${BUILD_TYPE}")
+    "-DCMAKE_BUILD_TYPE=${BUILD_TYPE}")
+if(TOOLCHAIN_FILE)
+  list(APPEND args "-DCMAKE_TOOLCHAIN_FILE=${TOOLCHAIN_FILE}")
+else()
+  list(APPEND args "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}")
+endif()
 if(PREFIX)
   list(APPEND args "-DCMAKE_PREFIX_PATH=${PREFIX}")
 endif()
@@ -78,7 +88,7 @@ endforeach()
 if(NOT program)
   message(FATAL_ERROR "the build produced no consumer program in ${BINARY_DIR}")
 endif()
-execute_process(COMMAND "${program}" RESULT_VARIABLE result)
+execute_process(COMMAND ${EMULATOR} "${program}" RESULT_VARIABLE result)
 if(NOT result EQUAL 0)
   message(FATAL_ERROR "${program} failed: ${result}")
 endif()

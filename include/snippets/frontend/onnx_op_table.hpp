@@ -2,7 +2,8 @@
 // snippets/frontend/onnx_op_table.hpp: which ONNX ops (default domain) the importer maps, and how.
 //
 // Each entry has
-//  - convert: builds our ops for the node (onnx_ops_elementwise.hpp, onnx_ops_tensor.hpp) or
+//  - convert: builds our ops for the node (onnx_ops_elementwise.hpp, onnx_ops_tensor.hpp,
+//    onnx_ops_normalization.hpp) or
 //    computes a known value (onnx_ops_host.hpp);
 //  - host: computes the node at load time when all its inputs are known (shape arithmetic);
 //  - first_constant_input: inputs from this index on are shapes, axes or flags that must be
@@ -17,6 +18,7 @@
 
 #include "snippets/frontend/onnx_ops_elementwise.hpp"
 #include "snippets/frontend/onnx_ops_host.hpp"
+#include "snippets/frontend/onnx_ops_normalization.hpp"
 #include "snippets/frontend/onnx_ops_tensor.hpp"
 
 namespace snippets::onnx::detail {
@@ -108,6 +110,9 @@ template <class T> const std::map<std::string, OpConverter<T>, std::less<>>& op_
       {"ReduceLogSumExp", C{convert_reduce<Reduction::log_sum_exp, T>, nullptr, 1}},
       {"Softmax", C{convert_softmax<false, T>}},
       {"LogSoftmax", C{convert_softmax<true, T>}},
+      // normalizations (onnx_ops_normalization.hpp)
+      {"LayerNormalization", C{convert_layer_normalization<T>}},
+      {"InstanceNormalization", C{convert_instance_normalization<T>}},
       // values known at load time
       {"Constant", C{convert_constant<T>}},
       {"Shape", C{convert_shape<false, T>}},

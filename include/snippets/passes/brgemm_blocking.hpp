@@ -104,14 +104,15 @@ template <class T> struct EpiloguePlan {
   }
 };
 
-/// The largest register tile whose accumulators, B vectors and epilogue fit the registers
-/// (x86-64: up to 6 rows by 4 zmm or 2 ymm). `M`: rows of the product.
+/// The largest register tile whose accumulators, B vectors and epilogue fit the registers: up
+/// to 6 rows by 4 vectors with 32 vector registers (AVX-512, NEON), by 2 with 16 (AVX2).
+/// `M`: rows of the product.
 /// @throws [snippets.compile.register_pressure] when not even one row fits beside the epilogue.
 template <class T>
 void choose_tile(ir::BrgemmShape& s, Dim M, const ir::Expression<T>& mm,
                  std::span<ir::Expression<T>* const> epilogue, const LoweringConfig& cfg) {
   const int vectors = static_cast<int>((s.n + s.lanes - 1) / s.lanes);
-  s.n_r = std::min(s.lanes == 16 ? 4 : 2, vectors);
+  s.n_r = std::min(cfg.vector_registers >= 32 ? 4 : 2, vectors);
   const int temps = EpiloguePlan<T>(mm, epilogue).peak;
   const int for_epilogue = cfg.vector_registers - cfg.reserved_vector_registers - temps;
   for (s.m_r = static_cast<int>(std::min<Dim>(6, M)); s.m_r > 1; --s.m_r)

@@ -26,14 +26,15 @@
 //                                      before (two areas, written and read in turn)
 //     [tail block: M % m_blk rows]     a copy of the group in a run-once loop
 //
-// Blocking (brgemm_blocking.hpp): the register tile is m_r rows by n_r vectors (x86-64: 6 x 4
-// zmm, 6 x 2 ymm), fewer rows when the epilogue needs registers; B is read from panels of n_r
+// Blocking (brgemm_blocking.hpp): the register tile is m_r rows by n_r vectors (6 x 4 with 32
+// vector registers: zmm, NEON; 6 x 2 ymm), fewer rows when the epilogue needs registers; B is
+// read from panels of n_r
 // vectors (one contiguous row of the panel per depth step, reused by every row tile of the
 // block); m_blk rows of A and of the scores (about 128 KiB) are reused by every panel.
 // Transposes and layouts folded into the inputs and outputs are strides. Constant weights are
 // packed here, once, at compile time (Brgemm::b_packed); a B input is packed by BrgemmCopyB in
 // the kernel. Per-thread scratch holds the packed Bs and the scores or activations blocks.
-// The backend's emitter (x86-64: emitters/brgemm.hpp) runs the epilogue on each accumulator
+// The backend's emitter (target/<arch>/emitters/brgemm.hpp) runs the epilogue on each accumulator
 // register before it is stored: no second pass over memory.
 // @throws [snippets.compile.unsupported_matmul] for bodies outside this form, naming the op.
 #pragma once

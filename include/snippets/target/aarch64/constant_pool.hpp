@@ -11,12 +11,16 @@
 // (`value_in`, `bits_in`), loaded once before the body (load_pinned, emitted after the return
 // once they are known; the prologue jumps there and back), so a loop reads them for free.
 // An emitter that overwrites its constant (an FMLA accumulator) loads its own copy (`load`).
+// Local pins: an emitter that works in fixed registers (SoftmaxRows) pins the constants of its
+// own code in the registers it leaves free (begin_local_pins), and places their loads ahead of
+// that code once they are known (end_local_pins); the kernel's pins are set aside meanwhile.
 #pragma once
 
 #include <array>
 #include <bit>
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include <asmjit/arm/a64assembler.h>
@@ -86,6 +90,20 @@ public:
     for (const auto& [e, r] : pinned_) load(r, entry(e));
   }
 
+  /// From here the constants asked for are pinned in `free` (and no others), until
+  /// end_local_pins.
+  void begin_local_pins(std::vector<asmjit::a64::Vec> free) {
+    outer_free_ = std::exchange(free_, std::move(free));
+    outer_pinned_ = std::exchange(pinned_, {});
+  }
+  /// The loads of the constants pinned since begin_local_pins (for code that runs before the
+  /// code that reads them), then the kernel's pins again.
+  void end_local_pins() {
+    load_pinned();
+    free_ = std::move(outer_free_);
+    pinned_ = std::move(outer_pinned_);
+  }
+
   /// Appends the pool (16-byte aligned) at the current position: after the kernel's return.
   void emit() {
     if (labels_.empty()) return;
@@ -99,8 +117,8 @@ public:
 private:
   asmjit::a64::Assembler& a_;
   std::map<Entry, asmjit::Label> labels_;
-  std::vector<asmjit::a64::Vec> free_;
-  std::map<Entry, asmjit::a64::Vec> pinned_;
+  std::vector<asmjit::a64::Vec> free_, outer_free_;
+  std::map<Entry, asmjit::a64::Vec> pinned_, outer_pinned_;
 };
 
 } // namespace snippets::aarch64

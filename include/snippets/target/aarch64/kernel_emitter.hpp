@@ -11,7 +11,8 @@
 // that the prologue jumps to and back from). The prologue saves the callee-saved x19-x28 it
 // uses and, when values use any of v8-v15, d8-d15 (the constants' block saves them when only
 // constants do).
-// Stack frame, from sp up: 16-byte spill slots, 8-byte counter slots, the saved registers.
+// Stack frame, from sp up: 16-byte spill slots, 8-byte counter slots, the fixed-register
+// emitters' slots (only when the kernel has such emitters), the saved registers.
 // FusedMulAdd whose result got a multiplicand's register accumulates into the addend's
 // register when the addend dies there (FMLA writes its destination).
 // Loops follow the LIR's LoopInfo: the parallel loop reads its work amount from
@@ -23,10 +24,15 @@
 // run a one-vector loop that continues the main loop's counter, and move the tail's
 // run-time count of elements (the counter's remainder, 1 to 3) lane by lane.
 // Tails: memory_access.hpp moves exactly `count` elements (no masks on NEON). A strided Load
-// (a transposed input) reads its f32 lanes one by one.
+// (a transposed input) reads its lanes one by one and widens them as a contiguous load does.
+// A Brgemm emits its epilogue and Stores (the expressions after it) itself; it, its
+// BrgemmCopyB and SoftmaxRows work in fixed registers (emitters/brgemm.hpp, softmax_rows.hpp):
+// in a kernel that has them no constant is pinned, d8-d15 are saved, and they get the pool
+// registers left after the data pointers and loop counters, and 16 stack slots after the
+// counters' (emitters/fixed_register_context.hpp).
 // Not supported, raised as [snippets.compile.codegen] so that a Program runs the Subgraph on
-// the reference path: strided reads of other types than f32, Brgemm and SoftmaxRows (MatMul
-// is not fusable here). Debug instrumentation (code maps, cycle counters, fault slots) is not
+// the reference path: a Brgemm without the general-purpose registers it needs, strided reads
+// of a run-time count. Debug instrumentation (code maps, cycle counters, fault slots) is not
 // emitted, and streaming requests get ordinary stores.
 #pragma once
 
@@ -46,9 +52,11 @@
 #include "snippets/runtime/kernel_abi.hpp"
 #include "snippets/target/aarch64/abi.hpp"
 #include "snippets/target/aarch64/constant_pool.hpp"
+#include "snippets/target/aarch64/emitters/brgemm.hpp"
 #include "snippets/target/aarch64/emitters/convert.hpp"
 #include "snippets/target/aarch64/emitters/emitter.hpp"
 #include "snippets/target/aarch64/emitters/reduce.hpp"
+#include "snippets/target/aarch64/emitters/softmax_rows.hpp"
 #include "snippets/target/aarch64/memory_access.hpp"
 
 namespace snippets::aarch64 {
@@ -73,7 +81,8 @@ public:
     // free for constants: caller-saved registers first, d8-d15 last (saving them costs the
     // kernel 16 instructions per call)
     std::vector<Vec> free, last;
-    for (int r = first_unused_vec(); r < vector_registers - lir.reserved_vector_registers; ++r)
+    const int first = fixed_registers() ? vector_registers : first_unused_vec();
+    for (int r = first; r < vector_registers - lir.reserved_vector_registers; ++r)
       (callee_saved_vec(static_cast<std::uint32_t>(r)) ? last : free)
           .push_back(asmjit::a64::v(static_cast<std::uint32_t>(r)));
     free.insert(free.end(), last.begin(), last.end());
@@ -90,7 +99,13 @@ public:
       a_.b(load_constants);
       a_.bind(body);
     }
-    for (auto& e : lir_) emit_op(*e);
+    for (auto& e : lir_) {
+      if (skip_ > 0) { // emitted by the Brgemm before it
+        --skip_;
+        continue;
+      }
+      emit_op(*e);
+    }
     epilogue();
     if (consts_.pinning()) {
       a_.bind(load_constants);
@@ -105,6 +120,17 @@ public:
   std::uint32_t text_bytes() const { return text_bytes_; }
 
 private:
+  /// Whether an emitter of the kernel works in fixed registers (Brgemm, its copy, SoftmaxRows):
+  /// then no register holds a pinned constant, and d8-d15 are saved.
+  bool fixed_registers() const {
+    for (const auto& e : lir_)
+      if (std::holds_alternative<ir::Brgemm>(e->op) ||
+          std::holds_alternative<ir::BrgemmCopyB>(e->op) ||
+          std::holds_alternative<ir::SoftmaxRows>(e->op))
+        return true;
+    return false;
+  }
+
   /// The lowest vector register above every value's: registers from it up to the scratch ones
   /// hold pinned constants.
   int first_unused_vec() const {
@@ -133,14 +159,23 @@ private:
     used.insert(used.end(), counters_.begin(),
                 counters_.begin() +
                     static_cast<std::ptrdiff_t>(std::min(counters_used, counters_.size())));
+    // the emitters that work in fixed registers take the pool registers left after the data
+    // pointers and the loop counters, and stack slots after the counters' (emitters/brgemm.hpp)
+    const bool fixed = fixed_registers();
+    if (fixed)
+      for (std::size_t i = std::min(counters_used, counters_.size());
+           i < counters_.size() && emitter_gprs_.size() < std::size_t{fixed_gp_temps}; ++i)
+        emitter_gprs_.push_back(counters_[i]);
+    used.insert(used.end(), emitter_gprs_.begin(), emitter_gprs_.end());
     for (const GpX& r : used)
       if (callee_saved_gpr(r.id())) saved_gprs_.push_back(r);
     // scratch registers may be any of v16-v31 and values any from v0: v8-v15 are in use as
     // soon as the values reach them (or the scratch reaches down to them); pinned constants
     // take them last, and are known only after the body (the frame keeps room for them)
-    values_high_ = high_vec;
+    values_high_ = high_vec || fixed;
     const std::size_t saved = 8 * saved_gprs_.size() + 64;
-    saved_at_ = spill_bytes() + 8 * lir_.counter_slots;
+    emitter_slots_at_ = spill_bytes() + 8 * lir_.counter_slots;
+    saved_at_ = emitter_slots_at_ + (fixed ? 8 * FixedRegisterContext::slot_count : 0);
     frame_ = (saved_at_ + saved + 15) / 16 * 16;
   }
 
@@ -249,37 +284,36 @@ private:
     mem_.load(dst, data(e), bytes_of(e, op.offset), op.type, op.count);
   }
 
-  /// `count` f32 lanes `stride` elements apart, one LD1 lane each; the rest zero.
+  /// `count` elements `stride` apart, one LD1 lane each (of the element's size), the rest
+  /// zero, then widened to f32 as a contiguous load is.
   void emit_strided_load(const E& e, const ir::Load& op) {
-    if (op.type != ElementType::f32) unsupported("strided reads of other types than f32");
     if (op.count == ir::runtime_count) unsupported("strided reads of a run-time count");
     const Vec dst = vec(e.out_desc(0).reg);
     a_.movi(dst.s4(), 0);
-    for (std::int64_t i = 0; i < op.count; ++i)
-      a_.ld1(dst.s(static_cast<std::uint32_t>(i)),
-             asmjit::a64::ptr(mem_.address(data(e), 4 * (op.offset + i * op.stride))));
+    for (std::int64_t i = 0; i < op.count; ++i) {
+      const auto lane = static_cast<std::uint32_t>(i);
+      const asmjit::a64::Mem at =
+          asmjit::a64::ptr(mem_.address(data(e), bytes_of(e, op.offset + i * op.stride)));
+      switch (size_of(op.type)) {
+      case 1: a_.ld1(dst.b(lane), at); break;
+      case 2: a_.ld1(dst.h(lane), at); break;
+      default: a_.ld1(dst.s(lane), at); break;
+      }
+    }
+    mem_.widen(dst, op.type);
   }
 
   void emit_store(const E& e, const ir::Store& op) {
     SNIPPETS_ASSERT(!scratch_.empty()) << "a Store needs a scratch register";
-    const std::int64_t bytes = bytes_of(e, op.offset);
-    if (op.type == ElementType::bf16) { // rounded as Convert does, then the top halves
-      SNIPPETS_ASSERT(scratch_.size() >= 3) << "a bf16 Store needs three scratch registers";
-      const Vec t = scratch_[0], v = vec(e.in_desc(0).reg);
-      EmitContext c{a_, consts_, std::span<const Vec>(scratch_).subspan(1)};
-      Emitter<ir::Convert>::emit(c, ir::Convert{ElementType::bf16}, t, std::span<const Vec>(&v, 1));
-      a_.shrn(t.h4(), t.s4(), 16);
-      if (op.count != ir::runtime_count)
-        return mem_.store_raw(t, data(e), bytes, 2, static_cast<int>(op.count));
-      // the halves as raw f16 lanes: the store converts nothing
-      return with_counter(tail_counter(), false,
-                          [&](const GpX& n) { mem_.lanes_raw(t, data(e), bytes, 2, n, true); });
-    }
+    SNIPPETS_ASSERT(op.type != ElementType::bf16 || scratch_.size() >= 3)
+        << "a bf16 Store needs three scratch registers";
+    EmitContext c = context();
     const Vec v = vec(e.in_desc(0).reg);
+    const std::int64_t bytes = bytes_of(e, op.offset);
     if (op.count != ir::runtime_count)
-      return mem_.store(v, data(e), bytes, op.type, op.count, scratch_[0]);
+      return store_converted(c, mem_, v, data(e), bytes, op.type, op.count);
     with_counter(tail_counter(), false,
-                 [&](const GpX& n) { mem_.store(v, data(e), bytes, op.type, n, scratch_[0]); });
+                 [&](const GpX& n) { store_converted(c, mem_, v, data(e), bytes, op.type, n); });
   }
 
   /// The counter whose remainder is the run-time count of the tail being emitted.
@@ -417,8 +451,9 @@ private:
         [&](const auto& tag) {
           using Tag = std::decay_t<decltype(tag)>;
           if constexpr (std::is_same_v<Tag, ir::Parameter> || std::is_same_v<Tag, ir::Result> ||
-                        std::is_same_v<Tag, ir::Buffer>) {
-            // arguments are loaded by the prologue; Buffers are memory their accesses use
+                        std::is_same_v<Tag, ir::Buffer> || std::is_same_v<Tag, ir::Constant>) {
+            // arguments are loaded by the prologue; Buffers are memory their accesses use; a
+            // Constant left in the LIR is a MatMul's B, packed into its Brgemm
           } else if constexpr (std::is_same_v<Tag, ir::Scalar>) {
             consts_.load_value(vec(e.out_desc(0).reg), static_cast<float>(tag.value));
           } else if constexpr (std::is_same_v<Tag, ir::Load>) {
@@ -443,12 +478,26 @@ private:
             accumulate(c, tag, vec(e.in_desc(0).reg), vec(e.in_desc(1).reg));
           } else if constexpr (std::is_same_v<Tag, ir::FusedMulAdd>) {
             if (!emit_fma_into_dead_addend(e)) emit_with_emitter(e, tag);
+          } else if constexpr (std::is_same_v<Tag, ir::Brgemm>) {
+            std::vector<E*> epilogue;
+            auto it = lir_.find(e);
+            for (std::size_t i = 0; i < tag.epilogue; ++i) epilogue.push_back((++it)->get());
+            const FixedRegisterContext c = fixed_context();
+            BrgemmEmitter<T>(c).emit(e, tag, epilogue);
+            skip_ = tag.epilogue;
+          } else if constexpr (std::is_same_v<Tag, ir::BrgemmCopyB>) {
+            const FixedRegisterContext c = fixed_context();
+            BrgemmEmitter<T>(c).emit_copy_b(e, tag);
+          } else if constexpr (std::is_same_v<Tag, ir::SoftmaxRows>) {
+            const FixedRegisterContext c = fixed_context();
+            SoftmaxRowsEmitter(c).emit(data(e), tag);
           } else if constexpr (HasEmitter<Tag>) {
             emit_with_emitter(e, tag);
           } else {
             static_assert(!T::template fusable<Tag> || std::is_same_v<Tag, ir::ReduceSum> ||
                               std::is_same_v<Tag, ir::ReduceMax> ||
-                              std::is_same_v<Tag, ir::Softmax> || std::is_same_v<Tag, ir::Slice>,
+                              std::is_same_v<Tag, ir::Softmax> || std::is_same_v<Tag, ir::MatMul> ||
+                              std::is_same_v<Tag, ir::Slice>,
                           "snippets::aarch64: the traits call this op fusable but it has no "
                           "emitter: specialise snippets::aarch64::Emitter<Op> or make "
                           "fusable<Op> false");
@@ -499,6 +548,12 @@ private:
   }
 
   EmitContext context() { return {a_, consts_, scratch_}; }
+  FixedRegisterContext fixed_context() {
+    SNIPPETS_ASSERT(emitter_slots_at_ + 8 * FixedRegisterContext::slot_count < 32760)
+        << "the emitters' stack slots are out of an LDR's reach";
+    return {a_,    consts_,       mem_,           scratch_,
+            data_, emitter_gprs_, lir_.arg_types, static_cast<std::int32_t>(emitter_slots_at_)};
+  }
 
   struct Labels {
     asmjit::Label begin, end;
@@ -515,8 +570,13 @@ private:
   MemoryAccess mem_;
   std::vector<Vec> scratch_;
   std::vector<GpX> data_, counters_, saved_gprs_;
+  std::vector<GpX> emitter_gprs_; // free for the emitters of fixed registers (fixed_context)
+  static constexpr int fixed_gp_temps =
+      std::max({BrgemmEmitter<T>::max_gp_temps, BrgemmEmitter<T>::copy_gp_temps,
+                SoftmaxRowsEmitter::gp_temps});
   bool values_high_ = false; // values live in v8-v15: the prologue saves d8-d15
-  std::size_t saved_at_ = 0, frame_ = 0;
+  std::size_t saved_at_ = 0, frame_ = 0, emitter_slots_at_ = 0;
+  std::size_t skip_ = 0; // expressions left of the Brgemm epilogue just emitted
   std::map<std::size_t, Labels> labels_;
   std::map<std::size_t, ir::Reg>
       counter_;          // each loop's counter (a remainder reads its main loop's)

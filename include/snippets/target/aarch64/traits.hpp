@@ -6,10 +6,10 @@
 // generator with its register model (target/codegen.hpp, implemented in codegen.hpp). One
 // variant, neon: Advanced SIMD is part of every AArch64 processor. An op is fusable exactly
 // when it has an Emitter specialization, plus the reductions and Softmax that the default
-// pipelines lower to emitted ops (passes/decompose_reductions.hpp, decompose_softmax.hpp) and
-// Slice, which its loads read (passes/slice_reads.hpp).
-// MatMul is not: its Brgemm has no NEON emitter, so the tokenizer leaves it outside the
-// kernels and a Program runs it on the reference interpreter.
+// pipelines lower to emitted ops (passes/decompose_reductions.hpp, decompose_softmax.hpp),
+// Slice, which its loads read (passes/slice_reads.hpp), and MatMul, which becomes a Brgemm
+// (passes/lower_brgemm.hpp; its NEON code, with BrgemmCopyB and SoftmaxRows, is
+// emitters/brgemm.hpp and emitters/softmax_rows.hpp).
 #pragma once
 
 #include <string_view>
@@ -61,7 +61,8 @@ struct Traits {
   template <class Op>
   static constexpr bool fusable =
       HasEmitter<Op> || std::is_same_v<Op, ir::ReduceSum> || std::is_same_v<Op, ir::ReduceMax> ||
-      std::is_same_v<Op, ir::Softmax> || std::is_same_v<Op, ir::Slice>;
+      std::is_same_v<Op, ir::Softmax> || std::is_same_v<Op, ir::MatMul> ||
+      std::is_same_v<Op, ir::Slice>;
   /// Reductions keep their dimension and reduce one axis, the innermost
   /// (passes::innermost_reduction, checked where the input's rank is known).
   template <class Op> static bool supports(const Op& op) {

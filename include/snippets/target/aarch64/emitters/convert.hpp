@@ -6,10 +6,13 @@
 //  - i32, i8, u8: FCVTZS / FCVTZU truncate, saturate and turn NaN into 0; SQXTN / UQXTN
 //    saturate to the narrow range; back to f32 by SCVTF / UCVTF (2^31 - 1 is held as 2^31);
 //  - boolean: x != 0 (NaN included) as 1.0f / 0.0f.
+// store_converted() writes a register as any stored type: a bf16 store rounds as Convert does
+// (memory_access.hpp converts the other types itself).
 #pragma once
 
 #include "snippets/ir/op_tags.hpp"
 #include "snippets/target/aarch64/emitters/eltwise.hpp"
+#include "snippets/target/aarch64/memory_access.hpp"
 
 namespace snippets::aarch64 {
 
@@ -62,5 +65,32 @@ template <> struct Emitter<ir::Convert> {
     }
   }
 };
+
+namespace detail {
+/// The bf16 halves of v's lanes, rounded as Convert does, in the low half of c.scratch[0]
+/// (scratch: c.scratch[0..2]).
+inline Vec bf16_halves(EmitContext& c, Vec v) {
+  const Vec t = c.scratch[0];
+  EmitContext rest{c.a, c.consts, c.scratch.subspan(1)};
+  Emitter<ir::Convert>::emit(rest, ir::Convert{ElementType::bf16}, t, std::span<const Vec>(&v, 1));
+  c.a.shrn(t.h4(), t.s4(), 16);
+  return t;
+}
+} // namespace detail
+
+/// The first `count` lanes of v to base + bytes as `type`. Scratch: c.scratch[0] (any type but
+/// f32), and for bf16 c.scratch[1..2] too (the rounding of Emitter<Convert>, then the top
+/// halves).
+inline void store_converted(EmitContext& c, MemoryAccess& mem, Vec v, const asmjit::a64::GpX& base,
+                            std::int64_t bytes, ElementType type, std::int64_t count) {
+  if (type != ElementType::bf16) return mem.store(v, base, bytes, type, count, c.scratch[0]);
+  mem.store_raw(detail::bf16_halves(c, v), base, bytes, 2, static_cast<int>(count));
+}
+/// The same for a run-time count (1 to 3, in the register `count`).
+inline void store_converted(EmitContext& c, MemoryAccess& mem, Vec v, const asmjit::a64::GpX& base,
+                            std::int64_t bytes, ElementType type, const asmjit::a64::GpX& count) {
+  if (type != ElementType::bf16) return mem.store(v, base, bytes, type, count, c.scratch[0]);
+  mem.lanes_raw(detail::bf16_halves(c, v), base, bytes, 2, count, true);
+}
 
 } // namespace snippets::aarch64
