@@ -255,7 +255,8 @@ TEST_CASE("Reshape keeps planar order and infers a -1 extent") {
   }
 }
 
-TEST_CASE("Slice keeps elements [start, start + length) of one axis, any type, empty parts too") {
+TEST_CASE("Slice keeps the elements from start to start + length (excluded) of one axis, any type, "
+          "empty parts too") {
   Graph g;
   const auto x = g.parameter(i8, {2, 3, 4});
   g.result(g.slice(x, -1, 1, 2)); // innermost: rows of 4 -> [1, 2]
