@@ -30,6 +30,7 @@
 #include <functional>
 #include <initializer_list>
 #include <limits>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -473,6 +474,26 @@ private:
   char* base_ = nullptr;
   char* data_ = nullptr;
 };
+
+/// Runs `k` on copies of `in` and on an output of `want`'s type and shape, each placed against
+/// a PROT_NONE page (`where`), and returns the output: a tail that reads or writes one byte
+/// outside a tensor crashes the test.
+inline Tensor run_guarded(const CompiledKernel& k, const std::vector<Tensor>& in,
+                          const Tensor& want, Guard where, int threads) {
+  std::vector<std::unique_ptr<GuardedBuffer>> bufs;
+  std::vector<ConstTensorView> views;
+  for (const Tensor& t : in) {
+    bufs.push_back(std::make_unique<GuardedBuffer>(t.byte_size(), where));
+    std::memcpy(bufs.back()->data(), t.data(), t.byte_size());
+    views.push_back({t.type(), t.shape(), bufs.back()->data()});
+  }
+  GuardedBuffer out(want.byte_size(), where);
+  const TensorView out_view{want.type(), want.shape(), out.data()};
+  k.run(views, std::span(&out_view, 1), with_threads(threads));
+  Tensor got(want.type(), want.shape());
+  std::memcpy(got.data(), out.data(), want.byte_size());
+  return got;
+}
 
 /// `bytes` of heap memory whose data() is `offset` bytes past a 64-byte boundary (outputs at
 /// offset 0 are aligned for AVX-512 non-temporal stores; a small offset misaligns them).

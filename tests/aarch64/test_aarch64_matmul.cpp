@@ -323,19 +323,8 @@ TEST_CASE("aarch64 matmul: tails never touch memory past the tensors") {
     const Tensor bound = error_bound({{m, k}, sb, false, tb}, in[0], in[1], 1);
     const CompiledKernel kernel = compile(g);
     for (const Guard where : {Guard::after, Guard::before}) {
-      std::vector<std::unique_ptr<GuardedBuffer>> bufs;
-      const void* ins[3];
-      for (std::size_t i = 0; i < 3; ++i) {
-        bufs.push_back(std::make_unique<GuardedBuffer>(in[i].byte_size(), where));
-        std::memcpy(bufs.back()->data(), in[i].data(), in[i].byte_size());
-        ins[i] = bufs.back()->data();
-      }
-      GuardedBuffer out(want.byte_size(), where);
-      void* outs[] = {out.data()};
-      kernel.run_unchecked(ins, outs, with_threads(2));
-      Tensor got(f32, want.shape());
-      std::memcpy(got.data(), out.data(), want.byte_size());
-      const std::string report = compare_bounded(got, want, bound);
+      const std::string report =
+          compare_bounded(run_guarded(kernel, in, want, where, 2), want, bound);
       CHECK_MESSAGE(report.empty(), report);
     }
   }
