@@ -40,9 +40,6 @@
 
 namespace snippets::debug {
 
-/// True when this translation unit was built with Zydis (SNIPPETS_WITH_ZYDIS=1).
-inline constexpr bool has_zydis = SNIPPETS_HAS_ZYDIS != 0;
-
 struct DisassemblyOptions {
   bool streaming = false;          // the variant with non-temporal stores
   bool decode = true;              // false: raw bytes even when Zydis is available
@@ -81,6 +78,21 @@ inline void raw_rows(std::string& out, std::span<const std::uint8_t> code, std::
   }
 }
 
+} // namespace detail
+
+// What follows differs with and without Zydis, and one program may hold both kinds of
+// translation unit (snippets::prebuilt's instances are built without it): an inline namespace
+// named by the configuration gives each kind its own symbols, so the linker never hands one
+// kind's inline copy to the other's callers.
+#if SNIPPETS_HAS_ZYDIS
+inline namespace with_zydis {
+#else
+inline namespace without_zydis {
+#endif
+
+/// True when this translation unit was built with Zydis (SNIPPETS_WITH_ZYDIS=1).
+inline constexpr bool has_zydis = SNIPPETS_HAS_ZYDIS != 0;
+
 /// Instructions in [from, to); undecodable bytes are printed as `(bad)`, one at a time.
 inline void decoded_rows(std::string& out, std::span<const std::uint8_t> code, std::uint64_t from,
                          std::uint64_t to, std::uint64_t base, bool absolute) {
@@ -91,19 +103,17 @@ inline void decoded_rows(std::string& out, std::span<const std::uint8_t> code, s
     const ZyanStatus st = ZydisDisassembleIntel(ZYDIS_MACHINE_MODE_LONG_64, base + at,
                                                 code.data() + at, to - at, &insn);
     const std::uint64_t len = ZYAN_SUCCESS(st) ? insn.info.length : 1;
-    address(out, base + at, absolute);
+    detail::address(out, base + at, absolute);
     std::string hex;
-    hex_bytes(hex, code.subspan(at, len));
+    detail::hex_bytes(hex, code.subspan(at, len));
     hex.resize(std::max<std::size_t>(hex.size(), 30), ' ');
     out.append(hex).append("  ").append(ZYAN_SUCCESS(st) ? insn.text : "(bad)").append("\n");
     at += len;
   }
 #else
-  raw_rows(out, code, from, to, base, absolute);
+  detail::raw_rows(out, code, from, to, base, absolute);
 #endif
 }
-
-} // namespace detail
 
 /// One kernel variant as text; `name` and `isa` go into the header line.
 inline std::string disassemble(const KernelCode& k, std::string_view name, std::string_view isa,
@@ -133,7 +143,7 @@ inline std::string disassemble(const KernelCode& k, std::string_view name, std::
   }
   auto rows = [&](std::uint64_t from, std::uint64_t to) {
     if (decode)
-      detail::decoded_rows(out, code, from, to, base, opt.absolute_addresses);
+      decoded_rows(out, code, from, to, base, opt.absolute_addresses);
     else
       detail::raw_rows(out, code, from, to, base, opt.absolute_addresses);
   };
@@ -182,4 +192,5 @@ inline void write_jit_dump(const std::string& dir, const CompiledKernel& k) {
   }
 }
 
+} // inline namespace with_zydis / without_zydis
 } // namespace snippets::debug

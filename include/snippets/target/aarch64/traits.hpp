@@ -80,3 +80,19 @@ struct Traits {
 static_assert(check_code_generator<Traits>());
 
 } // namespace snippets::aarch64
+
+// The AArch64 share of snippets/extern_templates.hpp (see the x64 traits for the pattern): the
+// code generator, declared extern where that header or snippets::prebuilt is in force, and
+// defined once by src/prebuilt.cpp compiled for AArch64 (the emulated tests build it so).
+#if defined(SNIPPETS_DEFINE_TEMPLATES)
+#define SNIPPETS_DETAIL_AARCH64_EXTERN
+#elif defined(SNIPPETS_PREBUILT) || defined(SNIPPETS_EXTERN_TEMPLATES)
+#define SNIPPETS_DETAIL_AARCH64_EXTERN extern
+#endif
+#ifdef SNIPPETS_DETAIL_AARCH64_EXTERN
+namespace snippets::aarch64 {
+SNIPPETS_DETAIL_AARCH64_EXTERN template KernelCode emit_kernel<Traits>(ir::LinearIR<Traits>&);
+SNIPPETS_DETAIL_AARCH64_EXTERN template int scratch_registers<Traits>(const ir::LinearIR<Traits>&);
+} // namespace snippets::aarch64
+#undef SNIPPETS_DETAIL_AARCH64_EXTERN
+#endif
