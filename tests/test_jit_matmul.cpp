@@ -174,6 +174,32 @@ TEST_CASE("matmul: epilogue inputs broadcast along rows, columns and batches") {
   }
 }
 
+TEST_CASE("matmul: an output transposed along its rows, also when N = 1") {
+  // [B, M, N] written as [M, B, N]: rows of N stay contiguous, the row stride is B * N; with
+  // N = 1 the innermost axis of extent above 1 moves, which elementwise kernels refuse
+  std::uint64_t seed = 450;
+  for (const Dim n : {Dim{1}, Dim{5}, Dim{37}}) {
+    INFO("N = " << n);
+    const Product p{{3, 64, 16}, {16, n}};
+    for (const bool softmax : {false, true}) {
+      INFO("softmax " << softmax);
+      Graph g;
+      const auto pa = g.parameter(f32, p.a);
+      const auto y = g.matmul(pa, g.parameter(f32, p.b));
+      g.result(g.transpose(softmax ? g.softmax(y) : g.relu(y), {1, 0, 2}));
+      const Tensor a = uniform(p.a, ++seed), b = uniform(p.b, ++seed);
+      // |x| <= K = 16: probabilities within 2 (K + 2) K 2^-24 + (2 N + 16) 2^-24 (test_jit_mha)
+      Tensor bound = Tensor::from_values(f32, Shape{1}, {(2.0 * 18 * 16 + 2.0 * n + 16) * 0x1p-24});
+      if (!softmax) { // the product's bound, transposed as the output
+        Graph t;
+        t.result(t.transpose(t.parameter(f32, Shape{3, 64, n}), {1, 0, 2}));
+        bound = reference::evaluate(t, {error_bound(p, a, b, 1)})[0];
+      }
+      check_matmul(g, bound, {a, b});
+    }
+  }
+}
+
 TEST_CASE("matmul: two outputs, the product and its activation (MLP layer)") {
   const Product p{{8, 128}, {128, 256}};
   Graph g;

@@ -145,6 +145,50 @@ TEST_CASE("matmul bf16: f32 activations with bf16 weights, and the other way rou
   }
 }
 
+TEST_CASE("matmul bf16: an operand read through a gathering Transpose and a Convert to f32") {
+  // B is stored [batch, N, 2, K] and read as [batch, 2, K, N] ([0,2,3,1]: its innermost axis is
+  // gathered), A as its transpose ([0,1,3,2]); a product reads such an operand through any strides
+  const Shape sa{1, 2, 33, 23}, sb{1, 40, 2, 33};
+  for (const bool through_a : {false, true}) {
+    INFO(std::string(through_a ? "A" : "B") << " through the Transpose");
+    Graph g;
+    const auto pa = g.parameter(through_a ? bf16 : f32, through_a ? sa : Shape{1, 2, 23, 33});
+    const auto pb = g.parameter(through_a ? f32 : bf16, through_a ? Shape{1, 2, 33, 40} : sb);
+    const auto a = through_a ? g.convert(g.transpose(pa, {0, 1, 3, 2}), f32) : pa;
+    const auto b = through_a ? pb : g.convert(g.transpose(pb, {0, 2, 3, 1}), f32);
+    const auto y = g.matmul(a, b);
+    g.result(g.convert(y, bf16), "bf16");
+    g.result(y, "f32");
+    const Tensor ta = bf16_values(g.type(pa).shape, 21, g.type(pa).type);
+    const Tensor tb = bf16_values(g.type(pb).shape, 22, g.type(pb).type);
+    // the operands as the product reads them, for the bound
+    Graph logical;
+    const auto la = logical.parameter(g.type(pa).type, g.type(pa).shape);
+    const auto lb = logical.parameter(g.type(pb).type, g.type(pb).shape);
+    logical.result(through_a ? logical.transpose(la, {0, 1, 3, 2}) : la);
+    logical.result(through_a ? lb : logical.transpose(lb, {0, 2, 3, 1}));
+    const auto ab = reference::evaluate(logical, {ta, tb});
+    check_both_outputs(g, {ta, tb}, ab[0], ab[1], false, false);
+  }
+}
+
+TEST_CASE("matmul bf16: Converts of epilogue inputs run on their broadcast registers") {
+  // f32 bias [N] and column scale [M,1], converted to bf16 (exactly: their values are bf16's)
+  const Shape sa{2, 19, 40}, sb{40, 37};
+  Graph g;
+  const auto pa = g.parameter(bf16, sa);
+  const auto y = g.matmul(pa, g.parameter(bf16, sb));
+  const auto bias = g.convert(g.parameter(f32, Shape{37}, "bias"), bf16);
+  const auto scale = g.convert(g.parameter(f32, Shape{19, 1}, "scale"), bf16);
+  // (y + bias * |scale|): scale in [-1, 1], so the slope is at most 1 and e bounds it
+  const auto z = g.add(y, g.multiply(bias, g.abs(scale)));
+  g.result(z, "bf16");
+  g.result(g.convert(z, f32), "f32");
+  const Tensor a = bf16_values(sa, 23), b = bf16_values(sb, 24);
+  const Tensor c = bf16_values(Shape{37}, 25, f32), d = bf16_values(Shape{19, 1}, 26, f32);
+  check_both_outputs(g, {a, b, c, d}, a, b, false, false);
+}
+
 TEST_CASE("matmul bf16: bias, scale and activation in the epilogue, bf16 bias") {
   const Shape sa{3, 17, 48}, sb{3, 48, 35};
   Graph g;

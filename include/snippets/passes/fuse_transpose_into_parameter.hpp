@@ -16,7 +16,8 @@
 //  - chains Parameter -> Transpose -> Transpose fold into one Parameter (orders compose), and
 //    a Parameter that is already a strided read composes the same way;
 //  - a gathered innermost axis (the last axis strided) of an input that is not f32 is folded
-//    only when MatMuls are its only readers (they read any strides; gathers load f32 only);
+//    only when MatMuls are its only readers, directly or through a Convert to f32 or bf16
+//    (they read any strides; gathers load f32 only);
 //  - an identity Transpose anywhere is removed;
 //  - anything else is left as it was: a Parameter with other consumers, a Transpose of a
 //    computed value, a Parameter whose layout is blocked or taken by the body (not a strided
@@ -89,10 +90,16 @@ struct FuseTransposeIntoParameter {
   }
 
 private:
+  /// MatMuls read `v`, directly or through Converts between f32 and bf16 (the products
+  /// widen such an operand as they pack or broadcast it).
   template <class T> static bool only_matmuls(const ir::Graph<T>& body, ir::Output v) {
     const auto uses = body.users(v);
     return std::all_of(uses.begin(), uses.end(), [&](const ir::Use& u) {
-      return std::holds_alternative<ir::MatMul>(body.node(u.node).op);
+      const ir::Node<T>& n = body.node(u.node);
+      if (const auto* c = std::get_if<ir::Convert>(&n.op))
+        return (c->to == ElementType::f32 || c->to == ElementType::bf16) &&
+               only_matmuls(body, ir::Output{n.id, 0});
+      return std::holds_alternative<ir::MatMul>(n.op);
     });
   }
   static std::vector<std::size_t> identity(std::size_t rank) {

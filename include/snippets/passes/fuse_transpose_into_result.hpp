@@ -12,7 +12,9 @@
 //    shape, and the kernel computes in the untransposed order and stores with permuted strides;
 //  - only orders that keep the innermost axis innermost are folded (keeps_innermost: the last
 //    axis whose extent is not 1 stays the last such axis in memory), so the stores stay
-//    contiguous vectors (a scatter would be needed otherwise); chains fold while that holds;
+//    contiguous vectors (a scatter would be needed otherwise); chains fold while that holds.
+//    In a body with a MatMul, whose kernel stores rows with any row stride, the last axis
+//    staying last is enough (a product with N = 1 transposed along its rows);
 //  - bodies with an input layout the body takes (channels-last, blocked: Canonicalize) are
 //    left alone, as is everything else; compile() then rejects a remaining Transpose.
 // The kernel signature is unchanged (compile.hpp describe() reads the original body).
@@ -39,6 +41,11 @@ struct FuseTransposeIntoResult {
       const auto& param = std::get<ir::Parameter>(body.node(p).op);
       if (!param.layout.is_planar() && !param.strided_read) return remove_dead_nodes(body);
     }
+    // a MatMul kernel stores rows of the product (or of its Softmax) with any row stride: the
+    // last axis staying last is enough, even when its extent is 1
+    bool products = false;
+    for (ir::NodeId id = 0; id < body.size(); ++id)
+      products = products || std::holds_alternative<ir::MatMul>(body.node(id).op);
     std::map<ir::NodeId, Layout> layouts; // Result -> its new layout
     std::set<ir::NodeId> folded;          // Transposes that disappear
     for (ir::NodeId r : body.results()) {
@@ -54,7 +61,9 @@ struct FuseTransposeIntoResult {
         // the value before the Transpose: its axis t[i] is the transposed axis i
         std::vector<std::size_t> next(rank);
         for (std::size_t p = 0; p < rank; ++p) next[p] = t->order[memory[p]];
-        if (!keeps_innermost(body.type(n.inputs[0]).shape, next)) break;
+        if (!keeps_innermost(body.type(n.inputs[0]).shape, next) &&
+            !(products && next.back() == rank - 1))
+          break;
         memory = std::move(next);
         folded.insert(n.id);
         src = n.inputs[0];

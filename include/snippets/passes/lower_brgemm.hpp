@@ -133,6 +133,7 @@ private:
 
     std::set<const E*> values{mm1}; // of the stage being read, for the check of each input
     std::set<const E*> in_softmax;
+    std::set<const E*> on_epilogue_inputs; // ops of the epilogue that read no product value
     std::size_t stage = 0;
     for (auto it = std::next(lir.find(*mm1)); it != lir.end(); ++it) {
       E& e = **it;
@@ -176,20 +177,32 @@ private:
       if (!f.softmax.ops.empty() && !MatMulForm::epilogue_after_softmax_ok(static_cast<int>(stage)))
         fail(e, "follows the Softmax; only a second MatMul may read it (run the op in "
                 "another subgraph)");
+      // an op on epilogue inputs alone (a Convert of a bias) may have a shape that broadcasts
+      // to the product's: the epilogue computes it on their broadcast registers
+      bool on_inputs = true;
+      for (std::size_t i = 0; i < e.num_inputs(); ++i)
+        on_inputs = on_inputs && !values.count(&e.input_expr(i));
+      Shape grown;
       if (is_reduction(e) || std::holds_alternative<ir::Constant>(e.op) ||
-          e.out_desc(0).shape != shape)
+          (e.out_desc(0).shape != shape &&
+           !(on_inputs && try_broadcast(Shape(e.out_desc(0).shape), Shape(shape), grown) &&
+             grown == Shape(shape))))
         fail(e, "follows the MatMul but is not an elementwise op on the product's shape " +
-                    Shape(shape).to_string() + "; run it in another subgraph");
+                    Shape(shape).to_string() +
+                    " or on its epilogue inputs; run it in another "
+                    "subgraph");
       for (std::size_t i = 0; i < e.num_inputs(); ++i) {
         const E& src = e.input_expr(i);
-        if (values.count(&src) || std::holds_alternative<ir::Scalar>(src.op)) continue;
+        if (values.count(&src) || on_epilogue_inputs.count(&src) ||
+            std::holds_alternative<ir::Scalar>(src.op))
+          continue;
         if (!std::holds_alternative<ir::Parameter>(src.op))
           fail(e, "reads '" + src.name + "', a value of another part of the kernel");
         if (!src.out_desc(0).layout.empty())
           fail(e, "reads '" + src.name + "' through a layout; pass epilogue inputs planar");
       }
       st.epilogue.push_back(&e);
-      values.insert(&e);
+      (e.out_desc(0).shape == shape ? values : on_epilogue_inputs).insert(&e);
     }
     for (E* r : f.results)
       if (!values.count(&r->input_expr(0)))
