@@ -154,8 +154,12 @@ DnnlStep onednn_matmul(const dnnl::engine& eng, dnnl::stream& stream, Dim m, Dim
                                              {DNNL_ARG_WEIGHTS, b_mem},
                                              {DNNL_ARG_DST, dnnl::memory(c_md, eng, out)}};
   if (epilogue) args[DNNL_ARG_BIAS] = dnnl::memory(bias_md, eng, bias);
+  // the primitive too is created under `t` threads: oneDNN's primitive cache keys on the
+  // thread count at creation, and a 1-thread matmul created under 2 threads was handed back as
+  // the 2-thread one (which then ran on one thread: the peer did not scale)
+  dnnl::matmul prim(pd);
   omp_set_num_threads(saved);
-  return {dnnl::matmul(pd), std::move(args)};
+  return {std::move(prim), std::move(args)};
 }
 
 /// Executes oneDNN steps one after the other on `t` threads.
