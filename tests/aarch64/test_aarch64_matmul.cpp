@@ -280,6 +280,20 @@ TEST_CASE("aarch64 matmul: outputs and epilogue inputs of other types") {
   }
 }
 
+TEST_CASE("aarch64 matmul: ops on the epilogue's inputs alone run on their broadcast registers") {
+  // a bias [N] rounded to f16 and a column scale [M,1]: the products of their broadcast
+  // registers, then added to the accumulators (docs/matmul.md)
+  const Product p{{2, 10, 12}, {12, 19}};
+  const Tensor a = uniform(p.a, 4), b = uniform(p.b, 5);
+  G g;
+  const auto pa = g.parameter(f32, p.a);
+  const auto y = g.matmul(pa, g.parameter(f32, p.b));
+  const auto bias = g.convert(g.convert(g.parameter(f32, Shape{19}), ElementType::f16), f32);
+  const auto scale = g.abs(g.parameter(f32, Shape{10, 1}));
+  g.result(g.add(y, g.multiply(bias, scale)));
+  check_matmul(g, error_bound(p, a, b, 1), {a, b, uniform(Shape{19}, 6), uniform(Shape{10, 1}, 7)});
+}
+
 TEST_CASE("aarch64 matmul: two outputs, the product and its activation") {
   const Product p{{8, 40}, {40, 70}};
   G g;
