@@ -135,8 +135,10 @@ void print_steps(const Program<>& program) {
   const G& g = program.graph();
   for (const auto& step : program.steps()) {
     const auto& node = g.node(step.node);
-    std::printf("  %-9s %-16s", step.kind == Program<>::StepKind::kernel ? "kernel" : "reference",
-                node.name.c_str());
+    const char* kind = step.kind == Program<>::StepKind::kernel ? "kernel"
+                       : step.kind == Program<>::StepKind::host ? "host copy"
+                                                                : "reference";
+    std::printf("  %-9s %-16s", kind, node.name.c_str());
     if (const auto* sg = std::get_if<ir::Subgraph<x64::Traits>>(&node.op)) {
       for (const ir::NodeId id : sg->body->topological_order())
         if (const auto& n = sg->body->node(id);
@@ -144,7 +146,8 @@ void print_steps(const Program<>& program) {
             !ir::is<ir::Constant>(n.op) && !ir::is<ir::Scalar>(n.op))
           std::printf(" %s", std::string(n.op_name()).c_str());
     } else {
-      std::printf(" %s: no kernel for this op, run by the reference interpreter",
+      std::printf(step.kind == Program<>::StepKind::host ? " %s: its bytes copied on the host"
+                                                         : " %s: run by the reference interpreter",
                   std::string(node.op_name()).c_str());
     }
     std::printf("\n");
@@ -189,7 +192,7 @@ std::map<std::string, PartTime> time_parts(const Program<>& program) {
   return parts;
 }
 
-/// One head split, a Reshape of x, as the Program runs it: on the reference path.
+/// One head split, a Reshape of x, as the Program runs it: a host copy (program/host_steps.hpp).
 double reshape_ms() {
   G g;
   g.result(g.reshape(g.parameter(f32, {tokens, width}), {tokens, heads, head_size}));
@@ -270,7 +273,7 @@ int main() {
     const PartTime f = fused_parts.at(part), u = unfused_parts.at(part);
     row(label, f.kernels, f.ms, u.kernels, u.ms);
   }
-  std::printf("%-44s 4 Reshapes %7.2f ms  4 Reshapes %7.2f ms  (reference path in both)\n",
+  std::printf("%-44s 4 Reshapes %7.2f ms  4 Reshapes %7.2f ms  (host copies in both)\n",
               "heads split and joined", reshapes, reshapes);
   std::printf("\n%-44s %-21s %-21s %s\n", "whole layer", "fused", "unfused", "speedup");
   for (std::size_t i = 0; i < whole.size(); ++i)

@@ -184,6 +184,42 @@ TEST_CASE("program: a Subgraph that cannot be compiled falls back to the referen
   CHECK(compare(program.run(in)[0], reference::evaluate(g, in)[0], approx) == "");
 }
 
+TEST_CASE("program: Reshape, Transpose, Broadcast and Slice between kernels are host copies") {
+  // each reads a kernel's output (abs(a)), so none is folded into a kernel's loads or stores
+  for (const ElementType t : {f32, ElementType::f16, ElementType::bf16, ElementType::i32,
+                              ElementType::i8, ElementType::u8}) {
+    for (const Dim mid : {Dim{3}, Dim{0}}) {
+      INFO(to_string(t) << ", middle extent " << mid);
+      ir::Graph<DefaultTraits> model;
+      const auto y = model.abs(model.parameter(t, Shape{2, mid, 5}, "a"));
+      model.result(model.reshape(y, {-1, 5}), "reshaped");
+      model.result(model.transpose(y, {2, 0, 1}), "transposed");
+      model.result(model.broadcast(model.slice(y, 0, 1, 1), Shape{4, 2, mid, 5}), "broadcast");
+      model.result(model.slice(y, 1, mid > 0 ? 1 : 0, mid > 0 ? 2 : 0), "sliced");
+      const Program<> program(model);
+      int host = 0; // the tokenizer may fold some of them into the kernel; the rest are copies
+      for (const auto& step : program.steps()) {
+        const auto& op = program.graph().node(step.node).op;
+        if (ir::is<ir::Reshape>(op) || ir::is<ir::Transpose>(op) || ir::is<ir::Broadcast>(op) ||
+            ir::is<ir::Slice>(op)) {
+          CHECK(step.kind == StepKind::host);
+          ++host;
+        }
+      }
+      CHECK(host >= 3); // the Reshape, the Broadcast and the Slice of the middle axis at least
+      const std::vector<Tensor> in{
+          Tensor::from_values(t, Shape{2, mid, 5}, make_values(10 * mid, 7, Pattern::finite))};
+      const auto got = program.run(in);
+      const auto want = reference::evaluate(model, in);
+      REQUIRE(got.size() == want.size());
+      for (std::size_t o = 0; o < got.size(); ++o) {
+        REQUIRE(got[o].shape() == want[o].shape());
+        CHECK(got[o].values().v == want[o].values().v);
+      }
+    }
+  }
+}
+
 TEST_CASE("program: Results that repeat a value or return an input are copied") {
   Graph g;
   const Value x = g.parameter(f32, {5}, "x");

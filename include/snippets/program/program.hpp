@@ -14,10 +14,12 @@
 //  - a kernel: a Subgraph's CompiledKernel;
 //  - opaque: an Opaque op through the OpaqueKernel registered under its type name (on
 //    buffers), or a reference::OpaqueFn (on doubles) when only that is registered;
+//  - host: a Reshape, Transpose, Broadcast or Slice outside the kernels, as a copy of its
+//    bytes (program/host_steps.hpp: exact for every type, no round trip through double);
 //  - reference: any other op, and a Subgraph that failed to compile for this host or whose
 //    kernel has no code it can execute (the reason is in Step::note; the kernel, if any, stays
 //    in Step::kernel), through the reference interpreter. A backend without a code generator
-//    (ReferenceBackend) runs every node this way.
+//    (ReferenceBackend), or ProgramOptions::reference_only, runs every node this way.
 // The Program is immutable and may run from many threads at once, each with its own
 // ExecutionContext. Inputs, outputs and the model's values are planar with static shapes.
 // No output may overlap an input or another output (a model reads its inputs after it has
@@ -37,6 +39,7 @@
 #include "snippets/default_traits.hpp"
 #include "snippets/passes/tokenize.hpp"
 #include "snippets/program/execution_context.hpp"
+#include "snippets/program/host_steps.hpp"
 #include "snippets/program/kernel_cache.hpp"
 #include "snippets/reference/interpreter.hpp"
 #include "snippets/support/memory_plan.hpp"
@@ -63,7 +66,7 @@ template <class T = DefaultTraits, class Lowering = passes::DefaultLowering,
           class DataFlow = passes::DefaultDataFlow>
 class Program {
 public:
-  enum class StepKind { kernel, opaque, reference };
+  enum class StepKind { kernel, opaque, host, reference };
   struct Step {
     ir::NodeId node = 0; // in graph()
     StepKind kind = StepKind::reference;
@@ -313,6 +316,9 @@ void Program<T, Lowering, DataFlow>::prepare_steps() {
     if (const auto* sg = std::get_if<ir::Subgraph<T>>(&n.op); sg && !opt_->reference_only) {
       if constexpr (CodeGenerator<T>) // a backend without a code generator: all reference
         prepare_kernel(step, n, *sg);
+    } else if (CodeGenerator<T> && detail::host_movable(n.op) && !opt_->reference_only &&
+               g.type(n.inputs[0]).type == n.outputs[0].type) {
+      step.kind = StepKind::host;
     } else if (const auto* op = std::get_if<ir::Opaque>(&n.op)) {
       step.kind = StepKind::opaque;
       if (!opt_->opaque.count(op->type_name) && !opt_->reference.opaque.count(op->type_name))
@@ -353,6 +359,7 @@ void Program<T, Lowering, DataFlow>::run_step(const Step& step, std::span<const 
                                               const RunOptions& run_opt) const {
   const auto& n = graph_->node(step.node);
   if (step.kind == StepKind::kernel) return step.kernel->run(in, out, run_opt);
+  if (step.kind == StepKind::host) return detail::run_host_step(n.op, in[0], out[0]);
   if (step.kind == StepKind::opaque) {
     const auto it = opt_->opaque.find(std::get<ir::Opaque>(n.op).type_name);
     if (it != opt_->opaque.end()) return it->second(in, out);
