@@ -25,6 +25,7 @@
 
 #include "snippets/ir/graph.hpp"
 #include "snippets/reference/eltwise.hpp"
+#include "snippets/reference/quantization.hpp"
 #include "snippets/reference/tensor_ops.hpp"
 
 namespace snippets::reference {
@@ -112,6 +113,14 @@ std::vector<Values> eval_node(const ir::Node<T>& node, std::span<const Values> i
           Values v{tag.to, in[0].shape, in[0].v};
           round_values(v);
           return {v};
+        } else if constexpr (std::is_same_v<Tag, ir::FakeQuantize>) {
+          return {broadcast_map(out[0].type, out[0].shape, ptrs, [&](std::span<const double> a) {
+            return round_to(out[0].type, formula(tag, a[0], a[1], a[2], a[3], a[4]));
+          })};
+        } else if constexpr (std::is_same_v<Tag, ir::Quantize>) {
+          return {broadcast_map(out[0].type, out[0].shape, ptrs, [&](std::span<const double> a) {
+            return formula(tag, a[0], a[1], a[2]);
+          })};
         } else if constexpr (std::is_same_v<Tag, ir::ReduceSum> ||
                              std::is_same_v<Tag, ir::ReduceMax>) {
           std::vector<bool> reduced(in[0].shape.rank(), false);
