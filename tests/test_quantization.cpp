@@ -8,15 +8,15 @@
 // that hit the ends of the ranges and their f32 neighbours, ties of round half to even,
 // saturation, NaN and infinities, and zero sizes. The Programs at the end check what the
 // tokenizer makes of quantized models: one kernel each.
-#include "jit_test_util.hpp"
+#include "quantization_test_util.hpp"
 
 using namespace snippets;
 using namespace snippets::jit_test;
+using namespace snippets::quantization_test;
 
 namespace {
 
-constexpr ElementType u8 = ElementType::u8, i8 = ElementType::i8, f16 = ElementType::f16,
-                      bf16 = ElementType::bf16, i32 = ElementType::i32;
+constexpr ElementType i32 = ElementType::i32;
 constexpr Dim inner_sizes[] = {1, 7, 8, 15, 16, 17, 33, 100};
 
 /// Every ISA, unroll 1 and 4, 1-3 threads, bit for bit against the reference with each node
@@ -28,64 +28,25 @@ void check(const Graph& g, const std::vector<Tensor>& in) {
       {.tol = exact, .threads = {1, 2, 3}, .fma = true, .round_each_node = true, .unroll = {1, 4}});
 }
 
-double next_up(double v) { return std::nextafter(float(v), std::numeric_limits<float>::max()); }
-double next_down(double v) { return std::nextafter(float(v), -std::numeric_limits<float>::max()); }
-
-/// `n` values around [lo, hi]: random ones inside and beyond it, and every 3rd a value where
-/// quantization is decided: the ends and their f32 neighbours, `lo + (k + 1/2) * step` (a tie
-/// when step is the exact width of a level), signed zeros, NaN, infinities, huge values.
-std::vector<double> around(std::size_t n, std::uint64_t seed, double lo, double hi, double step) {
-  Rng rng(seed);
-  const double pad = (hi - lo) / 4 + 1;
-  std::vector<double> v(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (i % 3 != 0) {
-      v[i] = rng.uniform(std::min(lo, hi) - pad, std::max(lo, hi) + pad);
-      continue;
+/// `g` as a Program on every ISA: one kernel step and no intermediate memory, its outputs the
+/// reference's bit for bit with 1 and 3 threads.
+void check_one_kernel(const Graph& g, const std::vector<Tensor>& in) {
+  const auto want = reference::evaluate(g, in);
+  for_each_isa([&](x64::Isa isa) {
+    ProgramOptions<TestedTraits> opt;
+    opt.compile.isa = isa;
+    const Program<> p(g, opt);
+    check_steps_are_kernels(p);
+    CHECK(p.steps().size() == 1);
+    CHECK(p.arena_bytes() == 0);
+    for (const int threads : {1, 3}) {
+      const auto got = p.run(in, with_threads(threads));
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        const std::string report = compare(got[i], want.at(i), exact);
+        CHECK_MESSAGE(report.empty(), report);
+      }
     }
-    switch (rng.integer(0, 9)) {
-    case 0: v[i] = lo; break;
-    case 1: v[i] = hi; break;
-    case 2: v[i] = rng.integer(0, 1) ? next_up(lo) : next_down(lo); break;
-    case 3: v[i] = rng.integer(0, 1) ? next_up(hi) : next_down(hi); break;
-    case 4: v[i] = rng.integer(0, 1) ? 0.0 : -0.0; break;
-    case 5: v[i] = std::array{qnan, inf, -inf}[std::size_t(rng.integer(0, 2))]; break;
-    case 6: v[i] = rng.integer(0, 1) ? 1e30 : -1e30; break;
-    default: v[i] = lo + (double(rng.integer(-2, 40)) + 0.5) * step; break;
-    }
-  }
-  return v;
-}
-
-Tensor around_tensor(const Shape& s, std::uint64_t seed, double lo, double hi, double step,
-                     ElementType t = f32) {
-  return Tensor::from_values(t, s, around(std::size_t(s.element_count()), seed, lo, hi, step));
-}
-
-/// Ranges of a FakeQuantize: input [il, ih], output [ol, oh], `levels`.
-struct Ranges {
-  double il, ih, ol, oh;
-  std::int64_t levels;
-};
-
-/// Per-tensor ranges that the decomposition computes in each of its forms: ordinary 8-bit
-/// ranges (lean), a zero and a -0 at the ends, a step that changes nothing, inverted and empty
-/// input ranges, an inverted output range, two levels (Select form), huge levels.
-constexpr Ranges per_tensor[] = {
-    {0, 255, 0, 255, 256},    {-1, 1, -1, 1, 255},  {-8, 8, 0, 32, 33},
-    {-8, 8, -0.0, 32, 33},    {0.1, 2.3, -4, 7, 7}, {-3, 5, 5, -3, 17},
-    {2, -2, -1, 1, 9},        {1.5, 1.5, -2, 2, 5}, {-1, 1, 0, 1, 2},
-    {-100, 100, -1, 1, 65536}, {0, 1e-40, 0, 1, 3},
-};
-
-Graph fake_quantize_graph(const Shape& s, const Ranges& r, ElementType out = f32,
-                          ElementType in = f32) {
-  Graph g;
-  const auto x = g.parameter(in, s, "x");
-  auto c = [&](double v) { return g.scalar(in, v); };
-  const auto y = g.fake_quantize(x, c(r.il), c(r.ih), c(r.ol), c(r.oh), r.levels);
-  g.result(out == in ? y : g.convert(y, out), "y");
-  return g;
+  });
 }
 
 /// A u8 tensor of random bytes.
@@ -134,8 +95,8 @@ TEST_CASE("FakeQuantize and Quantize: types, NUMPY broadcasting of the ranges, a
   CHECK(error_id([&] { g.fake_quantize(x, bad, one, one, one, 256); }) ==
         "snippets.shape.not_broadcastable");
   CHECK(error_id([&] { g.quantize(x, bad, one); }) == "snippets.shape.not_broadcastable");
-  for (const std::int64_t levels : {std::int64_t{1}, std::int64_t{0}, std::int64_t{-3},
-                                    ir::FakeQuantize::max_levels + 1})
+  for (const std::int64_t levels :
+       {std::int64_t{1}, std::int64_t{0}, std::int64_t{-3}, ir::FakeQuantize::max_levels + 1})
     CHECK(error_id([&] { g.fake_quantize(x, one, one, one, one, levels); }) ==
           "snippets.graph.bad_attribute");
   CHECK(error_id([&] { g.fake_quantize(x, one, one, one, one, ir::FakeQuantize::max_levels); }) ==
@@ -151,7 +112,8 @@ TEST_CASE("FakeQuantize and Quantize: types, NUMPY broadcasting of the ranges, a
   CHECK(error_id([&] { g.fake_quantize(ints, c8, c8, c8, c8, 3); }) ==
         "snippets.graph.unsupported_type");
   CHECK(error_id([&] { g.quantize(ints, c8, c8); }) == "snippets.graph.unsupported_type");
-  CHECK(error_id([&] { g.apply(ir::FakeQuantize{3}, x, one, one, one); }) == "snippets.graph.arity");
+  CHECK(error_id([&] { g.apply(ir::FakeQuantize{3}, x, one, one, one); }) ==
+        "snippets.graph.arity");
   CHECK(g.size() == before + 5); // the nodes built above: no failed construction left one
 }
 
@@ -220,32 +182,28 @@ TEST_CASE("DecomposeQuantization: no quantization op is left, and the body compu
   const Shape s{3, 700};
   std::uint64_t seed = 1;
   for (const Ranges& r : per_tensor) {
-    CAPTURE(r.il);
-    CAPTURE(r.ih);
-    CAPTURE(r.ol);
-    CAPTURE(r.oh);
-    CAPTURE(r.levels);
+    INFO("ranges " << r.describe());
     const Graph g = fake_quantize_graph(s, r);
     const Graph d = passes::DecomposeQuantization{}.run(g);
     const std::string ops = ops_of(d);
     CHECK(ops.find("FakeQuantize") == std::string::npos);
-    const double step = (r.ih - r.il) / double(r.levels - 1);
-    const Tensor x = around_tensor(s, ++seed, r.il, r.ih, step);
+    const Tensor x = around_tensor(s, ++seed, r.il, r.ih, r.step());
     reference::Options ro;
     ro.round_each_node = true;
-    const std::string report = compare(reference::evaluate(d, {x}, ro).at(0),
-                                       reference::evaluate(g, {x}).at(0), exact);
+    const std::string report =
+        compare(reference::evaluate(d, {x}, ro).at(0), reference::evaluate(g, {x}).at(0), exact);
     CHECK_MESSAGE(report.empty(), report);
   }
   // the forms: a clamp for ordinary ranges, Selects where an end needs them
-  auto form = [&](const Ranges& r) { return ops_of(passes::DecomposeQuantization{}.run(
-                                         fake_quantize_graph(s, r))); };
+  auto form = [&](const Ranges& r) {
+    return ops_of(passes::DecomposeQuantization{}.run(fake_quantize_graph(s, r)));
+  };
   const std::string lean = form({0, 255, 0, 255, 256});
   CHECK(lean.find("Select") == std::string::npos);
   CHECK(lean.find("Maximum") != std::string::npos);
   CHECK(lean.find("Subtract") == std::string::npos); // il = +0, ol = +0: no shift, no offset
   CHECK(lean.find("Multiply") != std::string::npos);
-  CHECK(form({2, -2, -1, 1, 9}).find("Select") != std::string::npos);    // inverted
+  CHECK(form({2, -2, -1, 1, 9}).find("Select") != std::string::npos);     // inverted
   CHECK(form({-8, 8, -0.0, 32, 33}).find("Select") != std::string::npos); // ol = -0
   // Quantize: a division, the rounding, the zero point (left out when it is 0), the Convert
   Graph q;
@@ -264,16 +222,11 @@ TEST_CASE("jit FakeQuantize: per-tensor ranges in every form, every tail length,
           "outputs") {
   std::uint64_t seed = 100;
   for (const Ranges& r : per_tensor) {
-    CAPTURE(r.il);
-    CAPTURE(r.ih);
-    CAPTURE(r.ol);
-    CAPTURE(r.oh);
-    CAPTURE(r.levels);
-    const double step = (r.ih - r.il) / double(r.levels - 1);
+    INFO("ranges " << r.describe());
     for (const Dim n : inner_sizes) {
       for (const Shape& s : {Shape{n}, Shape{3, n}}) {
         INFO("shape = " << s.to_string());
-        const Tensor x = around_tensor(s, ++seed, r.il, r.ih, step);
+        const Tensor x = around_tensor(s, ++seed, r.il, r.ih, r.step());
         check(fake_quantize_graph(s, r), {x});
         if (r.ol == 0 && r.oh == 255) check(fake_quantize_graph(s, r, u8), {x});
       }
@@ -291,7 +244,7 @@ TEST_CASE("jit FakeQuantize: per-channel ranges broadcast over [N, C, H, W], inp
     Rng rng{std::uint64_t(c)};
     for (Dim k = 0; k < c; ++k) {
       const double lo = rng.uniform(-4, 0), hi = rng.uniform(0.5, 4);
-      il.push_back(k % 4 == 1 ? hi : lo); // channel 1: inverted
+      il.push_back(k % 4 == 1 ? hi : lo);                   // channel 1: inverted
       ih.push_back(k % 4 == 1 ? lo : k % 4 == 2 ? lo : hi); // channel 2: empty
       ol.push_back(k % 4 == 3 ? 0.0 : rng.uniform(-2, 0));
       oh.push_back(k % 4 == 3 ? 255.0 : rng.uniform(0, 2));
@@ -317,10 +270,7 @@ TEST_CASE("jit FakeQuantize: per-channel ranges broadcast over [N, C, H, W], inp
       if (as_inputs) {
         check(g, in);
       } else { // a model: the tokenizer passes the constants to one kernel as inputs
-        const Program<> p(g);
-        check_steps_are_kernels(p);
-        const std::string report = compare(p.run(in).at(0), reference::evaluate(g, in).at(0), exact);
-        CHECK_MESSAGE(report.empty(), report);
+        check_one_kernel(g, in);
       }
     }
   }
@@ -404,20 +354,7 @@ TEST_CASE("program: quantize(relu(x * s + b)) is one kernel that stores u8") {
     for (double& v : xv) v = double(rng.integer(-100, 700)) / 4;
     const std::vector<Tensor> in{Tensor::from_values(f32, s, xv),
                                  Tensor::from_values(f32, {3, 1}, {0.125, -1, 3.375})};
-    for_each_isa([&](x64::Isa isa) {
-      ProgramOptions<TestedTraits> opt;
-      opt.compile.isa = isa;
-      const Program<> p(g, opt);
-      check_steps_are_kernels(p);
-      CHECK(p.steps().size() == 1);
-      CHECK(p.arena_bytes() == 0);
-      for (const int threads : {1, 3}) {
-        const auto got = p.run(in, with_threads(threads));
-        CHECK(got.at(0).type() == u8);
-        const std::string report = compare(got.at(0), reference::evaluate(g, in).at(0), exact);
-        CHECK_MESSAGE(report.empty(), report);
-      }
-    });
+    check_one_kernel(g, in);
   }
 }
 
@@ -436,14 +373,5 @@ TEST_CASE("program: dequantize(u8 x) * w + b is one kernel reading u8, and a qua
   std::vector<double> wv(19);
   for (std::size_t i = 0; i < wv.size(); ++i) wv[i] = double(int(i) - 9) / 8;
   const std::vector<Tensor> in{bytes(s, 3), Tensor::from_values(f32, {19}, wv)};
-  for_each_isa([&](x64::Isa isa) {
-    ProgramOptions<TestedTraits> opt;
-    opt.compile.isa = isa;
-    const Program<> p(g, opt);
-    check_steps_are_kernels(p);
-    CHECK(p.steps().size() == 1);
-    const std::string report =
-        compare(p.run(in).at(0), reference::evaluate(g, in).at(0), exact);
-    CHECK_MESSAGE(report.empty(), report);
-  });
+  check_one_kernel(g, in);
 }

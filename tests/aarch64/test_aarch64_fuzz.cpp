@@ -27,8 +27,8 @@ struct Volume {
   int models;
 };
 /// Models per family: 2,500 in all (x64 CI runs 8,400 per ISA natively).
-constexpr Volume per_family[] = {{"elementwise", 600}, {"math", 300},  {"reduce", 300},
-                                 {"program", 200},     {"types", 200}, {"matmul", 400},
+constexpr Volume per_family[] = {{"elementwise", 600}, {"math", 300},     {"reduce", 300},
+                                 {"program", 200},     {"types", 200},    {"matmul", 400},
                                  {"dynamic", 300},     {"quantized", 200}};
 
 void run_family(const Volume& v) {

@@ -67,9 +67,9 @@ Tensor values(ElementType t, Shape s, std::vector<double> v) {
   return Tensor::from_values(t, std::move(s), v);
 }
 
-const std::vector<double> axis_x{-162, 10, -100, 232, -20, -50, -76, 0,    0,
+const std::vector<double> axis_x{-162, 10, -100, 232, -20,  -50,  -76,  0,    0,
                                  252,  32, -44,  245, -485, -960, -270, -375, -470};
-const std::vector<double> axis_q{3,  89, 34, 200, 74,  59, 5,   24,  24,
+const std::vector<double> axis_q{3,  89, 34, 200, 74, 59, 5,   24,  24,
                                  87, 32, 13, 245, 99, 4,  142, 121, 102};
 
 } // namespace
@@ -103,8 +103,9 @@ TEST_CASE("onnx QuantizeLinear: ONNX's vectors per tensor, known or run-time sca
     m.node("QuantizeLinear", {"x", "s"}, {"u"}).node("QuantizeLinear", {"x", "s", "z"}, {"i"});
     m.output("u", UINT8, {2, 7}).output("i", INT8, {2, 7});
     const auto model = ox::load_from_bytes(m.bytes());
-    const Tensor x = values(f32, {2, 7}, {-100, -1.25, -0.25, 0, 0.25, 0.75, 1.25, 63.75, 64, 100,
-                                          0.1, -0.1, 126.75, -200});
+    const Tensor x =
+        values(f32, {2, 7},
+               {-100, -1.25, -0.25, 0, 0.25, 0.75, 1.25, 63.75, 64, 100, 0.1, -0.1, 126.75, -200});
     const auto ref = snippets::reference::evaluate(model.graph, {x});
     CHECK(ref[0].type() == u8);
     CHECK(ref[1].type() == i8);
@@ -133,7 +134,8 @@ TEST_CASE("onnx QuantizeLinear and DequantizeLinear per axis: ONNX's vectors, ru
     }
     q.input("x", FLOAT, {1, 3, 3, 2}).node("QuantizeLinear", {"x", "s", "z"}, {"y"});
     q.output("y", UINT8, {1, 3, 3, 2});
-    d.input("x", UINT8, {1, 3, 3, 2}).node("DequantizeLinear", {"x", "s", "z"}, {"y"}, {{"axis", 1}});
+    d.input("x", UINT8, {1, 3, 3, 2})
+        .node("DequantizeLinear", {"x", "s", "z"}, {"y"}, {{"axis", 1}});
     d.output("y", FLOAT, {1, 3, 3, 2});
     const auto qm = ox::load_from_bytes(q.bytes()), dm = ox::load_from_bytes(d.bytes());
     CHECK(count_ops(qm.graph, "Reshape") == (known ? 0 : 2)); // [3] -> [3, 1, 1]

@@ -89,8 +89,8 @@ ir::Value quantization_operand(NodeContext<T>& c, std::size_t i, const Quantizat
 template <class T> ElementType zero_point_type(NodeContext<T>& c) {
   if (!c.has_in(2)) return ElementType::u8;
   const HostTensor* h = c.host(2);
-  const ElementType t = h ? require_element_type(h->dtype, c.who() + ": the zero point")
-                          : c.type(c.in(2)).type;
+  const ElementType t =
+      h ? require_element_type(h->dtype, c.who() + ": the zero point") : c.type(c.in(2)).type;
   return t;
 }
 
@@ -109,9 +109,10 @@ template <class T> void convert_quantize_linear(NodeContext<T>& c) {
   const QuantizationAxis q = quantization_axis(c, static_shape(c, x));
   const ElementType to = zero_point_type(c), f = scale_type(c);
   if (to != ElementType::u8 && to != ElementType::i8)
-    raise("snippets.onnx.unsupported_type",
-          c.who() + " quantizes to " + std::string(to_string(to)) + "; snippets quantizes to "
-                                                                    "uint8 or int8");
+    raise("snippets.onnx.unsupported_type", c.who() + " quantizes to " +
+                                                std::string(to_string(to)) +
+                                                "; snippets quantizes to "
+                                                "uint8 or int8");
   if (c.type(x).type != f) x = c.op(ir::Convert{f}, {x});
   const ir::Value zero = c.has_in(2) ? quantization_operand(c, 2, q, f) : c.scalar(x, 0);
   c.set_out(0, c.op(ir::Quantize{to}, {x, quantization_operand(c, 1, q, f), zero}));
@@ -124,7 +125,7 @@ template <class T> void convert_dequantize_linear(NodeContext<T>& c) {
   ir::Value y = c.op(ir::Convert{f}, {x});
   const HostTensor* zero = c.host(2);
   const bool zero_is_0 = zero && std::all_of(zero->values.begin(), zero->values.end(),
-                                              [](double v) { return v == 0; });
+                                             [](double v) { return v == 0; });
   if (c.has_in(2) && !zero_is_0) y = c.op(ir::Subtract{}, {y, quantization_operand(c, 2, q, f)});
   c.set_out(0, c.op(ir::Multiply{}, {y, quantization_operand(c, 1, q, f)}));
 }

@@ -273,9 +273,9 @@ std::vector<TensorType> infer_types_unchecked(const Op<T>& op, std::span<const T
           detail::check_arity(in, 3, who);
           detail::check_same_type(in, who);
           if (tag.to != ElementType::u8 && tag.to != ElementType::i8)
-            raise("snippets.graph.bad_attribute",
-                  std::string(who) + " quantizes to " + std::string(snippets::to_string(tag.to)) +
-                      "; it quantizes to u8 or i8");
+            raise("snippets.graph.bad_attribute", std::string(who) + " quantizes to " +
+                                                      std::string(snippets::to_string(tag.to)) +
+                                                      "; it quantizes to u8 or i8");
           return {{tag.to, detail::broadcast_in(in, who)}};
         } else if constexpr (std::is_same_v<Tag, ReduceSum> || std::is_same_v<Tag, ReduceMax>) {
           return detail::reduce(in, tag.axes, tag.keep_dims, who);

@@ -61,8 +61,8 @@ private:
   template <class T> struct Builder {
     ir::Graph<T>& g;
     const std::string& name;
-    template <class Tag> ir::Value op(Tag tag, std::initializer_list<ir::Value> in,
-                                      std::string_view step) {
+    template <class Tag>
+    ir::Value op(Tag tag, std::initializer_list<ir::Value> in, std::string_view step) {
       return g.make(std::move(tag), in, name + "/" + std::string(step))[0];
     }
     ir::Value scalar(double v, std::string_view step) {
@@ -100,9 +100,10 @@ private:
     std::optional<double> u[4];
     bool folded = out.type(x).shape == n.outputs[0].shape; // the ranges do not broadcast x
     for (int i = 0; i < 4; ++i) folded = (u[i] = b.uniform(in[std::size_t(i) + 1])) && folded;
-    ir::Value y = folded ? fake_quantize_folded(b, x, reference::fake_quantize_ranges(
-                                                         *u[0], *u[1], *u[2], *u[3], fq.levels))
-                         : fake_quantize_tensors(b, x, in, fq.levels);
+    ir::Value y =
+        folded ? fake_quantize_folded(
+                     b, x, reference::fake_quantize_ranges(*u[0], *u[1], *u[2], *u[3], fq.levels))
+               : fake_quantize_tensors(b, x, in, fq.levels);
     if (const ElementType t = n.outputs[0].type; t != f32) y = b.op(ir::Convert{t}, {y}, "back");
     return y;
   }

@@ -78,7 +78,7 @@ inline double formula(const ir::FakeQuantize& fq, double x, double il, double ih
 inline double formula(const ir::Quantize& q, double x, double scale, double zero_point) {
   using quantization::f32;
   const double r = std::nearbyint(f32(f32(x) / f32(scale)));
-  return round_to(q.to, f32(r + f32(zero_point)));
+  return round_to(q.to, f32(r + f32(zero_point))) + 0.0; // an integer 0 has no sign
 }
 
 } // namespace snippets::reference
