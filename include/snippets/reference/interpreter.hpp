@@ -9,7 +9,8 @@
 //    compatible with the declared ones (dynamic dims take any extent); otherwise
 //    [snippets.reference.input_count|input_type|input_shape]. Input Values are first rounded
 //    to their element type (an i32 input of 2.7 is 2), as a Tensor of that type would hold;
-//  - every op is computed in double; a node whose output type is an integer or boolean has
+//  - every op is computed in double (but FakeQuantize and Quantize, defined in f32 steps:
+//    reference/quantization.hpp); a node whose output type is an integer or boolean has
 //    its values converted to that type (truncate toward zero, saturate) because that is the
 //    op's meaning; float intermediates stay in double unless Options::round_each_node;
 //  - outputs are encoded to each Result's element type once, at the end;
