@@ -115,6 +115,10 @@ TEST_CASE("fuzz: whole Programs with Opaque ops, several outputs and 1-3 threads
   run_family("program");
 }
 
+TEST_CASE("fuzz: FakeQuantize and Quantize among exact ops, u8 and i8 outputs, bit for bit") {
+  run_family("quantized");
+}
+
 TEST_CASE("fuzz oracle: a result off by more than its bound is reported, one within it is not") {
   Graph g;
   const Value x = g.parameter(ElementType::f32, {3, 17}, "x");

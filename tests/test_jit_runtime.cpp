@@ -345,6 +345,7 @@ TEST_CASE("jit runtime: CompileOptions selects the ISA") {
 TEST_CASE("jit runtime: CompileOptions.trace lists the passes in the documented order") {
   // passes/default_pipelines.hpp: DefaultDataFlow, DefaultControlFlow, DefaultPreparation
   const std::vector<std::string_view> expected = {"DecomposeSoftmax",
+                                                  "DecomposeQuantization",
                                                   "FuseTransposeIntoParameter",
                                                   "FuseTransposeIntoResult",
                                                   "Canonicalize",

@@ -169,7 +169,7 @@ TEST_CASE("FuseTransposeIntoParameter: chains compose, identities vanish, shared
   }
 }
 
-TEST_CASE("DefaultDataFlow folds transposes right after DecomposeSoftmax, and Canonicalize "
+TEST_CASE("DefaultDataFlow folds transposes right after the decompositions, and Canonicalize "
           "rank-aligns the strided layout") {
   std::vector<std::string_view> trace;
   Graph g;
@@ -177,11 +177,12 @@ TEST_CASE("DefaultDataFlow folds transposes right after DecomposeSoftmax, and Ca
   auto y = g.parameter(f32, {2, 5, 3}, "y");
   g.result(g.add(g.transpose(x, {1, 0}), y));
   const Graph out = passes::DefaultDataFlow{}.run(g, &trace);
-  REQUIRE(trace.size() >= 4);
+  REQUIRE(trace.size() >= 5);
   CHECK(trace[0] == "DecomposeSoftmax");
-  CHECK(trace[1] == "FuseTransposeIntoParameter");
-  CHECK(trace[2] == "FuseTransposeIntoResult");
-  CHECK(trace[3] == "Canonicalize");
+  CHECK(trace[1] == "DecomposeQuantization");
+  CHECK(trace[2] == "FuseTransposeIntoParameter");
+  CHECK(trace[3] == "FuseTransposeIntoResult");
+  CHECK(trace[4] == "Canonicalize");
   const ir::Parameter& p = param(out, 0);
   CHECK(p.output.shape == Shape{1, 5, 3});
   CHECK(p.layout.order() == Order{0, 2, 1});

@@ -13,6 +13,7 @@
 #include "fuzz/math.hpp"
 #include "fuzz/matmul.hpp"
 #include "fuzz/program.hpp"
+#include "fuzz/quantized.hpp"
 #include "fuzz/reduce.hpp"
 #include "fuzz/types.hpp"
 
@@ -39,6 +40,7 @@ inline std::span<const Family> families() {
       {"matmul", 1000, 0x3a3a0000u, matmul_case},
       {"layout", 600, 0x1a900000u, layout_case},
       {"program", 600, 0x9a0a0000u, program_case},
+      {"quantized", 600, 0x9a470000u, quantized_case},
   };
   return all;
 }

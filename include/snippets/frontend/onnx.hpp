@@ -8,11 +8,12 @@
 //
 // What maps: the elementwise, activation, comparison and logical ops, Cast, Reshape / Flatten /
 // Squeeze / Unsqueeze / Transpose / Expand, MatMul and Gemm, the Reduce* family, Softmax and
-// LogSoftmax (supported_ops() lists them; docs/onnx.md says how each maps). Shape arithmetic on
-// static shapes (Shape, Size, Slice, Concat, Gather, ConstantOfShape, ...) is computed while
-// loading. Every other op becomes an ir::Opaque node with the op type as its name (disable with
-// LoadOptions::allow_opaque), so a whole model loads and tokenizes; running it then needs an
-// OpaqueKernel per foreign op type (ProgramOptions::opaque).
+// LogSoftmax, the normalizations, QuantizeLinear and DequantizeLinear (supported_ops() lists them;
+// docs/onnx.md says how each maps). Shape arithmetic on static shapes (Shape, Size, Slice, Concat,
+// Gather, ConstantOfShape, ...) is computed while loading. Every other op becomes an ir::Opaque
+// node with the op type as its name (disable with LoadOptions::allow_opaque), so a whole model
+// loads and tokenizes; running it then needs an OpaqueKernel per foreign op type
+// (ProgramOptions::opaque).
 //
 // Shapes are static: symbolic dimensions of graph inputs must be fixed with
 // LoadOptions::input_shapes. Tensors are the snippets element types (FLOAT, FLOAT16, BFLOAT16,
@@ -20,9 +21,10 @@
 //
 // Errors ([snippets.onnx.*], docs/errors.md) name the ONNX node and the problem: bad_model,
 // missing_input, duplicate_name, unsupported_version, unsupported_op, unsupported_type,
-// unsupported_attribute, not_constant, dynamic_shape, bad_tensor, file, not_a_file,
-// file_too_large; element counts that overflow int64 raise [snippets.shape.too_many_elements].
-// This header and the other frontend/ headers are the only ones that include protobuf and ONNX.
+// unsupported_attribute, not_constant, dynamic_shape, bad_tensor, bad_quantization, file,
+// not_a_file, file_too_large; element counts that overflow int64 raise
+// [snippets.shape.too_many_elements]. This header and the other frontend/ headers are the only ones
+// that include protobuf and ONNX.
 #pragma once
 
 #include <filesystem>

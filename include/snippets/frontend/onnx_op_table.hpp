@@ -3,7 +3,7 @@
 //
 // Each entry has
 //  - convert: builds our ops for the node (onnx_ops_elementwise.hpp, onnx_ops_tensor.hpp,
-//    onnx_ops_normalization.hpp) or
+//    onnx_ops_normalization.hpp, onnx_ops_quantization.hpp) or
 //    computes a known value (onnx_ops_host.hpp);
 //  - host: computes the node at load time when all its inputs are known (shape arithmetic);
 //  - first_constant_input: inputs from this index on are shapes, axes or flags that must be
@@ -19,6 +19,7 @@
 #include "snippets/frontend/onnx_ops_elementwise.hpp"
 #include "snippets/frontend/onnx_ops_host.hpp"
 #include "snippets/frontend/onnx_ops_normalization.hpp"
+#include "snippets/frontend/onnx_ops_quantization.hpp"
 #include "snippets/frontend/onnx_ops_tensor.hpp"
 
 namespace snippets::onnx::detail {
@@ -113,6 +114,9 @@ template <class T> const std::map<std::string, OpConverter<T>, std::less<>>& op_
       // normalizations (onnx_ops_normalization.hpp)
       {"LayerNormalization", C{convert_layer_normalization<T>}},
       {"InstanceNormalization", C{convert_instance_normalization<T>}},
+      // quantization (onnx_ops_quantization.hpp)
+      {"QuantizeLinear", C{convert_quantize_linear<T>}},
+      {"DequantizeLinear", C{convert_dequantize_linear<T>, h::dequantize_linear<T>}},
       // values known at load time
       {"Constant", C{convert_constant<T>}},
       {"Shape", C{convert_shape<false, T>}},

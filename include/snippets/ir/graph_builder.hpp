@@ -81,6 +81,14 @@ public:
   template <class V> V power_static(V x, double e) { return apply(PowerStatic{e}, x); }
   template <class V> V select(V cond, V a, V b) { return apply(Select{}, cond, a, b); }
   template <class V> V convert(V x, ElementType to) { return apply(Convert{to}, x); }
+  /// FakeQuantize of x to `levels` values, input range [il, ih], output range [ol, oh].
+  template <class V> V fake_quantize(V x, V il, V ih, V ol, V oh, std::int64_t levels) {
+    return apply(FakeQuantize{levels}, x, il, ih, ol, oh);
+  }
+  /// saturate(round(x / scale) + zero_point) as `to` (ONNX QuantizeLinear).
+  template <class V> V quantize(V x, V scale, V zero_point, ElementType to = ElementType::u8) {
+    return apply(Quantize{to}, x, scale, zero_point);
+  }
   template <class V> V reduce_sum(V x, std::vector<std::int64_t> axes, bool keep_dims = true) {
     return apply(ReduceSum{std::move(axes), keep_dims}, x);
   }

@@ -13,7 +13,10 @@
 //  - Mod is truncated (sign of the dividend, C fmod); FloorMod has the sign of the divisor;
 //  - integer results are truncated toward zero and saturated to the type's range (NaN -> 0);
 //  - Convert follows the same rule for float -> integer and rounds to nearest even for
-//    narrower floats; any non-zero value converts to boolean true.
+//    narrower floats; any non-zero value converts to boolean true;
+//  - FakeQuantize and Quantize (below) compute in f32 steps, each rounded to f32 as a kernel
+//    rounds it, on their inputs taken as f32 values (reference/quantization.hpp), so a kernel
+//    gives the reference's result bit for bit, ties included.
 // Adding an op: add a tag here and to OpList below, give it a reference formula
 // (reference/eltwise.hpp or the interpreter), an emitter if a target can fuse it, and tests.
 #pragma once
@@ -304,6 +307,35 @@ struct Slice {
   std::int64_t length = 0;
   bool operator==(const Slice&) const = default;
 };
+/// FakeQuantize(x, input_low, input_high, output_low, output_high): OpenVINO's FakeQuantize-1,
+/// x quantized to `levels` evenly spaced values. The four ranges broadcast with x by NUMPY
+/// rules (per tensor, per channel as [C, 1, ..., 1], or per element); the output has x's float
+/// type and the broadcast shape. With il, ih, ol, oh the ranges, lo = min(il, ih),
+/// hi = max(il, ih), isc = (levels - 1) / (ih - il) and osc = (oh - ol) / (levels - 1):
+///   x <= lo: ol;   x > hi: oh;   NaN x: NaN (so are NaN ranges);
+///   else: round((x - il) * isc) * osc + ol, round half to even,
+/// every step rounded to f32 (OpenVINO's reference divides by (ih - il) per element instead,
+/// which can differ from this in the last bit of the quotient, and so in a tie), the result
+/// then rounded to x's type. levels is in [2, 2^24] (f32 holds levels - 1 exactly).
+struct FakeQuantize {
+  static constexpr std::string_view name = "FakeQuantize";
+  static constexpr OpCategory category = OpCategory::special;
+  static constexpr bool float_only = true;
+  static constexpr std::int64_t max_levels = std::int64_t{1} << 24;
+  std::int64_t levels = 256;
+  bool operator==(const FakeQuantize&) const = default;
+};
+/// Quantize(x, scale, zero_point): ONNX QuantizeLinear, saturate(round(x / scale) + zero_point)
+/// as `to` (u8 or i8): the quotient rounded to f32, then half to even (ONNX's f32 arithmetic);
+/// a NaN quotient gives 0, a fractional zero point truncates, both as Convert does. The three
+/// inputs are floats of one type and broadcast by NUMPY rules (per axis: [C, 1, ..., 1]).
+struct Quantize {
+  static constexpr std::string_view name = "Quantize";
+  static constexpr OpCategory category = OpCategory::special;
+  static constexpr bool float_only = true;
+  ElementType to = ElementType::u8;
+  bool operator==(const Quantize&) const = default;
+};
 /// NUMPY matmul (batch dims broadcast; rank-1 operands are promoted and the added dim dropped);
 /// the transposes swap the last two dims of a rank >= 2 operand.
 struct MatMul {
@@ -335,7 +367,7 @@ using BuiltinOps =
              LeakyRelu, SoftPlus, SoftSign, PowerStatic, LogicalNot, Add, Subtract, Multiply,
              Divide, Maximum, Minimum, Power, SquaredDifference, FloorMod, Mod, PRelu, Equal,
              NotEqual, Greater, GreaterEqual, Less, LessEqual, LogicalAnd, LogicalOr, LogicalXor,
-             Select, Convert, ReduceSum, ReduceMax, Softmax, Transpose, Broadcast, Reshape, Slice,
-             MatMul, Opaque>;
+             Select, Convert, FakeQuantize, Quantize, ReduceSum, ReduceMax, Softmax, Transpose,
+             Broadcast, Reshape, Slice, MatMul, Opaque>;
 
 } // namespace snippets::ir

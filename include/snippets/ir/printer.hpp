@@ -79,6 +79,10 @@ template <class T> std::string format_attributes(const Op<T>& op) {
           os << "exponent=" << format_number(tag.exponent);
         } else if constexpr (std::is_same_v<Tag, Convert>) {
           os << "to=" << snippets::to_string(tag.to);
+        } else if constexpr (std::is_same_v<Tag, FakeQuantize>) {
+          os << "levels=" << tag.levels;
+        } else if constexpr (std::is_same_v<Tag, Quantize>) {
+          os << "to=" << snippets::to_string(tag.to);
         } else if constexpr (std::is_same_v<Tag, ReduceSum> || std::is_same_v<Tag, ReduceMax>) {
           os << "axes=" << format_list(tag.axes) << ", keep_dims=" << format_bool(tag.keep_dims);
           if constexpr (std::is_same_v<Tag, ReduceMax>)

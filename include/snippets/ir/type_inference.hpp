@@ -261,6 +261,22 @@ std::vector<TensorType> infer_types_unchecked(const Op<T>& op, std::span<const T
         } else if constexpr (std::is_same_v<Tag, Convert>) {
           detail::check_arity(in, 1, who);
           return {{tag.to, in[0].shape}};
+        } else if constexpr (std::is_same_v<Tag, FakeQuantize>) {
+          detail::check_arity(in, 5, who);
+          detail::check_same_type(in, who);
+          if (tag.levels < 2 || tag.levels > FakeQuantize::max_levels)
+            raise("snippets.graph.bad_attribute",
+                  std::string(who) + ": levels is " + std::to_string(tag.levels) +
+                      "; FakeQuantize takes 2 to 2^24 levels (256 for 8 bits)");
+          return {{in[0].type, detail::broadcast_in(in, who)}};
+        } else if constexpr (std::is_same_v<Tag, Quantize>) {
+          detail::check_arity(in, 3, who);
+          detail::check_same_type(in, who);
+          if (tag.to != ElementType::u8 && tag.to != ElementType::i8)
+            raise("snippets.graph.bad_attribute", std::string(who) + " quantizes to " +
+                                                      std::string(snippets::to_string(tag.to)) +
+                                                      "; it quantizes to u8 or i8");
+          return {{tag.to, detail::broadcast_in(in, who)}};
         } else if constexpr (std::is_same_v<Tag, ReduceSum> || std::is_same_v<Tag, ReduceMax>) {
           return detail::reduce(in, tag.axes, tag.keep_dims, who);
         } else if constexpr (std::is_same_v<Tag, Softmax>) {

@@ -32,6 +32,9 @@
 //    T fuses Slice: in the model any such Slice of a tensor passes (not one of a scalar
 //    constant), the tokenizer's group rules arrange the rest; in the body it passes only when
 //    folds_into_parameter says the LIR reads it as a part of its input;
+//  - FakeQuantize and Quantize become elementwise ops (DecomposeQuantization): in the model
+//    they count as those ops when T fuses them, and Quantize's i8 or u8 result is a Convert's;
+//    in the body one left was not decomposed;
 //  - a MatMul becomes a Brgemm (LowerBrgemm): in the model it multiplies f32 or bf16 operands
 //    of rank >= 2 and T's attribute hook is not asked (compile()'s LowerBrgemm names a
 //    MatMul it cannot compute: [snippets.compile.unsupported_matmul]); in the body it is an
@@ -103,6 +106,10 @@ std::optional<Unfusable> op_fusability(const ir::Graph<T>& g, const ir::Node<T>&
                                     "Slice of the innermost axis of an input that only such "
                                     "Slices, of one length, read; leave it out of the subgraph"};
   }
+  if (!model && (ir::is<ir::FakeQuantize>(n.op) || ir::is<ir::Quantize>(n.op)))
+    return Unfusable{"snippets.compile.unsupported_op",
+                     n.describe() + " is not decomposed into ops a kernel computes; keep "
+                                    "DecomposeQuantization in the data-flow pipeline"};
   if (model && ir::is<ir::MatMul>(n.op)) { // a Brgemm: f32 or bf16 operands of rank >= 2
     for (const ir::Output& o : n.inputs)
       if (!product_type(g.type(o).type) || g.type(o).shape.rank() < 2)
@@ -173,6 +180,7 @@ std::optional<Unfusable> type_fusability(const ir::Graph<T>& g, const ir::Node<T
                              "subgraph"};
     return std::nullopt;
   }
+  if (ir::is<ir::Quantize>(n.op)) return std::nullopt; // floats in, a Convert's i8 or u8 out
   if (convert) { // a kernel holds an i32 as the f32 nearest to it (exact up to 2^24)
     if (convert->to == ElementType::i32 || convert->to == ElementType::bf16)
       for (const ir::Output& o : n.inputs)

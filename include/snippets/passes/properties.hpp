@@ -27,6 +27,7 @@ template <class... Ps> struct Properties {};
 namespace property {
 // ---- Subgraph body (data flow) ----
 struct SoftmaxDecomposed {};      // DecomposeSoftmax: elementwise Softmaxes are reductions
+struct QuantizationDecomposed {}; // DecomposeQuantization: FakeQuantize, Quantize are ops
 struct InputTransposesFolded {};  // FuseTransposeIntoParameter
 struct OutputTransposesFolded {}; // FuseTransposeIntoResult
 struct RanksAligned {};           // Canonicalize: every value has the domain's rank
@@ -50,8 +51,9 @@ struct TailsSpecialized {};     // InsertSpecificIterations: unrolled main body 
 } // namespace property
 
 /// What compile() converts to a Linear IR: the end of its data-flow pipeline.
-using LinearIRNeeds = Properties<property::SoftmaxDecomposed, property::RanksAligned,
-                                 property::ConstantsAsScalars, property::ComputesInF32>;
+using LinearIRNeeds =
+    Properties<property::SoftmaxDecomposed, property::QuantizationDecomposed,
+               property::RanksAligned, property::ConstantsAsScalars, property::ComputesInF32>;
 /// What a backend's code generator reads: the end of compile()'s lowering pipeline.
 using EmissionNeeds =
     Properties<property::ReductionsDecomposed, property::LoadsStoresInserted,

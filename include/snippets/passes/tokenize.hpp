@@ -36,6 +36,11 @@
 //    between. Or a Softmax of the first product's value joins, and a second MatMul that
 //    reads the Softmax (attention: [Transpose] -> MatMul -> [scale, mask] -> Softmax ->
 //    MatMul -> [Transpose]), which seals the Subgraph: only a Transpose of its output joins;
+//  - FakeQuantize and Quantize are taken like the elementwise ops DecomposeQuantization makes of
+//    them (as OpenVINO's tokenizer keeps FakeQuantize in its Subgraphs): a quantization joins
+//    the ops before it and its u8 or i8 result is the kernel's output, or is dequantized
+//    (Convert, Subtract, Multiply) by ops of the same kernel; per-channel ranges, scales and
+//    zero points (Constants of several values) are inputs like any;
 //  - nodes marked SkippedByPlugin, Opaque nodes and existing Subgraphs are never taken;
 //  - a Transpose is taken only as the first op on a Subgraph input (a model input or another
 //    Subgraph's output, read by nothing else in the Subgraph), or as the last op before a

@@ -9,7 +9,8 @@
 //    compatible with the declared ones (dynamic dims take any extent); otherwise
 //    [snippets.reference.input_count|input_type|input_shape]. Input Values are first rounded
 //    to their element type (an i32 input of 2.7 is 2), as a Tensor of that type would hold;
-//  - every op is computed in double; a node whose output type is an integer or boolean has
+//  - every op is computed in double (but FakeQuantize and Quantize, defined in f32 steps:
+//    reference/quantization.hpp); a node whose output type is an integer or boolean has
 //    its values converted to that type (truncate toward zero, saturate) because that is the
 //    op's meaning; float intermediates stay in double unless Options::round_each_node;
 //  - outputs are encoded to each Result's element type once, at the end;
@@ -25,6 +26,7 @@
 
 #include "snippets/ir/graph.hpp"
 #include "snippets/reference/eltwise.hpp"
+#include "snippets/reference/quantization.hpp"
 #include "snippets/reference/tensor_ops.hpp"
 
 namespace snippets::reference {
@@ -112,6 +114,14 @@ std::vector<Values> eval_node(const ir::Node<T>& node, std::span<const Values> i
           Values v{tag.to, in[0].shape, in[0].v};
           round_values(v);
           return {v};
+        } else if constexpr (std::is_same_v<Tag, ir::FakeQuantize>) {
+          return {broadcast_map(out[0].type, out[0].shape, ptrs, [&](std::span<const double> a) {
+            return round_to(out[0].type, formula(tag, a[0], a[1], a[2], a[3], a[4]));
+          })};
+        } else if constexpr (std::is_same_v<Tag, ir::Quantize>) {
+          return {broadcast_map(out[0].type, out[0].shape, ptrs, [&](std::span<const double> a) {
+            return formula(tag, a[0], a[1], a[2]);
+          })};
         } else if constexpr (std::is_same_v<Tag, ir::ReduceSum> ||
                              std::is_same_v<Tag, ir::ReduceMax>) {
           std::vector<bool> reduced(in[0].shape.rank(), false);

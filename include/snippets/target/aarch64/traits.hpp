@@ -57,12 +57,14 @@ struct Traits {
   static KernelCode emit(ir::LinearIR<Self>& lir, Isa, const EmitRequest<Self>&) {
     return emit_kernel(lir);
   }
-  /// Slice: the loads of an input read its parts (passes/slice_reads.hpp).
+  /// Slice: the loads of an input read its parts (passes/slice_reads.hpp). FakeQuantize and
+  /// Quantize become ops with emitters (passes/decompose_quantization.hpp).
   template <class Op>
   static constexpr bool fusable =
       HasEmitter<Op> || std::is_same_v<Op, ir::ReduceSum> || std::is_same_v<Op, ir::ReduceMax> ||
       std::is_same_v<Op, ir::Softmax> || std::is_same_v<Op, ir::MatMul> ||
-      std::is_same_v<Op, ir::Slice>;
+      std::is_same_v<Op, ir::Slice> || std::is_same_v<Op, ir::FakeQuantize> ||
+      std::is_same_v<Op, ir::Quantize>;
   /// Reductions keep their dimension and reduce one axis, the innermost
   /// (passes::innermost_reduction, checked where the input's rank is known).
   template <class Op> static bool supports(const Op& op) {

@@ -520,9 +520,12 @@ private:
           } else if constexpr (std::is_same_v<Tag, ir::ReduceSum> ||
                                std::is_same_v<Tag, ir::ReduceMax> ||
                                std::is_same_v<Tag, ir::Softmax> ||
+                               std::is_same_v<Tag, ir::FakeQuantize> ||
+                               std::is_same_v<Tag, ir::Quantize> ||
                                std::is_same_v<Tag, ir::MatMul>) {
             SNIPPETS_ASSERT(false) << Tag::name << " reached emission undecomposed (run "
-                                   << "DecomposeSoftmax and DecomposeReductions, or LowerBrgemm)";
+                                   << "DecomposeSoftmax, DecomposeQuantization and "
+                                   << "DecomposeReductions, or LowerBrgemm)";
           } else if constexpr (std::is_same_v<Tag, ir::Slice>) {
             SNIPPETS_ASSERT(false) << "a Slice reached emission: the LIR reads it as a part of "
                                    << "its input (passes/slice_reads.hpp)";

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: Apache-2.0
+// snippets/frontend/onnx_ops_quantization.hpp: ONNX QuantizeLinear and DequantizeLinear.
+//
+//  - QuantizeLinear(x, y_scale, y_zero_point) becomes ir::Quantize: saturate(round(x / y_scale)
+//    + y_zero_point) as the zero point's type (u8 or i8; u8 without one), with the quotient in
+//    f32 and rounded half to even, as ONNX's reference computes it (reference/quantization.hpp);
+//    an int32 x is converted to the scale's type first;
+//  - DequantizeLinear(x, x_scale, x_zero_point) becomes (Convert(x) - zero_point) * scale in
+//    the scale's type: exact on 8-bit x but for the one rounding of the product, as ONNX's.
+//    When all its inputs are known (quantized weights) it is computed while loading, so a QDQ
+//    MatMul gets a constant B, which its kernel packs.
+// Scales and zero points are per tensor (one value) or, from opset 13, per axis: a vector of
+// x's extent along `axis` (default 1), reshaped to [C, 1, ..., 1] so that it broadcasts along
+// that axis; a known one is reshaped while loading. What else they hold is refused with
+// [snippets.onnx.bad_quantization]: another shape, a zero point whose shape is not the
+// scale's, a scale known at load time that is 0 or not finite. The ops then fuse with their
+// neighbours: DecomposeQuantization makes a Quantize kernel ops, and a dequantization is
+// elementwise ops on the u8 or i8 values the kernel loads.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <vector>
+
+#include "snippets/frontend/onnx_ops_host.hpp"
+#include "snippets/frontend/onnx_ops_tensor.hpp"
+#include "snippets/reference/quantization.hpp"
+
+namespace snippets::onnx::detail {
+
+/// How a scale and its zero point line up with x: one value, or one per index of `axis`.
+struct QuantizationAxis {
+  bool per_axis = false;
+  std::size_t axis = 0;
+  std::vector<Dim> dims; // per axis: [C, 1, ..., 1], the scale's shape against x
+};
+
+template <class T> Shape operand_shape(NodeContext<T>& c, std::size_t i) {
+  if (const HostTensor* h = c.host(i)) return h->shape();
+  return static_shape(c, c.in(i));
+}
+
+/// Checks the scale (input 1) and zero point (input 2, optional) of a node quantizing `x`.
+template <class T> QuantizationAxis quantization_axis(NodeContext<T>& c, const Shape& x) {
+  auto bad = [&](const std::string& what) {
+    raise("snippets.onnx.bad_quantization", c.who() + ": " + what);
+  };
+  const Shape s = operand_shape(c, 1);
+  QuantizationAxis q;
+  const std::int64_t axis = c.opset() >= 13 ? c.attr_int("axis", 1) : 1;
+  if (s.rank() == 1 && s[0] != 1) {
+    if (c.opset() < 13)
+      bad("the scale " + s.to_string() + " is not one value (per-axis scales: opset 13)");
+    q.axis = normalize_axis(axis, x.rank(), c.who());
+    if (s[0] != x[q.axis])
+      bad("the scale " + s.to_string() + " does not hold one value per index of axis " +
+          std::to_string(q.axis) + " of x " + x.to_string());
+    q.per_axis = true;
+    q.dims.assign(x.rank() - q.axis, 1);
+    q.dims[0] = s[0];
+  } else if (s.element_count() != 1 || s.rank() > 1) {
+    bad("the scale " + s.to_string() + " is neither one value nor a vector along an axis");
+  }
+  if (c.has_in(2) && operand_shape(c, 2) != s)
+    bad("the zero point " + operand_shape(c, 2).to_string() + " does not have the scale's shape " +
+        s.to_string());
+  if (const HostTensor* h = c.host(1))
+    for (double v : h->values)
+      if (v == 0 || !std::isfinite(v))
+        bad("a scale of " + std::to_string(v) + "; a quantization step is finite and not 0");
+  return q;
+}
+
+/// Input `i` (a scale or zero point) as a graph value of `type`, shaped to broadcast against x.
+template <class T>
+ir::Value quantization_operand(NodeContext<T>& c, std::size_t i, const QuantizationAxis& q,
+                               ElementType type) {
+  if (const HostTensor* h = c.host(i)) {
+    const Shape s = q.per_axis ? Shape(q.dims) : Shape{};
+    return c.g().constant(type, s, h->values, c.node().input(int(i)));
+  }
+  ir::Value v = c.in(i);
+  if (c.type(v).type != type) v = c.op(ir::Convert{type}, {v});
+  return q.per_axis ? reshape_to<T>(c, v, q.dims) : v;
+}
+
+/// The element type of the zero point's values (input 2), u8 without one.
+template <class T> ElementType zero_point_type(NodeContext<T>& c) {
+  if (!c.has_in(2)) return ElementType::u8;
+  const HostTensor* h = c.host(2);
+  const ElementType t =
+      h ? require_element_type(h->dtype, c.who() + ": the zero point") : c.type(c.in(2)).type;
+  return t;
+}
+
+template <class T> ElementType scale_type(NodeContext<T>& c) {
+  const HostTensor* h = c.host(1);
+  const ElementType t =
+      h ? require_element_type(h->dtype, c.who() + ": the scale") : c.type(c.in(1)).type;
+  if (!is_float(t))
+    raise("snippets.onnx.bad_quantization",
+          c.who() + ": the scale is " + std::string(to_string(t)) + "; it is a float");
+  return t;
+}
+
+template <class T> void convert_quantize_linear(NodeContext<T>& c) {
+  ir::Value x = c.in(0);
+  const QuantizationAxis q = quantization_axis(c, static_shape(c, x));
+  const ElementType to = zero_point_type(c), f = scale_type(c);
+  if (to != ElementType::u8 && to != ElementType::i8)
+    raise("snippets.onnx.unsupported_type", c.who() + " quantizes to " +
+                                                std::string(to_string(to)) +
+                                                "; snippets quantizes to "
+                                                "uint8 or int8");
+  if (c.type(x).type != f) x = c.op(ir::Convert{f}, {x});
+  const ir::Value zero = c.has_in(2) ? quantization_operand(c, 2, q, f) : c.scalar(x, 0);
+  c.set_out(0, c.op(ir::Quantize{to}, {x, quantization_operand(c, 1, q, f), zero}));
+}
+
+template <class T> void convert_dequantize_linear(NodeContext<T>& c) {
+  const ir::Value x = c.in(0);
+  const QuantizationAxis q = quantization_axis(c, static_shape(c, x));
+  const ElementType f = scale_type(c);
+  ir::Value y = c.op(ir::Convert{f}, {x});
+  const HostTensor* zero = c.host(2);
+  const bool zero_is_0 = zero && std::all_of(zero->values.begin(), zero->values.end(),
+                                             [](double v) { return v == 0; });
+  if (c.has_in(2) && !zero_is_0) y = c.op(ir::Subtract{}, {y, quantization_operand(c, 2, q, f)});
+  c.set_out(0, c.op(ir::Multiply{}, {y, quantization_operand(c, 1, q, f)}));
+}
+
+namespace host {
+
+/// DequantizeLinear of known values (weights): the graph's arithmetic, in f32 steps.
+template <class T> void dequantize_linear(NodeContext<T>& c) {
+  const HostTensor& x = known(c, 0);
+  const QuantizationAxis q = quantization_axis(c, x.shape());
+  const HostTensor& s = known(c, 1);
+  const std::vector<double> zero = c.has_in(2) ? known(c, 2).values : std::vector<double>(1, 0);
+  require_element_type(s.dtype, c.who() + ": the scale");
+  std::int64_t inner = 1; // elements per index of the axis
+  for (std::size_t a = q.axis + 1; q.per_axis && a < x.dims.size(); ++a) inner *= x.dims[a];
+  HostTensor y{s.dtype, x.dims, std::vector<double>(x.values.size())};
+  for (std::size_t i = 0; i < y.values.size(); ++i) {
+    const std::size_t k = q.per_axis ? std::size_t(std::int64_t(i) / inner % q.dims[0]) : 0;
+    const double d = reference::quantization::f32(x.values[i] - zero[k]);
+    y.values[i] = round_host(s.dtype, d * s.values[k]);
+  }
+  c.set_out_host(0, std::move(y));
+}
+
+} // namespace host
+
+} // namespace snippets::onnx::detail
