@@ -147,6 +147,9 @@ KernelSignature describe(const ir::Graph<T>& body, const ir::Graph<T>& canonical
   for (const auto& t : sig.outputs) dyn.own_rank.push_back(t.shape.rank());
   for (const auto& l : lir.loops().loops()) // the main loop's step
     if (l.dim + 1 == lir.domain.size() && !l.is_tail) dyn.step = l.increment;
+  for (auto& e : lir) dyn.rows = dyn.rows || std::holds_alternative<ir::HorizonReduce>(e->op);
+  dyn.buffer_rows = lir.buffer_rows;
+  dyn.scratch_rows = lir.scratch_rows;
   sig.dynamic = std::move(dyn);
   return sig;
 }

@@ -17,7 +17,8 @@
 // with lane offsets from the constant table, masked the same way for tails.
 // Dynamic kernels (LinearIR::dynamic) read each loop's work amount from CallArgs::work, add
 // outer-loop pointer increments from the run-time configuration (CallArgs::config), and build
-// the masked tail's mask from the remaining count at run time (kept in a stack slot).
+// the masked tail's mask from the remaining count at run time (kept in a stack slot); after
+// that tail, pointers a later loop of the row reads again move back to the row's start.
 // Buffers (LinearIR::buffer_pointers) are data pointers after the kernel arguments: the runtime
 // passes each thread's scratch memory there.
 // A Brgemm emits its epilogue and Stores (the expressions after it) itself
@@ -436,6 +437,28 @@ private:
     }
     shift_pointers(info, true);
     h_.L(l.end);
+    rewind_pointers(info);
+  }
+
+  /// After the masked tail of a dynamic innermost loop: pointers move back by what the loop
+  /// walked (LoopPort::rewind bytes per element), rax = the main counter - the work amount.
+  void rewind_pointers(const ir::LoopInfo& info) {
+    using Xbyak::util::rax;
+    bool walked = false;
+    for (const auto& p : info.ports) {
+      if (p.rewind == 0) continue;
+      if (!walked) {
+        const ir::Reg main = loop_begin_reg_.at(static_cast<std::size_t>(info.tail_of));
+        with_counter(main, [&](const auto& cnt) { h_.mov(rax, cnt); });
+        h_.sub(rax, h_.ptr[Xbyak::util::rdi +
+                           static_cast<int>(offsetof(CallArgs, work) + 8 * info.dim)]);
+        walked = true;
+      }
+      SNIPPETS_ASSERT(p.rewind == 1 || p.rewind == 2 || p.rewind == 4 || p.rewind == 8)
+          << "rewind of " << p.rewind << " bytes per element";
+      const Xbyak::Reg64 ptr = data_.at(p.data_index);
+      h_.lea(ptr, h_.ptr[ptr + rax * static_cast<int>(p.rewind)]);
+    }
   }
 
   void emit_expr(E& e) {
