@@ -18,13 +18,6 @@ namespace {
 constexpr Dim row_sizes[] = {1, 9, 16, 17, 19, 37, 49, 50, 128, 129, 130, 1024};
 constexpr Tolerance softmax_tol{16, 1e-9};
 
-Tensor uniform(const Shape& s, std::uint64_t seed, double lo, double hi) {
-  Tensor t(f32, s);
-  Rng rng(seed);
-  for (std::size_t i = 0; i < t.size(); ++i) t.set(i, rng.uniform(lo, hi));
-  return t;
-}
-
 } // namespace
 
 TEST_CASE("reduce: ReduceMax over the innermost axis is exact for every row length") {

@@ -19,8 +19,8 @@
 #include "snippets/ir/graph.hpp"
 #include "snippets/passes/decompose_softmax.hpp"
 #include "snippets/passes/fusability.hpp"
-#include "snippets/target/codegen.hpp"
 #include "snippets/runtime/kernel_abi.hpp"
+#include "snippets/target/codegen.hpp"
 
 namespace snippets::detail {
 

@@ -8,11 +8,14 @@
 //    and one division per row instead of one per element;
 //  - ReduceSum / ReduceMax get axes {-1}, so later rank alignment (Canonicalize) keeps them
 //    on the innermost axis;
-//  - a reduction over an axis of extent 1 is its input (but a NaN-ignoring ReduceMax, which
-//    gives -inf for a NaN element).
+//  - a reduction over an axis of extent 1 is its input (a NaN-ignoring ReduceMax: its input
+//    where it is a number, -inf for NaN: a Select). No loop then walks the axis, which matters
+//    in a dynamic kernel whose rows may be empty at run time: the value stays the element's.
 // Anything else is left as it is (compile() then names the op it cannot fuse). It runs first,
 // before Canonicalize changes ranks.
 #pragma once
+
+#include <limits>
 
 #include "snippets/passes/data_flow.hpp"
 #include "snippets/passes/properties.hpp"
@@ -39,36 +42,43 @@ struct DecomposeSoftmax {
   using establishes = Properties<property::SoftmaxDecomposed>;
 
   template <class T> ir::Graph<T> run(const ir::Graph<T>& body) const {
-    return rebuild(body,
-                   [&](ir::Graph<T>& out, const ir::Node<T>& n,
-                       std::span<const ir::Value> in) -> std::optional<std::vector<ir::Value>> {
-                     if (!innermost_reduction(body, n)) return std::nullopt;
-                     const std::vector<std::int64_t> inner{-1};
-                     const ir::TensorType& shape_type = body.type(n.inputs[0]);
-                     const Shape& shape = shape_type.shape;
-                     const bool one = shape.rank() > 0 && shape[shape.rank() - 1] == 1;
-                     auto reduce = [&](auto tag, ir::Value v, const std::string& name) {
-                       return one ? v : out.make(tag, {v}, name)[0];
-                     };
-                     if (ir::is<ir::Softmax>(n.op)) {
-                       const ir::Value x = in[0];
-                       // NaN reaches every element through the sum, whatever m is
-                       const auto m = reduce(ir::ReduceMax{inner, true, true}, x, n.name + "/max");
-                       const auto d = out.make(ir::Subtract{}, {x, m}, n.name + "/sub")[0];
-                       const auto e =
-                           out.make(ir::Exp{.nonpositive = true}, {d}, n.name + "/exp")[0];
-                       const auto s = reduce(ir::ReduceSum{inner, true}, e, n.name + "/sum");
-                       const auto one = out.scalar(shape_type.type, 1.0, {}, n.name + "/one");
-                       const auto r = out.make(ir::Divide{}, {one, s}, n.name + "/rcp")[0];
-                       return out.make(ir::Multiply{}, {e, r}, n.name);
-                     }
-                     if (ir::is<ir::ReduceSum>(n.op))
-                       return std::vector{reduce(ir::ReduceSum{inner, true}, in[0], n.name)};
-                     // a NaN-ignoring max of one NaN is -inf: not elided
-                     if (std::get<ir::ReduceMax>(n.op).ignore_nan)
-                       return out.make(ir::ReduceMax{inner, true, true}, {in[0]}, n.name);
-                     return std::vector{reduce(ir::ReduceMax{inner, true, false}, in[0], n.name)};
-                   });
+    return rebuild(
+        body,
+        [&](ir::Graph<T>& out, const ir::Node<T>& n,
+            std::span<const ir::Value> in) -> std::optional<std::vector<ir::Value>> {
+          if (!innermost_reduction(body, n)) return std::nullopt;
+          const std::vector<std::int64_t> inner{-1};
+          const ir::TensorType& shape_type = body.type(n.inputs[0]);
+          const Shape& shape = shape_type.shape;
+          const bool one = shape.rank() > 0 && shape[shape.rank() - 1] == 1;
+          auto reduce = [&](auto tag, ir::Value v, const std::string& name) {
+            return one ? v : out.make(tag, {v}, name)[0];
+          };
+          if (ir::is<ir::Softmax>(n.op)) {
+            const ir::Value x = in[0];
+            // NaN reaches every element through the sum, whatever m is
+            const auto m = reduce(ir::ReduceMax{inner, true, true}, x, n.name + "/max");
+            const auto d = out.make(ir::Subtract{}, {x, m}, n.name + "/sub")[0];
+            const auto e = out.make(ir::Exp{.nonpositive = true}, {d}, n.name + "/exp")[0];
+            const auto s = reduce(ir::ReduceSum{inner, true}, e, n.name + "/sum");
+            const auto one = out.scalar(shape_type.type, 1.0, {}, n.name + "/one");
+            const auto r = out.make(ir::Divide{}, {one, s}, n.name + "/rcp")[0];
+            return out.make(ir::Multiply{}, {e, r}, n.name);
+          }
+          if (ir::is<ir::ReduceSum>(n.op))
+            return std::vector{reduce(ir::ReduceSum{inner, true}, in[0], n.name)};
+          // a NaN-ignoring max over one element: x == x ? x : -inf, elementwise (a loop over
+          // the domain's row would leave -inf where a dynamic kernel's rows are empty)
+          if (std::get<ir::ReduceMax>(n.op).ignore_nan) {
+            if (!one) return out.make(ir::ReduceMax{inner, true, true}, {in[0]}, n.name);
+            if (!is_float(shape_type.type)) return std::vector{in[0]}; // no NaN
+            const auto number = out.make(ir::Equal{}, {in[0], in[0]}, n.name + "/num")[0];
+            const auto low = out.scalar(shape_type.type, -std::numeric_limits<double>::infinity(),
+                                        {}, n.name + "/-inf");
+            return out.make(ir::Select{}, {number, in[0], low}, n.name);
+          }
+          return std::vector{reduce(ir::ReduceMax{inner, true, false}, in[0], n.name)};
+        });
   }
 };
 

@@ -25,8 +25,10 @@
 // DynamicLayout::rows) walks each row with several innermost loops, and:
 //  - no dimension merges into the innermost one (a row stays a row), and threads split an outer
 //    dimension only (with every outer extent 1, one thread runs the single row);
-//  - an output compiled with a static innermost 1 (a reduction's result) keeps it: its shape
-//    is the domain's with the innermost extent 1 (RuntimeConfig::reduced);
+//  - an output's innermost extent is that of the inputs it reads along the row, not through a
+//    reduction (DynamicLayout::row_inputs), as NUMPY broadcasting gives it: 1 for a
+//    reduction's result (and what is computed from it alone), the row's length otherwise
+//    (RuntimeConfig::one_per_row); its other extents are the domain's;
 //  - a row of 0 elements still gives each reduced output its value (the sum 0, the max -inf):
 //    the kernel runs whenever an output has elements;
 //  - its Buffers are rows of scratch: rows of the innermost extent, each padded to 64 bytes
@@ -53,9 +55,11 @@ struct DynamicLayout {
   std::vector<std::size_t> own_rank;       // each argument's rank before alignment
   std::vector<std::int64_t> element_bytes; // each argument's element size in memory
   std::size_t inputs = 0;
-  std::int64_t lanes = 8; // elements per vector
-  std::int64_t step = 32; // elements per main-loop iteration (lanes times unroll)
-  bool rows = false;       // the kernel reduces its innermost dimension (see above)
+  std::int64_t lanes = 8;                // elements per vector
+  std::int64_t step = 32;                // elements per main-loop iteration (lanes times unroll)
+  bool rows = false;                     // the kernel reduces its innermost dimension (see above)
+  std::vector<std::uint32_t> row_inputs; // rows: per output, the inputs (bit i) it reads along
+                                         // the row
   std::vector<std::int64_t> buffer_rows; // per buffer pointer: the scratch row it starts at
   std::int64_t scratch_rows = 0;         // rows of scratch a thread needs
   std::size_t rank() const { return args.empty() ? 0 : args[0].size(); }
@@ -73,10 +77,10 @@ struct RuntimeConfig {
   std::array<std::array<Dim, max_rank>, max_args> shapes{}; // each argument, collapsed
   std::array<std::int64_t, max_rank * max_args> table{};    // CallArgs::config
   std::size_t split = 0;                                    // the dimension threads divide
-  std::uint32_t variant = 0; // inputs broadcast along the innermost dimension at run time
-  std::uint32_t reduced = 0; // outputs (bit o) whose innermost extent the kernel reduces to 1
-  std::int64_t elements = 0; // of the domain
-  bool writes = false;       // some output has elements: the kernel must run
+  std::uint32_t variant = 0;     // inputs broadcast along the innermost dimension at run time
+  std::uint32_t one_per_row = 0; // outputs (bit o) of one element per row (rows kernels)
+  std::int64_t elements = 0;     // of the domain
+  bool writes = false;           // some output has elements: the kernel must run
 
   /// Elements between consecutive indices of dimension d for argument a (0: broadcast).
   std::int64_t stride(std::size_t a, std::size_t d) const {
@@ -89,7 +93,7 @@ struct RuntimeConfig {
   Shape output_shape(std::size_t own_rank, std::size_t o = 0) const {
     std::vector<Dim> dims(logical.begin() + std::ptrdiff_t(rank - own_rank),
                           logical.begin() + std::ptrdiff_t(rank));
-    if ((reduced >> o & 1u) && !dims.empty()) dims.back() = 1;
+    if ((one_per_row >> o & 1u) && !dims.empty()) dims.back() = 1;
     return Shape(std::move(dims));
   }
   /// Bytes of one scratch row of a row-reducing kernel (f32, padded to 64 bytes).
@@ -149,14 +153,20 @@ void configure(const DynamicLayout& layout, ShapeOf&& shape_of, RuntimeConfig& c
       D = x;
     }
     for (std::size_t o = layout.inputs; o < A; ++o) {
+      Dim O = D; // the output's extent: the domain's, or along a row, its row inputs'
+      if (layout.rows && d == r) {
+        O = 1;
+        for (std::size_t i = 0; i < layout.inputs; ++i)
+          if ((layout.row_inputs[o - layout.inputs] >> i & 1u) && c.shapes[i][r] != 1)
+            O = c.shapes[i][r];
+      }
       const Dim want = layout.args[o][d];
-      const bool reduced = layout.rows && d == r && want == 1;
-      if (want != dynamic && D != want && !reduced)
-        raise("snippets.run.shape_mismatch", "the inputs broadcast to " + std::to_string(D) +
-                                                 " in aligned dimension " + std::to_string(d) +
-                                                 " but the kernel's outputs were compiled with " +
-                                                 std::to_string(want));
-      c.shapes[o][d] = reduced ? 1 : D;
+      if (want != dynamic && O != want)
+        raise("snippets.run.shape_mismatch",
+              "the inputs broadcast to " + std::to_string(O) + " in aligned dimension " +
+                  std::to_string(d) + " of output " + std::to_string(o - layout.inputs) +
+                  " but the kernel's outputs were compiled with " + std::to_string(want));
+      c.shapes[o][d] = O;
     }
     c.logical[d] = c.domain[d] = D;
     overflow |= __builtin_mul_overflow(c.elements, D, &c.elements) ||
@@ -164,10 +174,10 @@ void configure(const DynamicLayout& layout, ShapeOf&& shape_of, RuntimeConfig& c
     empty |= D == 0;
   }
   if (empty) c.elements = 0;
-  c.reduced = 0;
+  c.one_per_row = 0;
   c.writes = false;
   for (std::size_t o = layout.inputs; o < A; ++o) {
-    if (layout.rows && layout.args[o][r] == 1) c.reduced |= 1u << (o - layout.inputs);
+    if (layout.rows && c.shapes[o][r] == 1) c.one_per_row |= 1u << (o - layout.inputs);
     bool some = true;
     for (std::size_t d = 0; d < R; ++d) some = some && c.shapes[o][d] != 0;
     c.writes = c.writes || some;

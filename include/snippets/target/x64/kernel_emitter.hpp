@@ -450,8 +450,9 @@ private:
       if (!walked) {
         const ir::Reg main = loop_begin_reg_.at(static_cast<std::size_t>(info.tail_of));
         with_counter(main, [&](const auto& cnt) { h_.mov(rax, cnt); });
-        h_.sub(rax, h_.ptr[Xbyak::util::rdi +
-                           static_cast<int>(offsetof(CallArgs, work) + 8 * info.dim)]);
+        h_.sub(
+            rax,
+            h_.ptr[Xbyak::util::rdi + static_cast<int>(offsetof(CallArgs, work) + 8 * info.dim)]);
         walked = true;
       }
       SNIPPETS_ASSERT(p.rewind == 1 || p.rewind == 2 || p.rewind == 4 || p.rewind == 8)
