@@ -42,43 +42,49 @@ struct DecomposeSoftmax {
   using establishes = Properties<property::SoftmaxDecomposed>;
 
   template <class T> ir::Graph<T> run(const ir::Graph<T>& body) const {
-    return rebuild(
-        body,
-        [&](ir::Graph<T>& out, const ir::Node<T>& n,
-            std::span<const ir::Value> in) -> std::optional<std::vector<ir::Value>> {
-          if (!innermost_reduction(body, n)) return std::nullopt;
-          const std::vector<std::int64_t> inner{-1};
-          const ir::TensorType& shape_type = body.type(n.inputs[0]);
-          const Shape& shape = shape_type.shape;
-          const bool one = shape.rank() > 0 && shape[shape.rank() - 1] == 1;
-          auto reduce = [&](auto tag, ir::Value v, const std::string& name) {
-            return one ? v : out.make(tag, {v}, name)[0];
-          };
-          if (ir::is<ir::Softmax>(n.op)) {
-            const ir::Value x = in[0];
-            // NaN reaches every element through the sum, whatever m is
-            const auto m = reduce(ir::ReduceMax{inner, true, true}, x, n.name + "/max");
-            const auto d = out.make(ir::Subtract{}, {x, m}, n.name + "/sub")[0];
-            const auto e = out.make(ir::Exp{.nonpositive = true}, {d}, n.name + "/exp")[0];
-            const auto s = reduce(ir::ReduceSum{inner, true}, e, n.name + "/sum");
-            const auto one = out.scalar(shape_type.type, 1.0, {}, n.name + "/one");
-            const auto r = out.make(ir::Divide{}, {one, s}, n.name + "/rcp")[0];
-            return out.make(ir::Multiply{}, {e, r}, n.name);
-          }
-          if (ir::is<ir::ReduceSum>(n.op))
-            return std::vector{reduce(ir::ReduceSum{inner, true}, in[0], n.name)};
-          // a NaN-ignoring max over one element: x == x ? x : -inf, elementwise (a loop over
-          // the domain's row would leave -inf where a dynamic kernel's rows are empty)
-          if (std::get<ir::ReduceMax>(n.op).ignore_nan) {
-            if (!one) return out.make(ir::ReduceMax{inner, true, true}, {in[0]}, n.name);
-            if (!is_float(shape_type.type)) return std::vector{in[0]}; // no NaN
-            const auto number = out.make(ir::Equal{}, {in[0], in[0]}, n.name + "/num")[0];
-            const auto low = out.scalar(shape_type.type, -std::numeric_limits<double>::infinity(),
-                                        {}, n.name + "/-inf");
-            return out.make(ir::Select{}, {number, in[0], low}, n.name);
-          }
-          return std::vector{reduce(ir::ReduceMax{inner, true, false}, in[0], n.name)};
-        });
+    return rebuild(body,
+                   [&](ir::Graph<T>& out, const ir::Node<T>& n,
+                       std::span<const ir::Value> in) -> std::optional<std::vector<ir::Value>> {
+                     if (!innermost_reduction(body, n)) return std::nullopt;
+                     const std::vector<std::int64_t> inner{-1};
+                     const ir::TensorType& shape_type = body.type(n.inputs[0]);
+                     const Shape& shape = shape_type.shape;
+                     const bool one = shape.rank() > 0 && shape[shape.rank() - 1] == 1;
+                     auto reduce = [&](auto tag, ir::Value v, const std::string& name) {
+                       return one ? v : out.make(tag, {v}, name)[0];
+                     };
+                     if (ir::is<ir::Softmax>(n.op)) {
+                       const ir::Value x = in[0];
+                       // NaN reaches every element through the sum, whatever m is
+                       const auto m = reduce(ir::ReduceMax{inner, true, true}, x, n.name + "/max");
+                       const auto d = out.make(ir::Subtract{}, {x, m}, n.name + "/sub")[0];
+                       const auto e =
+                           out.make(ir::Exp{.nonpositive = true}, {d}, n.name + "/exp")[0];
+                       const auto s = reduce(ir::ReduceSum{inner, true}, e, n.name + "/sum");
+                       const auto one = out.scalar(shape_type.type, 1.0, {}, n.name + "/one");
+                       const auto r = out.make(ir::Divide{}, {one, s}, n.name + "/rcp")[0];
+                       return out.make(ir::Multiply{}, {e, r}, n.name);
+                     }
+                     if (ir::is<ir::ReduceSum>(n.op))
+                       return std::vector{reduce(ir::ReduceSum{inner, true}, in[0], n.name)};
+                     if (std::get<ir::ReduceMax>(n.op).ignore_nan && one)
+                       return std::vector{number_or_low(out, in[0], n.name)};
+                     if (std::get<ir::ReduceMax>(n.op).ignore_nan)
+                       return out.make(ir::ReduceMax{inner, true, true}, {in[0]}, n.name);
+                     return std::vector{reduce(ir::ReduceMax{inner, true, false}, in[0], n.name)};
+                   });
+  }
+
+private:
+  /// A NaN-ignoring max over one element: x == x ? x : -inf, elementwise (a loop over the
+  /// domain's row would leave -inf where a dynamic kernel's rows are empty).
+  template <class T>
+  static ir::Value number_or_low(ir::Graph<T>& out, ir::Value x, const std::string& name) {
+    const ElementType type = out.type(x).type;
+    if (!is_float(type)) return x; // no NaN
+    const auto number = out.make(ir::Equal{}, {x, x}, name + "/num")[0];
+    const auto low = out.scalar(type, -std::numeric_limits<double>::infinity(), {}, name + "/-inf");
+    return out.make(ir::Select{}, {number, x, low}, name)[0];
   }
 };
 

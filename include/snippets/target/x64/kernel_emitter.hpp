@@ -226,7 +226,9 @@ private:
   }
 
   /// A dynamic tail's mask (lanes below the counter's value), computed at the tail's start and
-  /// kept in the frame: emitters may use the scratch register and k1 in between.
+  /// kept in the frame: emitters may use the scratch register in between, and an expression
+  /// that does not keep k1 may change it (on AVX-512 the tail's accesses use k1 as it is until
+  /// then: k1_lanes_ == runtime_k1).
   void store_runtime_mask(const ir::Reg& counter) {
     const Vmm v = scratch_.at(0);
     const Xbyak::Xmm x(v.getIdx());
@@ -240,6 +242,7 @@ private:
     if constexpr (avx512) {
       h_.vpcmpgtd(Xbyak::Opmask(1), v, consts_.iota());
       h_.kmovw(slot, Xbyak::Opmask(1));
+      runtime_k1_set_ = true; // k1 holds it after the LoopBegin (emit_expr)
     } else {
       h_.vpcmpgtd(v, v, consts_.iota());
       h_.vmovups(slot, v);
@@ -248,9 +251,9 @@ private:
   /// k1 (AVX-512) or the AVX2 mask register from the dynamic tail's stored mask.
   Vmm load_runtime_mask() {
     const Xbyak::Address slot = h_.ptr[Xbyak::util::rsp + static_cast<int>(mask_slot())];
-    k1_lanes_ = -1;
     if constexpr (avx512) {
-      h_.kmovw(Xbyak::Opmask(1), slot);
+      if (k1_lanes_ != runtime_k1) h_.kmovw(Xbyak::Opmask(1), slot);
+      k1_lanes_ = runtime_k1;
       return Vmm(0);
     } else {
       h_.vmovups(scratch_.at(0), slot);
@@ -479,6 +482,8 @@ private:
     const std::size_t before = h_.getSize();
     emit_op(e);
     if (!keeps_k1) k1_lanes_ = -1;
+    if (runtime_k1_set_) k1_lanes_ = runtime_k1; // a dynamic tail's LoopBegin set k1
+    runtime_k1_set_ = false;
     const bool loop_marker =
         std::holds_alternative<ir::LoopBegin>(e.op) || std::holds_alternative<ir::LoopEnd>(e.op);
     if (!open_loops_.empty() && !loop_marker) open_loops_.back().bytes += h_.getSize() - before;
@@ -726,6 +731,8 @@ private:
   std::uint32_t text_bytes_ = 0;
   std::vector<OpenLoop> open_loops_;
   std::int64_t k1_lanes_ = -1; // the lanes k1 enables here, -1: unknown (set_tail_mask)
+  static constexpr std::int64_t runtime_k1 = -2; // k1_lanes_: the dynamic tail's mask
+  bool runtime_k1_set_ = false;                  // store_runtime_mask just set k1
   double store_loop_bytes_ = 0;
 };
 
