@@ -8,11 +8,15 @@
 // (ReduceSum / n, Subtract, Multiply, ReduceSum / n, Add, Sqrt, Divide, Multiply, Add). It times:
 //   jit      the graph as one JIT kernel (row by row: the mean, the variance and the output,
 //            the second and third passes over a row reading it from cache)
+//   dyn      the same graph with both dimensions dynamic (one kernel for any rows of any
+//            length; n, the row length, an input of shape [1]), run with a configuration
+//            computed once
 //   unfused  one JIT kernel per op, intermediates in memory
 //   onednn   oneDNN's layer_normalization_forward (use_scale | use_shift, inference)
 //   copy     the bandwidth ceiling of the same traffic (the tensor read once and written once)
 // and prints a table of medians: GB/s of useful traffic, % of the copy ceiling measured in the
-// same run, the ratios, and the largest difference between the JIT's and oneDNN's outputs.
+// same run, the ratios (dynamic / static: the static kernel's time over the dynamic one's), and
+// the largest difference between the JIT's and oneDNN's outputs.
 // Usage (built when oneDNN is installed, as bench_peers):
 //   ./build/bench/bench_norm [--benchmark_repetitions=N] [--benchmark_filter=...]
 #include <oneapi/dnnl/dnnl.hpp>
@@ -48,14 +52,15 @@ std::string name_of(const Size& s, int t) {
          std::string(to_string(s.type)) + "/" + std::to_string(t) + "t/";
 }
 
-/// LayerNorm over the last axis as exported models spell it, on `type` tensors.
-G layer_norm(const Size& s) {
+/// LayerNorm over the last axis as exported models spell it, on `type` tensors; `dyn`: with
+/// dynamic dimensions, and n an input of shape [1] (the last) instead of a scalar.
+G layer_norm(const Size& s, bool dyn = false) {
   G g;
-  const Shape shape{s.rows, s.cols};
-  ir::Value x = g.parameter(s.type, shape);
-  const auto gamma = g.parameter(f32, {s.cols}), beta = g.parameter(f32, {s.cols});
+  const Dim rows = dyn ? dynamic : s.rows, cols = dyn ? dynamic : s.cols;
+  ir::Value x = g.parameter(s.type, {rows, cols});
+  const auto gamma = g.parameter(f32, {cols}), beta = g.parameter(f32, {cols});
   if (s.type != f32) x = g.convert(x, f32);
-  const auto n = g.scalar(f32, double(s.cols));
+  const auto n = dyn ? g.parameter(f32, {1}) : g.scalar(f32, double(s.cols));
   const auto d = g.subtract(x, g.divide(g.reduce_sum(x, {-1}), n));
   const auto var = g.divide(g.reduce_sum(g.multiply(d, d), {-1}), n);
   ir::Value y = g.divide(d, g.sqrt(g.add(var, g.scalar(f32, 1e-5))));
@@ -73,8 +78,9 @@ struct Onednn {
 
 struct Case {
   Size size;
-  std::unique_ptr<Buffer> in, out, ref_out, gamma, beta;
-  std::optional<CompiledKernel> jit;
+  std::unique_ptr<Buffer> in, out, ref_out, gamma, beta, n;
+  std::optional<CompiledKernel> jit, dyn;
+  std::optional<RuntimeConfig> dyn_config;
   std::unique_ptr<Unfused> unfused;
   std::unordered_map<int, Onednn> onednn; // by thread count
 };
@@ -146,6 +152,10 @@ void register_all() {
     c->beta = std::make_unique<Buffer>(static_cast<std::size_t>(s.cols), -0.25f, 0.25f);
     const G g = layer_norm(s);
     c->jit.emplace(compile(g));
+    c->n = std::make_unique<Buffer>(1, float(s.cols), float(s.cols));
+    c->dyn.emplace(compile(layer_norm(s, true)));
+    c->dyn_config.emplace(c->dyn->configure(
+        std::vector<Shape>{Shape{s.rows, s.cols}, Shape{s.cols}, Shape{s.cols}, Shape{1}}));
     c->unfused = std::make_unique<Unfused>(g);
     for (int t : {1, 2}) c->onednn.emplace(t, make_onednn(*c, t));
     cases.push_back(c);
@@ -155,6 +165,11 @@ void register_all() {
         const void* in[] = {c->in->p, c->gamma->p, c->beta->p};
         void* out[] = {c->out->p};
         c->jit->run_unchecked(in, out, {.threads = t});
+      });
+      register_benchmark(base + "dyn", [c, t] {
+        const void* in[] = {c->in->p, c->gamma->p, c->beta->p, c->n->p};
+        void* out[] = {c->out->p};
+        c->dyn->run_configured(*c->dyn_config, in, out, {.threads = t});
       });
       register_benchmark(base + "unfused", [c, t] {
         c->unfused->run({c->in->p, c->gamma->p, c->beta->p}, {c->out->p}, t);
@@ -191,8 +206,9 @@ double max_difference(Case& c) {
 
 void print_table(const MedianReporter& rep) {
   std::printf("\n| shape | threads | jit GB/s | unfused GB/s | oneDNN GB/s | copy GB/s | jit %% of "
-              "copy | jit / unfused | jit / oneDNN | max \\|jit - oneDNN\\| |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+              "copy | jit / unfused | jit / oneDNN | dynamic / static | max \\|jit - oneDNN\\| "
+              "|\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& c : cases)
     for (int t : {1, 2}) {
       const Size& s = c->size;
@@ -201,11 +217,13 @@ void print_table(const MedianReporter& rep) {
       if (sec("jit") == 0) continue;
       const double bytes = 2.0 * double(s.rows * s.cols) * double(size_of(s.type));
       auto gbs = [&](const char* v) { return sec(v) > 0 ? bytes / sec(v) * 1e-9 : 0.0; };
-      std::printf("| %s | %d | %.1f | %.1f | %.1f | %.1f | %.0f%% | %.2fx | %.2fx | %.2g |\n",
-                  s.label, t, gbs("jit"), gbs("unfused"), gbs("onednn"), gbs("copy"),
-                  gbs("copy") > 0 ? 100.0 * gbs("jit") / gbs("copy") : 0.0,
-                  sec("unfused") > 0 ? sec("unfused") / sec("jit") : 0.0,
-                  sec("onednn") > 0 ? sec("onednn") / sec("jit") : 0.0, max_difference(*c));
+      std::printf(
+          "| %s | %d | %.1f | %.1f | %.1f | %.1f | %.0f%% | %.2fx | %.2fx | %.2f | %.2g |\n",
+          s.label, t, gbs("jit"), gbs("unfused"), gbs("onednn"), gbs("copy"),
+          gbs("copy") > 0 ? 100.0 * gbs("jit") / gbs("copy") : 0.0,
+          sec("unfused") > 0 ? sec("unfused") / sec("jit") : 0.0,
+          sec("onednn") > 0 ? sec("onednn") / sec("jit") : 0.0,
+          sec("dyn") > 0 ? sec("jit") / sec("dyn") : 0.0, max_difference(*c));
     }
   if (!cases.empty())
     std::printf("\noneDNN %s: %s\n", "layer_normalization_forward",

@@ -149,6 +149,14 @@ inline Tensor make_tensor(const Shape& shape, std::uint64_t seed,
   return Tensor::from_values(f32, shape, make_values(n, seed, pattern));
 }
 
+/// An f32 tensor of `shape` uniform in [lo, hi) from generator seed `seed` (no specials).
+inline Tensor uniform(const Shape& shape, std::uint64_t seed, double lo = -1, double hi = 1) {
+  Tensor t(f32, shape);
+  Rng rng(seed);
+  for (std::size_t i = 0; i < t.size(); ++i) t.set(i, rng.uniform(lo, hi));
+  return t;
+}
+
 /// A boolean tensor of `shape` whose bytes are 0, 1 and other non-zero values (2, 0x80, 0xff),
 /// which kernels must read as true (element_type.hpp decodes any non-zero byte as 1).
 inline Tensor make_raw_booleans(const Shape& shape, std::uint64_t seed) {

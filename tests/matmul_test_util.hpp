@@ -1,18 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Helpers of the MatMul and attention JIT tests (test_jit_matmul.cpp, test_jit_mha.cpp):
-// uniform random tensors, |t|, and a comparison against a per-element error bound.
+// |t| and a comparison against a per-element error bound.
 #pragma once
 
 #include "jit_test_util.hpp"
 
 namespace snippets::jit_test {
-
-inline Tensor uniform(const Shape& s, std::uint64_t seed, double lo = -1, double hi = 1) {
-  Tensor t(f32, s);
-  Rng rng(seed);
-  for (std::size_t i = 0; i < t.size(); ++i) t.set(i, rng.uniform(lo, hi));
-  return t;
-}
 
 inline Tensor absolute(const Tensor& t) {
   Tensor out(t.type(), t.shape());

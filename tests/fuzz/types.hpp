@@ -20,10 +20,14 @@
 //    rounding (native_bf16) on AVX-512;
 //  - dynamic: the model with dynamic dimensions (rank up to 8) compiled once into one kernel
 //    and run on 3-5 calls of random shapes, broadcasts that change from call to call (a
-//    dynamic dimension that is 1 at run time), zero-sized calls, 1-3 threads.
+//    dynamic dimension that is 1 at run time), zero-sized calls (empty rows too), 1-3
+//    threads. A third of its models reduce rows instead (f32 inputs, the ops of the reduction
+//    family, fuzz/reduce.hpp, with one reduction or Softmax at least): they are checked within
+//    the bounds of fuzz/bounds.hpp, with FMA contraction.
 #pragma once
 
 #include "fuzz/elementwise.hpp"
+#include "fuzz/reduce.hpp"
 
 namespace snippets::fuzz {
 
@@ -175,64 +179,129 @@ inline Case types_case(std::uint64_t seed) {
   return c;
 }
 
-/// The dynamic family (see the header).
+/// A dynamic model's shapes: each input's partial shape (input 0 follows the domain in every
+/// dimension; the others are 1 here and there, static or only in some calls, and may drop
+/// leading dimensions); calls() draws the input shapes of 3-5 calls (now and then an empty one).
+class DynamicShapes {
+public:
+  DynamicShapes(Rng& rng, int rank) : fixed_(std::size_t(rank), dynamic) {
+    // per dimension: a static extent (the same in every call) or dynamic
+    for (Dim& d : fixed_)
+      if (rng.integer(0, 4) == 0) d = rng.integer(1, 5);
+    // per input and dimension: follows the domain, or is 1 (static, or at run time in some
+    // calls)
+    const auto inputs = rng.integer(1, 4);
+    for (std::int64_t i = 0; i < inputs; ++i) {
+      std::vector<Kind> k(std::size_t(rank), follow);
+      std::size_t drop = 0;
+      if (i > 0) {
+        for (auto& x : k) x = rng.integer(0, 4) < 2 ? follow : Kind(rng.integer(1, 2));
+        if (rng.integer(0, 2) == 0) drop = std::size_t(rng.integer(0, rank - 1));
+      }
+      std::vector<Dim> p;
+      for (std::size_t d = drop; d < std::size_t(rank); ++d) {
+        if (fixed_[d] != dynamic && k[d] == dyn_one) k[d] = one; // static everywhere
+        p.push_back(k[d] == one ? 1 : k[d] == dyn_one ? dynamic : fixed_[d]);
+      }
+      kinds_.push_back(k);
+      dropped_.push_back(drop);
+      partial.emplace_back(p);
+    }
+  }
+
+  std::vector<Shape> partial;
+
+  std::vector<std::map<std::string, Shape>> calls(Rng& rng) const {
+    std::vector<std::map<std::string, Shape>> out;
+    const auto calls = rng.integer(3, 5);
+    for (std::int64_t call = 0; call < calls; ++call) {
+      std::vector<Dim> dom = random_dims(rng, int(fixed_.size()), 2048);
+      for (std::size_t d = 0; d < dom.size(); ++d)
+        if (fixed_[d] != dynamic) dom[d] = fixed_[d];
+      if (rng.integer(0, 9) == 0) { // an empty call: a dynamic dimension of 0
+        for (std::size_t d = 0; d < dom.size(); ++d)
+          if (fixed_[d] == dynamic) {
+            dom[d] = 0;
+            break;
+          }
+      }
+      std::map<std::string, Shape> shapes;
+      for (std::size_t i = 0; i < partial.size(); ++i) {
+        std::vector<Dim> s;
+        for (std::size_t d = dropped_[i]; d < dom.size(); ++d) {
+          const Kind k = kinds_[i][d];
+          s.push_back(k == one || (k == dyn_one && rng.integer(0, 1)) ? 1 : dom[d]);
+        }
+        shapes[std::string("in").append(std::to_string(i))] = Shape(s);
+      }
+      out.push_back(std::move(shapes));
+    }
+    return out;
+  }
+
+private:
+  enum Kind { follow, one, dyn_one };
+  std::vector<Dim> fixed_;
+  std::vector<std::vector<Kind>> kinds_;
+  std::vector<std::size_t> dropped_;
+};
+
+/// A dynamic model of f32 inputs of `partial` shapes that reduces rows: a chain of
+/// reduce_ops() (exact ops, reductions, Softmax, Exp, Sigmoid, Tanh), one reduction or Softmax
+/// of its newest value whatever the chain drew, more of the chain, and 1-3 Results among the
+/// values computed from input 0, which have the domain's outer extents (a row or one value per
+/// row in every call).
+inline Graph dynamic_reduce_model(Rng& rng, const std::vector<Shape>& partial) {
+  static const std::vector<OpMaker> ops = reduce_ops();
+  std::vector<OpMaker> reductions;
+  for (const OpMaker& op : ops)
+    if (std::string_view(op.name).starts_with("Reduce") ||
+        std::string_view(op.name).starts_with("Softmax"))
+      reductions.push_back(op);
+  Graph g;
+  std::vector<Value> pool;
+  if (rng.integer(0, 2) == 0) pool.push_back(g.scalar(ElementType::f32, rng.uniform(-3, 3)));
+  for (std::size_t i = partial.size(); i-- > 0;) // input 0 last: the chain starts from it
+    pool.push_back(
+        g.parameter(ElementType::f32, partial[i], std::string("in").append(std::to_string(i))));
+  const Value in0 = pool.back();
+  grow_chain(g, rng, ops, rng.integer(0, 5), pool);
+  grow_chain(g, rng, reductions, 1, pool);
+  grow_chain(g, rng, ops, rng.integer(0, 6), pool);
+  std::vector<bool> from_in0(g.size(), false);
+  for (ir::NodeId id = 0; id < g.size(); ++id) {
+    from_in0[id] = id == in0.output.node;
+    for (const ir::Output& in : g.node(id).inputs) from_in0[id] = from_in0[id] || from_in0[in.node];
+  }
+  std::vector<Value> outs;
+  for (auto it = pool.rbegin(); it != pool.rend() && outs.size() < 3; ++it)
+    if (*it != in0 && from_in0[it->output.node] && (outs.empty() || rng.integer(0, 2) == 0))
+      outs.push_back(*it);
+  if (outs.empty()) outs.push_back(g.softmax(in0, -1));
+  for (std::size_t i = 0; i < outs.size(); ++i)
+    g.result(outs[i], std::string("out").append(std::to_string(i)));
+  return g;
+}
+
+/// The dynamic family (see the header): a third of its models reduce rows.
 inline Case dynamic_case(std::uint64_t seed) {
   Rng rng(seed);
+  const bool rows = seed % 3 == 2;
   const int rank = rng.integer(0, 5) == 0 ? int(rng.integer(7, 8)) : int(rng.integer(1, 6));
-  // per dimension: a static extent (the same in every call) or dynamic
-  std::vector<Dim> fixed(std::size_t(rank), dynamic);
-  for (Dim& d : fixed)
-    if (rng.integer(0, 4) == 0) d = rng.integer(1, 5);
-  // per input and dimension: follows the domain, or is 1 (static, or at run time in some calls)
-  enum Kind { follow, one, dyn_one };
-  const auto inputs = rng.integer(1, 4);
-  std::vector<std::vector<Kind>> kinds;
-  std::vector<std::size_t> dropped;
-  std::vector<Shape> partial;
-  for (std::int64_t i = 0; i < inputs; ++i) {
-    std::vector<Kind> k(std::size_t(rank), follow);
-    std::size_t drop = 0;
-    if (i > 0) {
-      for (auto& x : k) x = rng.integer(0, 4) < 2 ? follow : Kind(rng.integer(1, 2));
-      if (rng.integer(0, 2) == 0) drop = std::size_t(rng.integer(0, rank - 1));
-    }
-    std::vector<Dim> p;
-    for (std::size_t d = drop; d < std::size_t(rank); ++d) {
-      if (fixed[d] != dynamic && k[d] == dyn_one) k[d] = one; // a static dim is static everywhere
-      p.push_back(k[d] == one ? 1 : k[d] == dyn_one ? dynamic : fixed[d]);
-    }
-    kinds.push_back(k);
-    dropped.push_back(drop);
-    partial.emplace_back(p);
-  }
+  const DynamicShapes shapes(rng, rank);
   Case c;
   c.program = false;
-  c.model = typed_model(rng, partial, random_types(rng, partial.size()), true);
-  c.check = Check::exact_any_zero;
-  c.threads = 1 + int(seed % 3);
-  const auto calls = rng.integer(3, 5);
-  for (std::int64_t call = 0; call < calls; ++call) {
-    std::vector<Dim> dom = random_dims(rng, rank, 2048);
-    for (std::size_t d = 0; d < dom.size(); ++d)
-      if (fixed[d] != dynamic) dom[d] = fixed[d];
-    if (rng.integer(0, 9) == 0) { // an empty call: a dynamic dimension of 0
-      for (std::size_t d = 0; d < dom.size(); ++d)
-        if (fixed[d] == dynamic) {
-          dom[d] = 0;
-          break;
-        }
-    }
-    std::map<std::string, Shape> shapes;
-    for (std::int64_t i = 0; i < inputs; ++i) {
-      std::vector<Dim> s;
-      for (std::size_t d = dropped[std::size_t(i)]; d < dom.size(); ++d) {
-        const Kind k = kinds[std::size_t(i)][d];
-        s.push_back(k == one || (k == dyn_one && rng.integer(0, 1)) ? 1 : dom[d]);
-      }
-      shapes[std::string("in").append(std::to_string(i))] = Shape(s);
-    }
-    c.calls.push_back(std::move(shapes));
+  c.threads = 1 + int(seed % 3); // each call of the case runs with another count too
+  if (rows) {
+    c.model = dynamic_reduce_model(rng, shapes.partial);
+    c.check = Check::bounds;
+    c.fill = seed % 4 == 0 ? Fill::general : Fill::finite; // some rows with NaN and infinities
+    c.fma = true;
+  } else {
+    c.model = typed_model(rng, shapes.partial, random_types(rng, shapes.partial.size()), true);
+    c.check = Check::exact_any_zero;
   }
+  c.calls = shapes.calls(rng);
   return c;
 }
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // snippets/compile/checks.hpp: what compile() checks a Subgraph body for before it lowers it,
 // each failure a snippets::Error ([snippets.compile.*]) naming the node and what to do:
-//  - check_dynamic_body: a body with dynamic dimensions is elementwise, planar and of a rank
-//    the call arguments describe;
+//  - check_dynamic_body: a body with dynamic dimensions is planar, of a rank the call
+//    arguments describe, without MatMul or Slice, and reduces (ReduceSum, ReduceMax, Softmax)
+//    only over the innermost axis, on a backend whose code generator takes dynamic rows;
 //  - check_body: inputs + outputs within the traits' data pointers, every node fusable
 //    (passes/fusability.hpp, the rules the tokenizer follows too: ops the traits fuse with their
 //    attributes, reductions over the innermost axis, computation in f32), kernel I/O types the
@@ -16,8 +17,10 @@
 
 #include "snippets/backend_traits.hpp"
 #include "snippets/ir/graph.hpp"
+#include "snippets/passes/decompose_softmax.hpp"
 #include "snippets/passes/fusability.hpp"
 #include "snippets/runtime/kernel_abi.hpp"
+#include "snippets/target/codegen.hpp"
 
 namespace snippets::detail {
 
@@ -42,11 +45,18 @@ template <class T> void check_dynamic_body(const ir::Graph<T>& body) {
             body.node(id).describe() +
                 ": kernels with dynamic dimensions read whole planar inputs, not parts of them; "
                 "slice outside the subgraph, or give the body static shapes");
-    if (ir::is<ir::ReduceSum>(op) || ir::is<ir::ReduceMax>(op) || ir::is<ir::Softmax>(op))
+    const bool reduction =
+        ir::is<ir::ReduceSum>(op) || ir::is<ir::ReduceMax>(op) || ir::is<ir::Softmax>(op);
+    if (reduction && !backend_dynamic_reductions<T>())
+      raise("snippets.compile.dynamic_reduce",
+            body.node(id).describe() + ": " + std::string(T::name) +
+                " kernels with reductions take static shapes; give the body static shapes "
+                "(compile one kernel per shape, the kernel cache keeps them)");
+    if (reduction && !passes::innermost_reduction(body, body.node(id)))
       raise("snippets.compile.dynamic_reduce",
             body.node(id).describe() +
-                ": kernels with reductions take static shapes for now; give the body static "
-                "shapes (compile one kernel per shape, the kernel cache keeps them)");
+                ": kernels with dynamic dimensions reduce over the innermost axis only (keeping "
+                "it); reduce other axes with static shapes, or outside the subgraph");
   }
   for (ir::NodeId id = 0; id < body.size(); ++id)
     for (const auto& t : body.node(id).outputs)

@@ -74,6 +74,22 @@ template <class T> std::vector<bool> in_place_inputs(ir::LinearIR<T>& lir) {
   return in_place;
 }
 
+/// Per output of `canonical`, the inputs (bit i) it reads along the innermost axis: through
+/// any op but a reduction (whose result has one element per row).
+template <class T> std::vector<std::uint32_t> row_inputs(const ir::Graph<T>& canonical) {
+  std::vector<std::uint32_t> along(canonical.size(), 0);
+  for (std::size_t i = 0; i < canonical.parameters().size(); ++i)
+    along[canonical.parameters()[i]] = 1u << i;
+  for (ir::NodeId id = 0; id < canonical.size(); ++id) {
+    const ir::Node<T>& n = canonical.node(id);
+    if (ir::is<ir::ReduceSum>(n.op) || ir::is<ir::ReduceMax>(n.op)) continue;
+    for (const ir::Output& in : n.inputs) along[id] |= along[in.node];
+  }
+  std::vector<std::uint32_t> out;
+  for (ir::NodeId r : canonical.results()) out.push_back(along[r]);
+  return out;
+}
+
 /// What the executor needs to know about the lowered kernel. Inputs and outputs keep the
 /// body's shapes (rank alignment does not change memory) unless an input has a non-planar
 /// layout the body takes: then the buffers have the physical shapes of the canonical body.
@@ -147,6 +163,10 @@ KernelSignature describe(const ir::Graph<T>& body, const ir::Graph<T>& canonical
   for (const auto& t : sig.outputs) dyn.own_rank.push_back(t.shape.rank());
   for (const auto& l : lir.loops().loops()) // the main loop's step
     if (l.dim + 1 == lir.domain.size() && !l.is_tail) dyn.step = l.increment;
+  for (auto& e : lir) dyn.rows = dyn.rows || std::holds_alternative<ir::HorizonReduce>(e->op);
+  if (dyn.rows) dyn.row_inputs = row_inputs(canonical);
+  dyn.buffer_rows = lir.buffer_rows;
+  dyn.scratch_rows = lir.scratch_rows;
   sig.dynamic = std::move(dyn);
   return sig;
 }

@@ -344,6 +344,11 @@ public:
   /// and the scratch bytes each thread needs.
   std::size_t buffer_pointers = 0;
   std::int64_t scratch_bytes = 0;
+  /// A dynamic LIR's Buffers hold rows of a length known at run time: each buffer pointer
+  /// points at row `buffer_rows[b]` of the scratch, which holds `scratch_rows` rows (each padded
+  /// to 64 bytes; runtime/runtime_config.hpp), and scratch_bytes is 0.
+  std::vector<std::int64_t> buffer_rows;
+  std::int64_t scratch_rows = 0;
   /// The target may use its own bf16 conversion instructions (x86-64: AVX512_BF16's
   /// VCVTNEPS2BF16); false: exact integer rounding. Both give the same bits.
   bool native_bf16 = false;

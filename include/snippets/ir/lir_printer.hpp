@@ -148,6 +148,7 @@ template <class T> std::string to_string(LinearIR<T>& lir, const LirPrintOptions
         os << " +config";
       else
         os << " +" << l.ports[p].ptr_increment << " fin " << l.ports[p].finalization_offset;
+      if (l.ports[p].rewind) os << " rewind " << l.ports[p].rewind << "B/walked";
       if (opt.detailed) os << " x" << l.ports[p].element_size << 'B';
     }
     os << '\n';

@@ -29,6 +29,10 @@ struct LoopPort {
   /// The increment is read from the run-time configuration (outer loops of a dynamic kernel);
   /// ptr_increment and finalization_offset are then 0.
   bool runtime = false;
+  /// Dynamic innermost loops: bytes per element the loop walked that the pointer moves back by
+  /// after the loop's last piece (its masked tail), so a later loop of the row reads the row
+  /// from its start again (CleanupLoopOffsets); 0: it stays where the loop left it.
+  std::int64_t rewind = 0;
   bool operator==(const LoopPort&) const = default;
 };
 

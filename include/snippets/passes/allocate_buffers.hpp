@@ -16,6 +16,9 @@
 // runtime what to pass; each pointer group costs one general-purpose register.
 // LoweringConfig::optimize_buffers = false is the debugging mode: every Buffer has its own
 // memory and its own pointer.
+// In a dynamic LIR a Buffer is a row of a length known at run time: the plan counts rows
+// instead of bytes, every cluster keeps a pointer of its own (the rows' offsets are known only
+// at run time), and LinearIR::buffer_rows says which row each pointer starts at.
 // @pre InitLoops ran (ports exist); @post run CleanRepeatedDataPointerShifts next.
 #pragma once
 
@@ -98,7 +101,7 @@ struct AllocateBuffers {
         }
     std::vector<std::size_t> group(clusters);
     std::iota(group.begin(), group.end(), std::size_t{0});
-    if (optimize) group = ir::detail::colour_vertices(clusters, conflicts);
+    if (optimize && !lir.dynamic) group = ir::detail::colour_vertices(clusters, conflicts);
     const std::size_t groups = *std::max_element(group.begin(), group.end()) + 1;
     const std::size_t n_io = lir.num_inputs + lir.num_outputs;
     if (int(groups) > ctx.config.gp_registers) // pointers left after the kernel arguments
@@ -112,18 +115,22 @@ struct AllocateBuffers {
     std::vector<BufferRequest> requests(clusters);
     for (const Use& u : uses) {
       BufferRequest& r = requests[u.cluster];
-      const std::int64_t bytes = std::get<ir::Buffer>(u.buffer->op).elements * 4;
+      const std::int64_t bytes = lir.dynamic ? 1 : std::get<ir::Buffer>(u.buffer->op).elements * 4;
       const bool first = r.bytes == 0;
       r.bytes = std::max(r.bytes, bytes);
       r.def = first ? u.def : std::min(r.def, u.def);
       r.end = first ? u.end : std::max(r.end, u.end);
       if (!optimize) r.def = 0, r.end = lir.size(); // debugging: nothing shares memory
     }
-    const MemoryPlan plan = plan_memory(requests);
+    const MemoryPlan plan = plan_memory(requests, lir.dynamic ? 1 : 64); // dynamic: in rows
 
+    if (lir.dynamic) {
+      lir.buffer_rows.assign(plan.offsets.begin(), plan.offsets.end()); // a pointer per cluster
+      lir.scratch_rows = plan.total_bytes;
+    }
     for (const Use& u : uses) {
       const std::size_t index = n_io + group[u.cluster];
-      const std::int64_t offset = plan.offsets[u.cluster];
+      const std::int64_t offset = lir.dynamic ? 0 : plan.offsets[u.cluster];
       auto& tag = std::get<ir::Buffer>(u.buffer->op);
       tag.offset = offset;
       tag.reg_group = group[u.cluster];
@@ -135,7 +142,7 @@ struct AllocateBuffers {
           if (cluster_of.count(p.expr) && cluster_of[p.expr] == u.cluster) p.data_index = index;
     }
     lir.buffer_pointers = groups;
-    lir.scratch_bytes = plan.total_bytes;
+    lir.scratch_bytes = lir.dynamic ? 0 : plan.total_bytes;
     ctx.config.gp_registers -= static_cast<int>(groups);
   }
 

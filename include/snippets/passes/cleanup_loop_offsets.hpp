@@ -5,6 +5,11 @@
 // returns and the pointers are dead. An inner loop followed (in the same parent iteration) by
 // another access to the same pointer keeps its offset: the next innermost loop of a row-by-row
 // body reads the row from its start again.
+// A dynamic LIR's innermost loops walk a run-time number of elements; the configurator's
+// increments of the outer loops account for one walk per row (runtime/runtime_config.hpp). So
+// the last piece of such a loop (its masked tail) moves back by what the loop walked
+// (LoopPort::rewind) each pointer that is accessed again later in the row, and every Buffer
+// pointer, which stays at its row.
 #pragma once
 
 #include <set>
@@ -26,6 +31,10 @@ struct CleanupLoopOffsets {
       const auto* end = std::get_if<ir::LoopEnd>(&e->op);
       if (!end) continue;
       auto& inner = lir.loops().at(end->loop_id);
+      if (lir.dynamic && inner.is_tail && inner.evaluate_once && inner.tail_of >= 0) {
+        mark_rewinds(lir, inner, std::next(it), e->loop_ids);
+        continue;
+      }
       if (e->loop_ids.empty()) { // outermost
         for (auto& p : inner.ports) p.finalization_offset = 0;
         continue;
@@ -45,6 +54,24 @@ struct CleanupLoopOffsets {
   }
 
 private:
+  /// The masked tail `tail` of a dynamic innermost loop ends right before `from`, in the loops
+  /// `outer`: set the rewinds of its pointers (per element, from the main loop's increments).
+  template <class T>
+  static void mark_rewinds(ir::LinearIR<T>& lir, ir::LoopInfo& tail,
+                           typename ir::LinearIR<T>::iterator from,
+                           const std::vector<std::size_t>& outer) {
+    const ir::LoopInfo& main = lir.loops().at(static_cast<std::size_t>(tail.tail_of));
+    const std::set<std::size_t> later =
+        outer.empty() ? std::set<std::size_t>{} : accessed_later(lir, from, outer.back());
+    SNIPPETS_ASSERT(main.ports.size() == tail.ports.size()) << "a tail of another body";
+    for (std::size_t i = 0; i < tail.ports.size(); ++i) {
+      ir::LoopPort& p = tail.ports[i];
+      const bool buffer = p.data_index >= lir.num_inputs + lir.num_outputs;
+      if (!buffer && !later.count(p.data_index)) continue;
+      p.rewind = main.ports[i].ptr_increment / main.increment * p.element_size;
+    }
+  }
+
   /// Data pointers accessed from `from` up to the end of loop `parent`.
   template <class T>
   static std::set<std::size_t> accessed_later(ir::LinearIR<T>& lir,

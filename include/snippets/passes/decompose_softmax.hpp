@@ -8,11 +8,14 @@
 //    and one division per row instead of one per element;
 //  - ReduceSum / ReduceMax get axes {-1}, so later rank alignment (Canonicalize) keeps them
 //    on the innermost axis;
-//  - a reduction over an axis of extent 1 is its input (but a NaN-ignoring ReduceMax, which
-//    gives -inf for a NaN element).
+//  - a reduction over an axis of extent 1 is its input (a NaN-ignoring ReduceMax: its input
+//    where it is a number, -inf for NaN: a Select). No loop then walks the axis, which matters
+//    in a dynamic kernel whose rows may be empty at run time: the value stays the element's.
 // Anything else is left as it is (compile() then names the op it cannot fuse). It runs first,
 // before Canonicalize changes ranks.
 #pragma once
+
+#include <limits>
 
 #include "snippets/passes/data_flow.hpp"
 #include "snippets/passes/properties.hpp"
@@ -64,11 +67,24 @@ struct DecomposeSoftmax {
                      }
                      if (ir::is<ir::ReduceSum>(n.op))
                        return std::vector{reduce(ir::ReduceSum{inner, true}, in[0], n.name)};
-                     // a NaN-ignoring max of one NaN is -inf: not elided
+                     if (std::get<ir::ReduceMax>(n.op).ignore_nan && one)
+                       return std::vector{number_or_low(out, in[0], n.name)};
                      if (std::get<ir::ReduceMax>(n.op).ignore_nan)
                        return out.make(ir::ReduceMax{inner, true, true}, {in[0]}, n.name);
                      return std::vector{reduce(ir::ReduceMax{inner, true, false}, in[0], n.name)};
                    });
+  }
+
+private:
+  /// A NaN-ignoring max over one element: x == x ? x : -inf, elementwise (a loop over the
+  /// domain's row would leave -inf where a dynamic kernel's rows are empty).
+  template <class T>
+  static ir::Value number_or_low(ir::Graph<T>& out, ir::Value x, const std::string& name) {
+    const ElementType type = out.type(x).type;
+    if (!is_float(type)) return x; // no NaN
+    const auto number = out.make(ir::Equal{}, {x, x}, name + "/num")[0];
+    const auto low = out.scalar(type, -std::numeric_limits<double>::infinity(), {}, name + "/-inf");
+    return out.make(ir::Select{}, {number, x, low}, name)[0];
   }
 };
 

@@ -6,7 +6,9 @@
 // In a dynamic LIR the outer loops' ports are `runtime` (their increments come from the
 // run-time configuration, which also accounts for what the inner loops advanced), and the
 // innermost loop's ports keep their static increment (1 or 0 elements per lane: the kernel is
-// compiled for a known innermost broadcast) with no finalization offset.
+// compiled for a known innermost broadcast) with no finalization offset. A Buffer (one row of
+// per-thread scratch) stays at its row in the outer loops of a dynamic LIR: increment 0, and its
+// innermost loops move it back to the row's start (CleanupLoopOffsets).
 #pragma once
 
 #include "snippets/passes/lir_queries.hpp"
@@ -35,7 +37,8 @@ struct InitLoops {
         port.expr = e.get();
         port.data_index = e->data_index;
         port.element_size = static_cast<std::int64_t>(size_of(memory_type(*e)));
-        if (lir.dynamic && info.dim + 1 < lir.domain.size()) {
+        const bool buffer = e->data_index >= lir.num_inputs + lir.num_outputs;
+        if (lir.dynamic && info.dim + 1 < lir.domain.size() && !buffer) {
           port.runtime = true;
         } else {
           port.ptr_increment = stride * info.increment;

@@ -15,7 +15,8 @@
 // domain with reductions keeps at least two dimensions: the innermost loop walks a row, the
 // outer one the rows (and is the one the threads split).
 // A dynamic LIR keeps its domain: the run-time configurator collapses the actual shapes the
-// same way (runtime/runtime_config.hpp), so the kernel's loop nest fits every shape.
+// same way (runtime/runtime_config.hpp), so the kernel's loop nest fits every shape; with
+// reductions it too gets a leading 1 if it has one dimension only.
 // @post lir.domain and every port shape have the collapsed rank (at least 1).
 #pragma once
 
@@ -33,7 +34,7 @@ struct OptimizeDomain {
   using before = Properties<property::LoopsMarked>;
 
   template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>&) const {
-    if (lir.dynamic) return;
+    if (lir.dynamic) return add_row_dimension(lir);
     const std::vector<Dim> dom = lir.domain;
     std::vector<ir::PortDescriptor> io; // the kernel arguments and the row reductions
     bool reductions = false;
@@ -121,6 +122,22 @@ struct OptimizeDomain {
   }
 
 private:
+  /// A dynamic domain of one dimension with reductions: [1, W], one row.
+  template <class T> static void add_row_dimension(ir::LinearIR<T>& lir) {
+    bool reductions = false;
+    for (auto& e : lir) reductions = reductions || is_reduction(*e);
+    if (!reductions || lir.domain.size() >= 2) return;
+    lir.domain.insert(lir.domain.begin(), 1);
+    auto widen = [](ir::PortDescriptor& desc) {
+      desc.shape.insert(desc.shape.begin(), 1);
+      SNIPPETS_ASSERT(desc.layout.empty() && desc.memory.empty()) << "dynamic kernels are planar";
+    };
+    for (auto& e : lir) {
+      for (std::size_t i = 0; i < e->num_inputs(); ++i) widen(e->in_desc(i));
+      for (std::size_t i = 0; i < e->num_outputs(); ++i) widen(e->out_desc(i));
+    }
+  }
+
   /// Whether dimension `d` follows `prev` in `desc`'s memory order, past dimensions of 1.
   static bool next_in_memory(const ir::PortDescriptor& desc, std::size_t prev, std::size_t d) {
     const auto& order = desc.layout;

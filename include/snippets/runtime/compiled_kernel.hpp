@@ -197,7 +197,7 @@ public:
   std::vector<Shape> output_shapes(const RuntimeConfig& cfg) const {
     std::vector<Shape> out;
     for (std::size_t o = 0; o < sig_.outputs.size(); ++o)
-      out.push_back(cfg.output_shape(sig_.dynamic->own_rank[sig_.inputs.size() + o]));
+      out.push_back(cfg.output_shape(sig_.dynamic->own_rank[sig_.inputs.size() + o], o));
     return out;
   }
 
@@ -207,7 +207,7 @@ public:
                       const RunOptions& opt = {}) const {
     SNIPPETS_ASSERT(is_dynamic()) << "run_configured on a static kernel";
     check_runnable();
-    if (cfg.elements == 0) return;
+    if (!cfg.writes) return;
     const CompiledKernel& k = cfg.variant ? variants_->get(cfg.variant) : *this;
     const std::size_t r = cfg.rank - 1, n_in = sig_.inputs.size(), n_out = sig_.outputs.size();
     const std::int64_t unit = cfg.split == r ? sig_.dynamic->step : 1;
@@ -228,6 +228,12 @@ public:
       for (std::size_t d = 0; d < cfg.rank; ++d) args.work[d] = cfg.domain[d];
       args.work[cfg.split] = c.count;
       args.config = cfg.table.data();
+      const DynamicLayout& dyn = *k.sig_.dynamic;
+      if (!dyn.buffer_rows.empty()) { // rows of scratch for this call's row length
+        std::byte* scratch = detail::thread_scratch(dyn.scratch_rows * cfg.row_bytes());
+        for (std::size_t b = 0; b < dyn.buffer_rows.size(); ++b)
+          args.data[n_in + n_out + b] = scratch + dyn.buffer_rows[b] * cfg.row_bytes();
+      }
       k.call(variant, args);
     };
     k.launch(n, body, opt);
@@ -374,7 +380,7 @@ private:
   /// Dynamic kernels: every output has the broadcast shape of the inputs.
   template <class ShapeOf> void check_outputs(const RuntimeConfig& cfg, ShapeOf&& shape_of) const {
     for (std::size_t o = 0; o < sig_.outputs.size(); ++o) {
-      const Shape want = cfg.output_shape(sig_.dynamic->own_rank[sig_.inputs.size() + o]);
+      const Shape want = cfg.output_shape(sig_.dynamic->own_rank[sig_.inputs.size() + o], o);
       if (shape_of(o) != want)
         raise("snippets.run.shape_mismatch", "output " + std::to_string(o) + " has shape " +
                                                  shape_of(o).to_string() +

@@ -21,6 +21,18 @@
 //    kernel was compiled to read as full vectors (their innermost dimension was dynamic). Such
 //    a call needs the kernel compiled with that extent fixed to 1; CompiledKernel compiles it
 //    once per distinct set and keeps it.
+// A kernel that reduces rows (ReduceSum, ReduceMax, Softmax over the innermost axis;
+// DynamicLayout::rows) walks each row with several innermost loops, and:
+//  - no dimension merges into the innermost one (a row stays a row), and threads split an outer
+//    dimension only (with every outer extent 1, one thread runs the single row);
+//  - an output's innermost extent is that of the inputs it reads along the row, not through a
+//    reduction (DynamicLayout::row_inputs), as NUMPY broadcasting gives it: 1 for a
+//    reduction's result (and what is computed from it alone), the row's length otherwise
+//    (RuntimeConfig::one_per_row); its other extents are the domain's;
+//  - a row of 0 elements still gives each reduced output its value (the sum 0, the max -inf):
+//    the kernel runs whenever an output has elements;
+//  - its Buffers are rows of scratch: rows of the innermost extent, each padded to 64 bytes
+//    (row_bytes()), at the rows DynamicLayout::buffer_rows names.
 // Errors ([snippets.run.shape_mismatch]) name the argument, its shape and what was compiled.
 #pragma once
 
@@ -43,8 +55,13 @@ struct DynamicLayout {
   std::vector<std::size_t> own_rank;       // each argument's rank before alignment
   std::vector<std::int64_t> element_bytes; // each argument's element size in memory
   std::size_t inputs = 0;
-  std::int64_t lanes = 8; // elements per vector
-  std::int64_t step = 32; // elements per main-loop iteration (lanes times unroll)
+  std::int64_t lanes = 8;                // elements per vector
+  std::int64_t step = 32;                // elements per main-loop iteration (lanes times unroll)
+  bool rows = false;                     // the kernel reduces its innermost dimension (see above)
+  std::vector<std::uint32_t> row_inputs; // rows: per output, the inputs (bit i) it reads along
+                                         // the row
+  std::vector<std::int64_t> buffer_rows; // per buffer pointer: the scratch row it starts at
+  std::int64_t scratch_rows = 0;         // rows of scratch a thread needs
   std::size_t rank() const { return args.empty() ? 0 : args[0].size(); }
   bool operator==(const DynamicLayout&) const = default;
 };
@@ -60,8 +77,10 @@ struct RuntimeConfig {
   std::array<std::array<Dim, max_rank>, max_args> shapes{}; // each argument, collapsed
   std::array<std::int64_t, max_rank * max_args> table{};    // CallArgs::config
   std::size_t split = 0;                                    // the dimension threads divide
-  std::uint32_t variant = 0; // inputs broadcast along the innermost dimension at run time
-  std::int64_t elements = 0; // of the domain
+  std::uint32_t variant = 0;     // inputs broadcast along the innermost dimension at run time
+  std::uint32_t one_per_row = 0; // outputs (bit o) of one element per row (rows kernels)
+  std::int64_t elements = 0;     // of the domain
+  bool writes = false;           // some output has elements: the kernel must run
 
   /// Elements between consecutive indices of dimension d for argument a (0: broadcast).
   std::int64_t stride(std::size_t a, std::size_t d) const {
@@ -71,10 +90,14 @@ struct RuntimeConfig {
     return s;
   }
   /// The shape output `o` must have (rank `own_rank`).
-  Shape output_shape(std::size_t own_rank) const {
-    return Shape(std::vector<Dim>(logical.begin() + std::ptrdiff_t(rank - own_rank),
-                                  logical.begin() + std::ptrdiff_t(rank)));
+  Shape output_shape(std::size_t own_rank, std::size_t o = 0) const {
+    std::vector<Dim> dims(logical.begin() + std::ptrdiff_t(rank - own_rank),
+                          logical.begin() + std::ptrdiff_t(rank));
+    if ((one_per_row >> o & 1u) && !dims.empty()) dims.back() = 1;
+    return Shape(std::move(dims));
   }
+  /// Bytes of one scratch row of a row-reducing kernel (f32, padded to 64 bytes).
+  std::int64_t row_bytes() const { return (domain[rank - 1] * 4 + 63) / 64 * 64; }
 };
 
 namespace detail {
@@ -129,19 +152,36 @@ void configure(const DynamicLayout& layout, ShapeOf&& shape_of, RuntimeConfig& c
                                 std::to_string(d) + ")");
       D = x;
     }
-    const Dim want = A > layout.inputs ? layout.args[layout.inputs][d] : dynamic;
-    if (want != dynamic && D != want)
-      raise("snippets.run.shape_mismatch", "the inputs broadcast to " + std::to_string(D) +
-                                               " in aligned dimension " + std::to_string(d) +
-                                               " but the kernel's outputs were compiled with " +
-                                               std::to_string(want));
+    for (std::size_t o = layout.inputs; o < A; ++o) {
+      Dim O = D; // the output's extent: the domain's, or along a row, its row inputs'
+      if (layout.rows && d == r) {
+        O = 1;
+        for (std::size_t i = 0; i < layout.inputs; ++i)
+          if ((layout.row_inputs[o - layout.inputs] >> i & 1u) && c.shapes[i][r] != 1)
+            O = c.shapes[i][r];
+      }
+      const Dim want = layout.args[o][d];
+      if (want != dynamic && O != want)
+        raise("snippets.run.shape_mismatch",
+              "the inputs broadcast to " + std::to_string(O) + " in aligned dimension " +
+                  std::to_string(d) + " of output " + std::to_string(o - layout.inputs) +
+                  " but the kernel's outputs were compiled with " + std::to_string(want));
+      c.shapes[o][d] = O;
+    }
     c.logical[d] = c.domain[d] = D;
     overflow |= __builtin_mul_overflow(c.elements, D, &c.elements) ||
                 __builtin_mul_overflow(c.elements, std::int64_t{8}, &bytes);
     empty |= D == 0;
-    for (std::size_t o = layout.inputs; o < A; ++o) c.shapes[o][d] = D;
   }
   if (empty) c.elements = 0;
+  c.one_per_row = 0;
+  c.writes = false;
+  for (std::size_t o = layout.inputs; o < A; ++o) {
+    if (layout.rows && c.shapes[o][r] == 1) c.one_per_row |= 1u << (o - layout.inputs);
+    bool some = true;
+    for (std::size_t d = 0; d < R; ++d) some = some && c.shapes[o][d] != 0;
+    c.writes = c.writes || some;
+  }
   if (overflow && !empty)
     raise("snippets.shape.too_many_elements",
           "the inputs broadcast to more bytes than int64 can count; use smaller tensors");
@@ -150,7 +190,7 @@ void configure(const DynamicLayout& layout, ShapeOf&& shape_of, RuntimeConfig& c
     if (c.domain[d] == 1) continue;
     std::size_t n = d + 1;
     while (n < r && c.domain[n] == 1) ++n;
-    bool ok = true;
+    bool ok = !(layout.rows && n == r); // a row stays a row
     for (std::size_t a = 0; a < A && ok; ++a) {
       const auto& s = c.shapes[a];
       const bool full = s[d] == c.domain[d] && s[n] == c.domain[n];
@@ -172,8 +212,8 @@ void configure(const DynamicLayout& layout, ShapeOf&& shape_of, RuntimeConfig& c
   c.variant = 0;
   for (std::size_t i = 0; i < layout.inputs; ++i)
     if (c.shapes[i][r] == 1 && c.domain[r] != 1 && layout.args[i][r] != 1) c.variant |= 1u << i;
-  c.split = r;
-  for (std::size_t d = 0; d < R; ++d)
+  c.split = layout.rows ? 0 : r; // rows: never split a row (r >= 1: OptimizeDomain)
+  for (std::size_t d = 0; d < (layout.rows ? r : R); ++d)
     if (c.domain[d] != 1) {
       c.split = d;
       break;

@@ -18,8 +18,12 @@
 //   static KernelCode emit(ir::LinearIR<Self>&, Variant, const EmitRequest<Self>&);  // ops
 //
 // `Self` is the traits type the LIR was built for: a user's traits type derived from a
-// backend's (to fuse fewer ops, say) reuses its code generator. Optional hook:
+// backend's (to fuse fewer ops, say) reuses its code generator. Optional hooks:
 //   static bool native_bf16(Variant);  // the target converts to bf16 itself (default false)
+//   static constexpr bool dynamic_reductions = true;  // its code generator takes dynamic rows:
+//                        reductions and Softmax over a run-time innermost extent (rewinds,
+//                        run-time tails of ReduceAccumulate, Buffers of run-time rows;
+//                        default false: compile() refuses them, snippets.compile.dynamic_reduce)
 //
 // The passes read the register model through the LoweringConfig compile() fills from
 // registers() and scratch_registers(), so register allocation and spills follow the backend.
@@ -145,6 +149,14 @@ template <class T> consteval bool check_code_generator() {
                   "EmitRequest<Self>&);` (the code generator)");
   }
   return true;
+}
+
+/// T::dynamic_reductions when T has that hook, else false.
+template <class T> constexpr bool backend_dynamic_reductions() {
+  if constexpr (requires { T::dynamic_reductions; })
+    return T::dynamic_reductions;
+  else
+    return false;
 }
 
 /// T::native_bf16(v) when T has that hook, else false.

@@ -22,7 +22,8 @@
 // Dynamic kernels (LinearIR::dynamic) read every loop's work amount from CallArgs::work, add
 // the pointer increments of run-time ports from the configuration table (CallArgs::config),
 // run a one-vector loop that continues the main loop's counter, and move the tail's
-// run-time count of elements (the counter's remainder, 1 to 3) lane by lane.
+// run-time count of elements (the counter's remainder, 1 to 3) lane by lane; after that tail,
+// pointers a later loop of the row reads again move back by what the loop walked.
 // Tails: memory_access.hpp moves exactly `count` elements (no masks on NEON). A strided Load
 // (a transposed input) reads its lanes one by one and widens them as a contiguous load does.
 // A Brgemm emits its epilogue and Stores (the expressions after it) itself; it, its
@@ -37,6 +38,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <map>
 #include <string>
@@ -442,6 +444,31 @@ private:
     }
     shift_pointers(info, true);
     a_.bind(l.end);
+    rewind_pointers(info);
+  }
+
+  /// After the run-time tail of a dynamic innermost loop: pointers move back by what the loop
+  /// walked (LoopPort::rewind bytes per element), x16 = the work amount - the main counter.
+  void rewind_pointers(const ir::LoopInfo& info) {
+    const GpX walked = asmjit::a64::x(scratch_gpr);
+    bool known = false;
+    for (const auto& p : info.ports) {
+      if (p.rewind == 0) continue;
+      if (!known) {
+        a_.ldr(walked, asmjit::a64::ptr(
+                           asmjit::a64::x(args_gpr),
+                           static_cast<std::int32_t>(offsetof(CallArgs, work) + 8 * info.dim)));
+        with_counter(counter_.at(static_cast<std::size_t>(info.tail_of)), false,
+                     [&](const GpX& cnt) { a_.sub(walked, walked, cnt); });
+        known = true;
+      }
+      SNIPPETS_ASSERT(p.rewind == 1 || p.rewind == 2 || p.rewind == 4 || p.rewind == 8)
+          << "rewind of " << p.rewind << " bytes per element";
+      const GpX& r = data_.at(p.data_index);
+      a_.sub(r, r, walked,
+             asmjit::arm::lsl(static_cast<std::uint32_t>(
+                 std::countr_zero(static_cast<std::uint64_t>(p.rewind)))));
+    }
   }
 
   // ---- expressions ----
@@ -473,9 +500,13 @@ private:
           } else if constexpr (std::is_same_v<Tag, ir::LoopEnd>) {
             emit_loop_end(tag.loop_id);
           } else if constexpr (std::is_same_v<Tag, ir::ReduceAccumulate>) {
-            if (tag.count == ir::runtime_count) unsupported("reductions of a run-time count");
             EmitContext c = context();
-            accumulate(c, tag, vec(e.in_desc(0).reg), vec(e.in_desc(1).reg));
+            const Vec acc = vec(e.in_desc(0).reg), x = vec(e.in_desc(1).reg);
+            if (tag.count == ir::runtime_count)
+              with_counter(tail_counter(), false,
+                           [&](const GpX& n) { accumulate(c, tag, acc, x, n); });
+            else
+              accumulate(c, tag, acc, x);
           } else if constexpr (std::is_same_v<Tag, ir::FusedMulAdd>) {
             if (!emit_fma_into_dead_addend(e)) emit_with_emitter(e, tag);
           } else if constexpr (std::is_same_v<Tag, ir::Brgemm>) {

@@ -50,6 +50,8 @@ struct Traits {
   static RegisterModel registers(Isa) {
     return {.lanes = lanes, .vector_registers = vector_registers, .gp_registers = usable_gprs};
   }
+  /// Reductions and Softmax over a dynamic innermost axis (optional hook, target/codegen.hpp).
+  static constexpr bool dynamic_reductions = true;
   template <class Self> static int scratch_registers(const ir::LinearIR<Self>& lir, Isa) {
     return aarch64::scratch_registers(lir);
   }

@@ -17,7 +17,8 @@
 // with lane offsets from the constant table, masked the same way for tails.
 // Dynamic kernels (LinearIR::dynamic) read each loop's work amount from CallArgs::work, add
 // outer-loop pointer increments from the run-time configuration (CallArgs::config), and build
-// the masked tail's mask from the remaining count at run time (kept in a stack slot).
+// the masked tail's mask from the remaining count at run time (kept in a stack slot); after
+// that tail, pointers a later loop of the row reads again move back to the row's start.
 // Buffers (LinearIR::buffer_pointers) are data pointers after the kernel arguments: the runtime
 // passes each thread's scratch memory there.
 // A Brgemm emits its epilogue and Stores (the expressions after it) itself
@@ -225,7 +226,9 @@ private:
   }
 
   /// A dynamic tail's mask (lanes below the counter's value), computed at the tail's start and
-  /// kept in the frame: emitters may use the scratch register and k1 in between.
+  /// kept in the frame: emitters may use the scratch register in between, and an expression
+  /// that does not keep k1 may change it (on AVX-512 the tail's accesses use k1 as it is until
+  /// then: k1_lanes_ == runtime_k1).
   void store_runtime_mask(const ir::Reg& counter) {
     const Vmm v = scratch_.at(0);
     const Xbyak::Xmm x(v.getIdx());
@@ -239,6 +242,7 @@ private:
     if constexpr (avx512) {
       h_.vpcmpgtd(Xbyak::Opmask(1), v, consts_.iota());
       h_.kmovw(slot, Xbyak::Opmask(1));
+      runtime_k1_set_ = true; // k1 holds it after the LoopBegin (emit_expr)
     } else {
       h_.vpcmpgtd(v, v, consts_.iota());
       h_.vmovups(slot, v);
@@ -247,9 +251,9 @@ private:
   /// k1 (AVX-512) or the AVX2 mask register from the dynamic tail's stored mask.
   Vmm load_runtime_mask() {
     const Xbyak::Address slot = h_.ptr[Xbyak::util::rsp + static_cast<int>(mask_slot())];
-    k1_lanes_ = -1;
     if constexpr (avx512) {
-      h_.kmovw(Xbyak::Opmask(1), slot);
+      if (k1_lanes_ != runtime_k1) h_.kmovw(Xbyak::Opmask(1), slot);
+      k1_lanes_ = runtime_k1;
       return Vmm(0);
     } else {
       h_.vmovups(scratch_.at(0), slot);
@@ -436,6 +440,29 @@ private:
     }
     shift_pointers(info, true);
     h_.L(l.end);
+    rewind_pointers(info);
+  }
+
+  /// After the masked tail of a dynamic innermost loop: pointers move back by what the loop
+  /// walked (LoopPort::rewind bytes per element), rax = the main counter - the work amount.
+  void rewind_pointers(const ir::LoopInfo& info) {
+    using Xbyak::util::rax;
+    bool walked = false;
+    for (const auto& p : info.ports) {
+      if (p.rewind == 0) continue;
+      if (!walked) {
+        const ir::Reg main = loop_begin_reg_.at(static_cast<std::size_t>(info.tail_of));
+        with_counter(main, [&](const auto& cnt) { h_.mov(rax, cnt); });
+        h_.sub(
+            rax,
+            h_.ptr[Xbyak::util::rdi + static_cast<int>(offsetof(CallArgs, work) + 8 * info.dim)]);
+        walked = true;
+      }
+      SNIPPETS_ASSERT(p.rewind == 1 || p.rewind == 2 || p.rewind == 4 || p.rewind == 8)
+          << "rewind of " << p.rewind << " bytes per element";
+      const Xbyak::Reg64 ptr = data_.at(p.data_index);
+      h_.lea(ptr, h_.ptr[ptr + rax * static_cast<int>(p.rewind)]);
+    }
   }
 
   void emit_expr(E& e) {
@@ -455,6 +482,8 @@ private:
     const std::size_t before = h_.getSize();
     emit_op(e);
     if (!keeps_k1) k1_lanes_ = -1;
+    if (runtime_k1_set_) k1_lanes_ = runtime_k1; // a dynamic tail's LoopBegin set k1
+    runtime_k1_set_ = false;
     const bool loop_marker =
         std::holds_alternative<ir::LoopBegin>(e.op) || std::holds_alternative<ir::LoopEnd>(e.op);
     if (!open_loops_.empty() && !loop_marker) open_loops_.back().bytes += h_.getSize() - before;
@@ -705,6 +734,8 @@ private:
   std::uint32_t text_bytes_ = 0;
   std::vector<OpenLoop> open_loops_;
   std::int64_t k1_lanes_ = -1; // the lanes k1 enables here, -1: unknown (set_tail_mask)
+  static constexpr std::int64_t runtime_k1 = -2; // k1_lanes_: the dynamic tail's mask
+  bool runtime_k1_set_ = false;                  // store_runtime_mask just set k1
   double store_loop_bytes_ = 0;
 };
 

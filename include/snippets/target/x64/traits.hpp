@@ -41,6 +41,8 @@ struct Traits {
             .gp_registers = usable_gprs};
   }
   static bool native_bf16(Isa isa) { return isa == Isa::avx512 && host_has_avx512_bf16(); }
+  /// Reductions and Softmax over a dynamic innermost axis (optional hook, target/codegen.hpp).
+  static constexpr bool dynamic_reductions = true;
   template <class Self> static int scratch_registers(const ir::LinearIR<Self>& lir, Isa isa) {
     return x64::scratch_registers(lir, isa);
   }

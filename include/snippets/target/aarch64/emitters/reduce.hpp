@@ -3,7 +3,8 @@
 // innermost dimension (ir/lowered_ops.hpp: ReduceInit, ReduceAccumulate, HorizonReduce).
 // FMAX propagates NaN as the reference does; max_ignore_nan is FMAXNM, which returns the number
 // when one operand is a (quiet) NaN. A tail's ReduceAccumulate first sets the lanes past its
-// count to the neutral element (0 or -inf) in a scratch copy: NEON has no masked arithmetic.
+// count to the neutral element (0 or -inf) in a scratch copy: NEON has no masked arithmetic
+// (a dynamic tail's run-time count of lanes is copied behind a compare and branch per lane).
 // HorizonReduce folds neighbouring pairs twice (FADDP / FMAXP / FMAXNMP of the register with
 // itself), which leaves the result in every lane.
 #pragma once
@@ -35,15 +36,39 @@ inline void fold(EmitContext& c, ir::ReduceKind kind, Vec acc, Vec x) {
 }
 } // namespace detail
 
+namespace detail {
+/// t = the neutral element of `kind` in every lane.
+inline void neutral(EmitContext& c, ir::ReduceKind kind, Vec t) {
+  if (kind == ir::ReduceKind::sum)
+    c.a.movi(t.s4(), 0);
+  else
+    c.consts.load_value(t, -std::numeric_limits<float>::infinity());
+}
+} // namespace detail
+
 /// ReduceAccumulate: acc (+ or max)= x over the first `count` lanes (scratch[0] for a tail).
 inline void accumulate(EmitContext& c, const ir::ReduceAccumulate& op, Vec acc, Vec x) {
   if (op.count == 4) return detail::fold(c, op.kind, acc, x);
   const Vec t = c.scratch[0];
-  if (op.kind == ir::ReduceKind::sum)
-    c.a.movi(t.s4(), 0);
-  else
-    c.consts.load_value(t, -std::numeric_limits<float>::infinity());
+  detail::neutral(c, op.kind, t);
   for (std::uint32_t i = 0; i < static_cast<std::uint32_t>(op.count); ++i) c.a.mov(t.s(i), x.s(i));
+  detail::fold(c, op.kind, acc, t);
+}
+
+/// The same for the tail of a dynamic loop: `count` lanes given at run time (1 to 3, in the
+/// register `count`), copied behind a compare and branch each.
+inline void accumulate(EmitContext& c, const ir::ReduceAccumulate& op, Vec acc, Vec x,
+                       const asmjit::a64::GpX& count) {
+  const Vec t = c.scratch[0];
+  detail::neutral(c, op.kind, t);
+  const asmjit::Label done = c.a.newLabel();
+  c.a.mov(t.s(0), x.s(0));
+  for (std::uint32_t i = 1; i < 3; ++i) {
+    c.a.cmp(count, i);
+    c.a.b_le(done);
+    c.a.mov(t.s(i), x.s(i));
+  }
+  c.a.bind(done);
   detail::fold(c, op.kind, acc, t);
 }
 
