@@ -28,6 +28,7 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <span>
@@ -78,6 +79,16 @@ inline void raw_rows(std::string& out, std::span<const std::uint8_t> code, std::
   }
 }
 
+/// A disassemble() that decodes, registered by every translation unit built with Zydis: code
+/// built without it (compile() inside snippets::prebuilt, which writes SNIPPETS_JIT_DUMP's
+/// listings) decodes as well when the program links Zydis anywhere.
+using DecodingDisassembler = std::string (*)(const KernelCode&, std::string_view, std::string_view,
+                                             const DisassemblyOptions&);
+inline std::atomic<DecodingDisassembler>& decoding_disassembler() {
+  static std::atomic<DecodingDisassembler> f{nullptr};
+  return f;
+}
+
 } // namespace detail
 
 // What follows differs with and without Zydis, and one program may hold both kinds of
@@ -118,6 +129,9 @@ inline void decoded_rows(std::string& out, std::span<const std::uint8_t> code, s
 /// One kernel variant as text; `name` and `isa` go into the header line.
 inline std::string disassemble(const KernelCode& k, std::string_view name, std::string_view isa,
                                const DisassemblyOptions& opt = {}) {
+  if (!has_zydis && opt.decode)
+    if (const auto decoding = detail::decoding_disassembler().load())
+      return decoding(k, name, isa, opt);
   std::string out;
   const std::span<const std::uint8_t> code = k.bytes;
   if (code.empty()) return out.append("; no code\n");
@@ -164,6 +178,14 @@ inline std::string disassemble(const KernelCode& k, std::string_view name, std::
   }
   return out;
 }
+
+#if SNIPPETS_HAS_ZYDIS
+/// Registers this variant for the translation units built without Zydis (initialized at start-up
+/// in every translation unit that includes this header with Zydis, used or not).
+inline const bool decoding_registered =
+    (detail::decoding_disassembler().store(static_cast<detail::DecodingDisassembler>(&disassemble)),
+     true);
+#endif
 
 inline std::string disassemble(const CompiledKernel& k, const DisassemblyOptions& opt = {}) {
   return disassemble(k.kernel_code(opt.streaming), k.name(), k.signature().isa, opt);
