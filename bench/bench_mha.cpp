@@ -14,9 +14,15 @@
 //   through strides.
 // Both results are compared before timing. The table gives time, GFLOP/s (2 products of
 // 2*12*128*128*64 flops) and oneDNN time over snippets time (above 1: snippets is faster).
+// Dynamic sequence (one thread): the same block with the sequence length dynamic in Q, K, V
+// and the mask, run through a Program (a kernel_per_shape step: compiled at the first run with
+// each length, program/program.hpp), against the Program of the static graph of each length,
+// both through Program::run on views, for lengths 1 to 512; the first run's time (plan and
+// compilation) is measured once per length.
 // Usage: ./build/bench/bench_mha [--benchmark_repetitions=N]
 #include <omp.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -51,13 +57,14 @@ struct Case {
   std::vector<Primitives> dnnl_by_threads; // 1 and 2 threads
 };
 
-G attention_graph() {
+/// The block for sequence length `seq` (`dynamic`: any).
+G attention_graph(Dim seq = S) {
   G g;
-  const auto q = g.transpose(g.parameter(f32, {B, S, H, D}, "q"), {0, 2, 1, 3});
-  const auto k = g.transpose(g.parameter(f32, {B, S, H, D}, "k"), {0, 2, 3, 1});
-  const auto v = g.transpose(g.parameter(f32, {B, S, H, D}, "v"), {0, 2, 1, 3});
+  const auto q = g.transpose(g.parameter(f32, {B, seq, H, D}, "q"), {0, 2, 1, 3});
+  const auto k = g.transpose(g.parameter(f32, {B, seq, H, D}, "k"), {0, 2, 3, 1});
+  const auto v = g.transpose(g.parameter(f32, {B, seq, H, D}, "v"), {0, 2, 1, 3});
   auto s = g.multiply(g.matmul(q, k), g.constant(f32, {1}, {scale}, "scale"));
-  s = g.add(s, g.parameter(f32, {B, H, S, S}, "mask"));
+  s = g.add(s, g.parameter(f32, {B, H, seq, seq}, "mask"));
   g.result(g.transpose(g.matmul(g.softmax(s, -1), v), {0, 2, 1, 3}), "out");
   return g;
 }
@@ -116,7 +123,64 @@ void run_jit(Case& c, int threads) {
   c.jit->run_unchecked(in, out, {.threads = threads});
 }
 
+std::vector<double>& first_run_ms() {
+  static std::vector<double> ms;
+  return ms;
+}
+
+constexpr Dim sweep[] = {1, 16, 64, 100, 128, 256, 384, 512};
+constexpr Dim max_seq = 512;
+
+/// Q, K, V, mask and output of the longest sequence; shorter ones use their beginnings.
+struct DynamicCase {
+  Buffer q{std::size_t(B * max_seq * H * D), -1.0f, 1.0f},
+      k{std::size_t(B * max_seq * H * D), -1.0f, 1.0f},
+      v{std::size_t(B * max_seq * H * D), -1.0f, 1.0f},
+      mask{std::size_t(B * H * max_seq * max_seq), -1.0f, 1.0f},
+      out{std::size_t(B * max_seq * H * D)};
+  Program<> dynamic_program{attention_graph(dynamic)};
+  std::vector<std::unique_ptr<Program<>>> static_programs; // one per length of the sweep
+  std::vector<std::unique_ptr<ExecutionContext>> static_contexts;
+  ExecutionContext dynamic_ctx = dynamic_program.make_context();
+  std::vector<double> first_run_ms; // per length: the dynamic Program's plan and compilation
+};
+
+void run_program(DynamicCase& c, const Program<>& p, ExecutionContext& ctx, Dim seq) {
+  const Shape qkv{B, seq, H, D};
+  const ConstTensorView in[] = {{f32, qkv, c.q.p},
+                                {f32, qkv, c.k.p},
+                                {f32, qkv, c.v.p},
+                                {f32, Shape{B, H, seq, seq}, c.mask.p}};
+  const TensorView out[] = {{f32, qkv, c.out.p}};
+  p.run(ctx, in, out, {.threads = 1});
+}
+
+void register_dynamic() {
+  auto c = std::make_shared<DynamicCase>();
+  for (const Dim seq : sweep) {
+    c->static_programs.push_back(std::make_unique<Program<>>(attention_graph(seq)));
+    c->static_contexts.push_back(
+        std::make_unique<ExecutionContext>(c->static_programs.back()->make_context()));
+    const auto start = std::chrono::steady_clock::now();
+    run_program(*c, c->dynamic_program, c->dynamic_ctx, seq);
+    c->first_run_ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
+  for (std::size_t i = 0; i < std::size(sweep); ++i) {
+    const Dim seq = sweep[i];
+    const std::string base = "mha_dynamic/" + std::to_string(seq) + "/";
+    register_benchmark(base + "static_program", [c, i, seq] {
+      run_program(*c, *c->static_programs[i], *c->static_contexts[i], seq);
+    });
+    register_benchmark(base + "dynamic_program",
+                       [c, seq] { run_program(*c, c->dynamic_program, c->dynamic_ctx, seq); });
+  }
+  first_run_ms() = c->first_run_ms;
+}
+
 void register_all() {
+  register_dynamic();
   auto c = std::make_shared<Case>();
   c->jit.emplace(compile(attention_graph()));
   for (int t : {1, 2}) c->dnnl_by_threads.push_back(onednn(*c, t));
@@ -148,6 +212,18 @@ void print_table(const MedianReporter& rep) {
     if (jit <= 0 || dnnl <= 0) continue;
     std::printf("| MHA [1,128,12,64] | %d | %.1f | %.1f | %.1f | %.1f | %.2fx |\n", t, jit * 1e6,
                 dnnl * 1e6, flops / jit * 1e-9, flops / dnnl * 1e-9, dnnl / jit);
+  }
+  std::printf("\n| sequence | static Program us | dynamic Program us | dynamic / static | dynamic "
+              "GFLOP/s | first run ms (plan + compile) |\n|---|---|---|---|---|---|\n");
+  for (std::size_t i = 0; i < std::size(sweep); ++i) {
+    const std::string base = "mha_dynamic/" + std::to_string(sweep[i]) + "/";
+    const double st = rep.seconds(base + "static_program"),
+                 dy = rep.seconds(base + "dynamic_program");
+    if (st <= 0 || dy <= 0) continue;
+    const double f = 2 * 2.0 * double(B * H) * double(sweep[i]) * double(sweep[i]) * double(D);
+    std::printf("| %lld | %.1f | %.1f | %.2f | %.1f | %.1f |\n", static_cast<long long>(sweep[i]),
+                st * 1e6, dy * 1e6, dy / st, f / dy * 1e-9,
+                i < first_run_ms().size() ? first_run_ms()[i] : 0.0);
   }
 }
 

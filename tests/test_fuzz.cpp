@@ -115,6 +115,10 @@ TEST_CASE("fuzz: whole Programs with Opaque ops, several outputs and 1-3 threads
   run_family("program");
 }
 
+TEST_CASE("fuzz: whole Programs with a dynamic leading extent, three sizes on one context") {
+  run_family("dynamic_program");
+}
+
 TEST_CASE("fuzz: FakeQuantize and Quantize among exact ops, u8 and i8 outputs, bit for bit") {
   run_family("quantized");
 }

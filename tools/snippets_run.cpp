@@ -294,6 +294,13 @@ public:
     const auto model = ox::import_model(proto, lo);
     describe(model);
     if (!model.opaque.empty()) return cannot_run(model);
+    for (std::size_t p = 0; p < model.inputs.size(); ++p) // generated inputs need a shape
+      if (const auto& t = model.graph.node(model.graph.parameters()[p]).outputs[0];
+          !t.shape.is_static())
+        raise("snippets.onnx.dynamic_shape",
+              "graph input '" + model.inputs[p] + "' has shape " + t.shape.to_string() +
+                  " with symbolic dimensions; give its shape (--shape " + model.inputs[p] +
+                  "=...) or its values (-i " + model.inputs[p] + "=FILE)");
     check_memory(model);
     const auto expected = read_expected(model);
 

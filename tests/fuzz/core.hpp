@@ -2,9 +2,9 @@
 // tests/fuzz/core.hpp: what every fuzz family shares (tests/test_fuzz.cpp, fuzz/fuzz_models.cpp).
 //
 //  - Case: one generated test, a model and how to run and check it: as a Program (tokenizer,
-//    kernels, Opaque callbacks, memory plan) or as one kernel compiled directly (dynamic
-//    shapes, several calls with other shapes; input and output layouts), the oracle (bit for
-//    bit against the reference with every node rounded to its type, or the error bounds of
+//    kernels, Opaque callbacks, memory plan) or as one kernel compiled directly, either with
+//    dynamic shapes and several calls with other shapes; input and output layouts, the oracle (bit
+//    for bit against the reference with every node rounded to its type, or the error bounds of
 //    fuzz/bounds.hpp), the threads and compile options;
 //  - deterministic inputs of every element type (make_input), layouts to and from memory order;
 //  - run_case: runs a Case on one ISA against reference::evaluate. It also checks that every
@@ -55,8 +55,8 @@ inline Graph copy_graph(const Graph& g) {
 /// How a Case runs and is checked.
 struct CaseOptions {
   bool program = true; // run as a Program; false: compile(model) and run the kernel
-  /// Kernel mode, dynamic shapes: the input shapes of each call, by Parameter name (empty: one
-  /// call with the declared shapes).
+  /// Dynamic shapes: the input shapes of each call, by Parameter name (empty: one call with
+  /// the declared shapes).
   std::vector<std::map<std::string, Shape>> calls;
   /// Kernel mode: the memory order of outputs whose Result has no layout of its own (the
   /// body's layout, from its non-planar inputs).
@@ -246,7 +246,8 @@ inline std::string check_steps(const Program<>& p, int& kernels) {
   for (const auto& s : p.steps()) {
     const auto* sg = std::get_if<ir::Subgraph<jit_test::TestedTraits>>(&p.graph().node(s.node).op);
     if (!sg) continue;
-    if (s.kind == Program<>::StepKind::kernel && s.note.empty()) {
+    if ((s.kind == Program<>::StepKind::kernel && s.note.empty()) ||
+        s.kind == Program<>::StepKind::kernel_per_shape) { // checked per plan (check_plan)
       ++kernels;
       continue;
     }
@@ -313,6 +314,32 @@ inline CompileOptions compile_options(const Case& c, jit_test::TestedVariant isa
   return co;
 }
 
+/// The shapes of `model`'s inputs in call `call` of `calls` (the declared ones where it names
+/// none).
+inline std::vector<Shape> call_shapes(const Graph& model,
+                                      const std::vector<std::map<std::string, Shape>>& calls,
+                                      std::size_t call) {
+  std::vector<Shape> out;
+  for (ir::NodeId p : model.parameters()) {
+    const auto& n = model.node(p);
+    const std::map<std::string, Shape>* given = call < calls.size() ? &calls[call] : nullptr;
+    const auto it = given ? given->find(n.name) : std::map<std::string, Shape>::const_iterator{};
+    out.push_back(given && it != given->end() ? it->second : n.outputs[0].shape);
+  }
+  return out;
+}
+
+/// Empty when the Program's plan for `shapes` runs every kernel_per_shape step as a kernel (or
+/// the documented fallback of an empty value).
+inline std::string check_plan(const Program<>& p, std::span<const Shape> shapes) {
+  const auto plan = p.plan(shapes);
+  for (std::size_t i = 0; i < plan->notes.size(); ++i)
+    if (!plan->notes[i].empty() &&
+        plan->notes[i].find("[snippets.compile.empty_value]") == std::string::npos)
+      return "a Subgraph is not a kernel for these shapes: " + plan->notes[i];
+  return {};
+}
+
 inline void run_program(const Case& c, jit_test::TestedVariant isa, std::uint64_t seed,
                         Outcome& o) {
   const OpaqueOps& ops = opaque_ops();
@@ -320,32 +347,38 @@ inline void run_program(const Case& c, jit_test::TestedVariant isa, std::uint64_
   opt.compile = compile_options(c, isa);
   const Program<> program(c.model, opt);
   if (o.failure = check_steps(program, o.kernels); !o.failure.empty()) return;
-  std::vector<Tensor> in;
-  for (ir::NodeId p : c.model.parameters()) {
-    const auto& t = c.model.node(p).outputs[0];
-    in.push_back(make_input(t.type, t.shape, seed++, c.fill, c.specials));
-  }
-  std::vector<Tensor> got = program.run(in, jit_test::with_threads(c.threads));
-  if (c.reuse_context) { // twice on one context, over outputs filled with 0x7f bytes
-    std::vector<ConstTensorView> views;
-    for (const auto& t : in) views.push_back({t.type(), t.shape(), t.data()});
-    auto ctx = program.make_context();
-    for (int pass = 0; pass < 2 && o.failure.empty(); ++pass) {
-      std::vector<Tensor> out;
-      std::vector<TensorView> out_views;
-      for (const Tensor& t : got) {
-        out.emplace_back(t.type(), t.shape());
-        if (t.byte_size()) std::memset(out.back().data(), 0x7f, t.byte_size());
+  auto ctx = program.make_context(); // shared by the calls: a dynamic model's arena grows
+  for (std::size_t call = 0; call < std::max<std::size_t>(c.calls.size(), 1) && o.failure.empty();
+       ++call) {
+    const std::vector<Shape> shapes = call_shapes(c.model, c.calls, call);
+    if (program.is_dynamic() && !(o.failure = check_plan(program, shapes)).empty()) return;
+    std::vector<Tensor> in;
+    for (std::size_t i = 0; i < shapes.size(); ++i)
+      in.push_back(make_input(c.model.node(c.model.parameters()[i]).outputs[0].type, shapes[i],
+                              seed++, c.fill, c.specials));
+    std::vector<Tensor> got = program.run(in, jit_test::with_threads(c.threads));
+    if (c.reuse_context) { // twice on one context, over outputs filled with 0x7f bytes
+      std::vector<ConstTensorView> views;
+      for (const auto& t : in) views.push_back({t.type(), t.shape(), t.data()});
+      for (int pass = 0; pass < 2 && o.failure.empty(); ++pass) {
+        std::vector<Tensor> out;
+        std::vector<TensorView> out_views;
+        for (const Tensor& t : got) {
+          out.emplace_back(t.type(), t.shape());
+          if (t.byte_size()) std::memset(out.back().data(), 0x7f, t.byte_size());
+        }
+        for (auto& t : out) out_views.push_back({t.type(), t.shape(), t.data()});
+        program.run(ctx, views, out_views, jit_test::with_threads(1 + (c.threads + pass) % 3));
+        for (std::size_t i = 0; i < out.size() && o.failure.empty(); ++i)
+          if (auto d = compare_exact(out[i], got[i], true); !d.empty())
+            o.failure = "run " + std::to_string(pass + 2) + " on one context, output " +
+                        std::to_string(i) + " differs from the first run: " + d;
       }
-      for (auto& t : out) out_views.push_back({t.type(), t.shape(), t.data()});
-      program.run(ctx, views, out_views, jit_test::with_threads(1 + (c.threads + pass) % 3));
-      for (std::size_t i = 0; i < out.size() && o.failure.empty(); ++i)
-        if (auto d = compare_exact(out[i], got[i], true); !d.empty())
-          o.failure = "run " + std::to_string(pass + 2) + " on one context, output " +
-                      std::to_string(i) + " differs from the first run: " + d;
     }
+    check_outputs(c, c.model, in, got, o);
+    if (!o.failure.empty() && c.calls.size() > 1)
+      o.failure = "call " + std::to_string(call) + ": " + o.failure;
   }
-  check_outputs(c, c.model, in, got, o);
 }
 
 inline void run_kernel(const Case& c, jit_test::TestedVariant isa, std::uint64_t seed, Outcome& o) {
@@ -357,15 +390,13 @@ inline void run_kernel(const Case& c, jit_test::TestedVariant isa, std::uint64_t
     throw;
   }
   ++o.kernels;
-  std::vector<std::map<std::string, Shape>> calls = c.calls;
-  if (calls.empty()) calls.emplace_back();
-  for (std::size_t call = 0; call < calls.size() && o.failure.empty(); ++call) {
+  for (std::size_t call = 0; call < std::max<std::size_t>(c.calls.size(), 1) && o.failure.empty();
+       ++call) {
     std::vector<Tensor> in, phys;
-    for (ir::NodeId p : c.model.parameters()) {
-      const auto& n = c.model.node(p);
-      const auto it = calls[call].find(n.name);
-      const Shape s = it != calls[call].end() ? it->second : n.outputs[0].shape;
-      in.push_back(make_input(n.outputs[0].type, s, seed++, c.fill, c.specials));
+    const std::vector<Shape> shapes = call_shapes(c.model, c.calls, call);
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      const auto& n = c.model.node(c.model.parameters()[i]);
+      in.push_back(make_input(n.outputs[0].type, shapes[i], seed++, c.fill, c.specials));
       const Layout& l = std::get<ir::Parameter>(n.op).layout; // the user's buffer's order
       phys.push_back(l.is_planar() ? in.back() : to_physical(in.back(), l));
     }
@@ -381,7 +412,7 @@ inline void run_kernel(const Case& c, jit_test::TestedVariant isa, std::uint64_t
                                   : to_logical(raw[r], l, c.model.type(res.inputs[0]).shape));
     }
     check_outputs(c, c.model, in, got, o);
-    if (!o.failure.empty() && calls.size() > 1)
+    if (!o.failure.empty() && c.calls.size() > 1)
       o.failure = "call " + std::to_string(call) + ": " + o.failure;
   }
 }

@@ -40,6 +40,7 @@ inline std::span<const Family> families() {
       {"matmul", 1000, 0x3a3a0000u, matmul_case},
       {"layout", 600, 0x1a900000u, layout_case},
       {"program", 600, 0x9a0a0000u, program_case},
+      {"dynamic_program", 200, 0xd9a00000u, dynamic_program_case},
       {"quantized", 600, 0x9a470000u, quantized_case},
   };
   return all;

@@ -9,6 +9,10 @@
 // once on fresh buffers, then twice on one ExecutionContext into outputs filled with garbage
 // (the arena reused, every output written), which must give the first run's bits. Oracle:
 // fuzz/bounds.hpp.
+// The dynamic-program family takes the same models with their leading extent dynamic (in every
+// input that has it) and runs each one with three sizes, 0 now and then, on one context:
+// dynamic kernels, MatMul Subgraphs compiled per size, host copies and reference steps all
+// take the plan's shapes.
 #pragma once
 
 #include "fuzz/math.hpp"
@@ -107,6 +111,67 @@ inline Case program_case(std::uint64_t seed) {
   c.fma = true;
   c.threads = 1 + int(seed % 3);
   c.reuse_context = true;
+  return c;
+}
+
+/// `g` with inputs of `types`, and the outputs of its Opaque ops (Identity, Twice, Split: each
+/// output has its input's shape) typed like their inputs.
+inline Graph with_input_types(const Graph& g, std::span<const ir::TensorType> types) {
+  std::size_t next = 0;
+  return passes::rebuild(
+      g,
+      [&](Graph& out, const ir::Node<jit_test::TestedTraits>& node,
+          std::span<const Value> in) -> std::optional<std::vector<Value>> {
+        if (const auto* p = std::get_if<ir::Parameter>(&node.op)) {
+          ir::Parameter typed = *p;
+          typed.output = types[next++];
+          return out.make(typed, {}, node.name);
+        }
+        const auto* op = std::get_if<ir::Opaque>(&node.op);
+        if (!op) return std::nullopt;
+        ir::Opaque typed = *op;
+        for (auto& t : typed.outputs) t = out.type(in[0]);
+        return out.make(typed, in, node.name);
+      },
+      false);
+}
+
+inline Case dynamic_program_case(std::uint64_t seed) {
+  Case c = program_case(seed);
+  Rng rng(seed ^ 0xd7a3u);
+  const Graph& g = c.model;
+  const Dim n = g.node(g.parameters()[0]).outputs[0].shape[0];
+  const std::size_t rank = g.node(g.parameters()[0]).outputs[0].shape.rank();
+  std::vector<ir::TensorType> types;
+  std::vector<bool> leading; // inputs whose leading extent is the model's
+  for (ir::NodeId p : g.parameters()) {
+    ir::TensorType t = g.node(p).outputs[0];
+    leading.push_back(t.shape.rank() == rank && t.shape[0] == n && rank >= 2);
+    if (leading.back()) {
+      std::vector<Dim> d(t.shape.begin(), t.shape.end());
+      d[0] = dynamic;
+      t.shape = Shape(std::move(d));
+    }
+    types.push_back(t);
+  }
+  Graph dyn = with_input_types(g, types);
+  for (const Dim size : {n, Dim(rng.integer(1, 9)), rng.integer(0, 5) ? n + 3 : 0}) {
+    std::map<std::string, Shape> call;
+    std::vector<ir::TensorType> concrete;
+    for (std::size_t i = 0; i < types.size(); ++i) {
+      std::vector<Dim> d(types[i].shape.begin(), types[i].shape.end());
+      if (leading[i]) d[0] = size;
+      concrete.push_back({types[i].type, Shape(d)});
+      call[dyn.node(dyn.parameters()[i]).name] = Shape(std::move(d));
+    }
+    try { // a size the model cannot take (a Reshape that needs whole rows of another extent)
+      (void)with_input_types(dyn, concrete);
+    } catch (const Error&) {
+      continue;
+    }
+    c.calls.push_back(std::move(call));
+  }
+  c.model = std::move(dyn);
   return c;
 }
 

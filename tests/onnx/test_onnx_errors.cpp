@@ -95,12 +95,20 @@ TEST_CASE("onnx errors: tensor types snippets has no element type for") {
   CHECK(error_id([&] { ox::load_from_bytes(m.bytes()); }) == "snippets.onnx.unsupported_type");
 }
 
-TEST_CASE("onnx errors: symbolic input dims need LoadOptions::input_shapes") {
+TEST_CASE("onnx errors: symbolic input dims stay dynamic unless LoadOptions::input_shapes fixes "
+          "them; ops that need them static say so") {
   ModelBuilder m;
   m.input("x", FLOAT, {-1, 3});
   m.node("Relu", {"x"}, {"y"});
   m.output("y", FLOAT, {-1, 3});
-  CHECK(error_id([&] { ox::load_from_bytes(m.bytes()); }) == "snippets.onnx.dynamic_shape");
+  const auto model = ox::load_from_bytes(m.bytes());
+  CHECK(model.graph.node(model.graph.parameters()[0]).outputs[0].shape ==
+        snippets::Shape{snippets::dynamic, 3});
+  ModelBuilder flat;
+  flat.input("x", FLOAT, {-1, 3, 2});
+  flat.node("Flatten", {"x"}, {"y"});
+  flat.output("y", FLOAT, {-1, 6});
+  CHECK(error_id([&] { ox::load_from_bytes(flat.bytes()); }) == "snippets.onnx.dynamic_shape");
   ox::LoadOptions opt;
   opt.input_shapes["x"] = {2, 4};
   CHECK(error_id([&] { ox::load_from_bytes(m.bytes(), opt); }) == "snippets.onnx.bad_model");

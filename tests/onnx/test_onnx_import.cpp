@@ -70,6 +70,30 @@ TEST_CASE("onnx: elementwise ops with NUMPY broadcasting import and run as one k
   CHECK(jit_vs_reference(model.graph, {ramp({4, 8}, -3, 0.2), ramp({8}, -1, 0.25)}) < 1e-6);
 }
 
+TEST_CASE("onnx: a model with a symbolic batch compiles once and runs every batch size") {
+  ModelBuilder m;
+  m.input("x", FLOAT, {-1, 6});
+  std::vector<double> w(6 * 5);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = std::sin(double(i)) * 0.5;
+  m.initializer("w", FLOAT, {6, 5}, w).initializer("b", FLOAT, {5}, {0.5, -0.25, 0, 1, -1});
+  m.node("MatMul", {"x", "w"}, {"p"}).node("Add", {"p", "b"}, {"s"}).node("Relu", {"s"}, {"r"});
+  m.node("Softmax", {"r"}, {"y"}, {{"axis", std::int64_t(-1)}});
+  m.output("y", FLOAT, {-1, 5});
+  const auto model = ox::load_from_bytes(m.bytes());
+  const snippets::Program<> program(model.graph);
+  CHECK(program.is_dynamic());
+  for (const auto& s : program.steps()) CHECK(s.kind != snippets::Program<>::StepKind::reference);
+  for (const snippets::Dim batch : {1, 4, 13}) {
+    INFO("batch " << batch);
+    const std::vector<Tensor> in = {ramp({batch, 6}, -2, 0.1)};
+    const auto got = program.run(in);
+    const auto want = snippets::reference::evaluate(model.graph, in);
+    REQUIRE(got[0].shape() == (snippets::Shape{batch, 5}));
+    for (std::size_t i = 0; i < got[0].size(); ++i)
+      CHECK(got[0].at(i) == doctest::Approx(want[0].at(i)).epsilon(1e-5));
+  }
+}
+
 TEST_CASE("onnx: initializers become constants and Gemm honours alpha, beta and transB") {
   ModelBuilder m;
   m.input("a", FLOAT, {2, 3});
@@ -150,7 +174,7 @@ TEST_CASE("onnx: LoadOptions fix symbolic dims and fold graph inputs used as sha
   const auto& g = model.graph;
   CHECK(g.type(g.node(g.results()[0]).inputs[0]).shape == snippets::Shape{3, 8});
 
-  SUBCASE("without the shape the symbolic dim is an error naming the input") {
+  SUBCASE("without the shape the Reshape of a symbolic dim is an error") {
     opt.input_shapes.clear();
     CHECK(error_id([&] { ox::load_from_bytes(m.bytes(), opt); }) == "snippets.onnx.dynamic_shape");
   }

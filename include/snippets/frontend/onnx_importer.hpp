@@ -170,13 +170,9 @@ private:
               "graph input '" + name +
                   "' has no shape in the model; give it with "
                   "LoadOptions::input_shapes (snippets-run --shape)");
-      if (!shape.is_static())
-        raise("snippets.onnx.dynamic_shape",
-              "graph input '" + name + "' has shape " + shape.to_string() +
-                  " with symbolic dimensions; snippets compiles for static shapes, so fix them "
-                  "with LoadOptions::input_shapes (snippets-run --shape " +
-                  name + "=...)");
-      counted(shape, "graph input '" + name + "'");
+      // symbolic dimensions stay dynamic: a Program compiles the model once for every size
+      // (ops that need a static shape say so, snippets.onnx.dynamic_shape)
+      if (shape.is_static()) counted(shape, "graph input '" + name + "'");
       values_[name] = Entry{model_.graph.parameter(type, shape, name), std::nullopt};
       model_.inputs.push_back(name);
       fixed_shapes_[name] = shape;
@@ -219,7 +215,11 @@ private:
         if (s == fixed_shapes_.end() || !in.type().has_tensor_type()) continue;
         auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
         shape->clear_dim();
-        for (Dim d : s->second) shape->add_dim()->set_dim_value(d);
+        for (Dim d : s->second)
+          if (d == dynamic)
+            shape->add_dim(); // unknown to shape inference, as a symbolic dimension
+          else
+            shape->add_dim()->set_dim_value(d);
       }
       try {
         ::onnx::shape_inference::InferShapes(copy);

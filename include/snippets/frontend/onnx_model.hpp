@@ -14,9 +14,10 @@
 namespace snippets::onnx {
 
 struct LoadOptions {
-  /// Shapes for graph inputs, by name. Required for an input with symbolic or missing
-  /// dimensions (our kernels compile for static shapes); a given shape must agree with the
-  /// model's fixed dimensions.
+  /// Shapes for graph inputs, by name. Required for an input without a shape in the model; a
+  /// given shape must agree with the model's fixed dimensions. Symbolic dimensions not fixed
+  /// here stay dynamic (a Program compiles the model once for every size), where the ops
+  /// reading them allow it [snippets.onnx.dynamic_shape].
   std::map<std::string, Shape, std::less<>> input_shapes;
   /// Values of graph inputs that the model uses only as shapes, axes or flags (Reshape's
   /// shape, ReduceSum's axes, ...): such an input is folded into the model and is no

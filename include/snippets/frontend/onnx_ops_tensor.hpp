@@ -265,12 +265,13 @@ template <Reduction R, class T> void convert_reduce(NodeContext<T>& c) {
 /// Softmax and LogSoftmax over `axis`; opset < 13 coerces the input to 2-D [before, from axis].
 template <bool Log, class T> void convert_softmax(NodeContext<T>& c) {
   ir::Value x = c.in(0);
-  const Shape s = static_shape(c, x);
+  const Shape s = c.type(x).shape; // static where the legacy form flattens it
   const bool legacy = c.opset() < 13;
   std::int64_t axis = c.attr_int("axis", legacy ? 1 : -1);
   const std::size_t k = normalize_axis(axis, std::max<std::size_t>(s.rank(), 1), c.who());
   bool reshaped = false;
   if (legacy && k + 1 < s.rank()) { // flatten [:k] and [k:] when more than one axis follows
+    (void)static_shape(c, x);
     const Dim dims[] = {product(s.dims().subspan(0, k)), product(s.dims().subspan(k))};
     x = reshape_to<T>(c, x, dims);
     axis = -1;

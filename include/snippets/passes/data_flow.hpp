@@ -88,6 +88,25 @@ ir::Graph<T> rebuild(const ir::Graph<T>& g, F&& rewrite, bool drop_dead = true) 
   return out;
 }
 
+/// A copy of `g` whose Parameters have the types `in` (in order, each compatible with the
+/// declared one: a dynamic body made static for one set of input shapes); type inference gives
+/// every other node its type for them.
+template <class T>
+ir::Graph<T> with_input_types(const ir::Graph<T>& g, std::span<const ir::TensorType> in) {
+  std::size_t next = 0; // rebuild visits the Parameters first, in order
+  return rebuild(
+      g,
+      [&](ir::Graph<T>& out, const ir::Node<T>& n,
+          std::span<const ir::Value>) -> std::optional<std::vector<ir::Value>> {
+        const auto* p = std::get_if<ir::Parameter>(&n.op);
+        if (!p) return std::nullopt;
+        ir::Parameter typed = *p;
+        typed.output = in[next++];
+        return out.make(typed, {}, n.name);
+      },
+      false);
+}
+
 /// A copy of `g` without the nodes no Result depends on.
 template <class T> ir::Graph<T> remove_dead_nodes(const ir::Graph<T>& g) {
   return rebuild(g, [](auto&&...) { return std::optional<std::vector<ir::Value>>{}; });

@@ -20,13 +20,14 @@
 //    kernel is compiled), go inside the body and cost nothing; other Constants stay outside
 //    and count as inputs; a Subgraph of ops on constants alone is dropped (its ops run on
 //    the reference path: a kernel reads at least one input);
-//  - every output of a Subgraph has the same static shape (the kernel's scheduling domain; a
-//    stricter form of "broadcast-compatible": each output element is stored exactly once);
+//  - every output of a Subgraph has the same shape (the kernel's scheduling domain; a
+//    stricter form of "broadcast-compatible": each output element is stored exactly once;
+//    partial shapes compare as written, and a Program checks the run's shapes);
 //  - inputs and outputs have element types the backend reads and writes
 //    (backend_io_type_supported<T>); ops compute on f32, f16, bf16, i8, u8 or boolean values
 //    (AlignElementTypes computes the narrow ones in f32 and keeps their rounding), and i32
 //    values only go through a Convert (not to i32 or bf16: a kernel reads i32 as f32);
-//  - a MatMul (static, f32 or bf16, operands of rank >= 2) starts its own Subgraph: its
+//  - a MatMul (f32 or bf16, operands of rank >= 2) starts its own Subgraph: its
 //    operands come from outside (inputs, or Transposes of inputs; a constant B stays a
 //    Constant and is packed at compile time), and what joins it are elementwise ops of the
 //    product's shape on f32 or bf16 values (its epilogue, passes/lower_brgemm.hpp), within
@@ -102,14 +103,12 @@ template <class T> bool is_scalar_constant(const ir::Node<T>& n) {
   return uniform_value<T>(n.op).has_value();
 }
 
-/// The default answer: a node with static shapes that passes::fusability takes (an op the
-/// backend fuses with these attributes, on the types in the file comment; Power counts when
-/// its exponent is a scalar constant, as the PowerStatic it becomes). Static shapes are the
-/// tokenizer's own rule: compile() also takes dynamic elementwise bodies, but a Subgraph is
-/// formed for one shape (its outputs share the kernel's static domain).
+/// The default answer: a node that passes::fusability takes (an op the backend fuses with these
+/// attributes, on the types in the file comment; Power counts when its exponent is a scalar
+/// constant, as the PowerStatic it becomes). Shapes may be dynamic: a Program compiles the
+/// Subgraph into a dynamic kernel, or one kernel per set of shapes where compile() takes the
+/// body with static shapes only.
 template <class T> bool backend_can_fuse(const ir::Graph<T>& g, const ir::Node<T>& n) {
-  for (const auto& t : n.outputs)
-    if (!t.shape.is_static()) return false;
   return !fusability(g, n, FusabilityStage::model);
 }
 
