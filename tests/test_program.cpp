@@ -200,6 +200,8 @@ TEST_CASE("program: Reshape, Transpose, Broadcast and Slice between kernels are 
       int host = 0; // the tokenizer may fold some of them into the kernel; the rest are copies
       for (const auto& step : program.steps()) {
         const auto& op = program.graph().node(step.node).op;
+        INFO(step.note);
+        if (ir::is<ir::Subgraph<DefaultTraits>>(op)) CHECK(step.kind == StepKind::kernel);
         if (ir::is<ir::Reshape>(op) || ir::is<ir::Transpose>(op) || ir::is<ir::Broadcast>(op) ||
             ir::is<ir::Slice>(op)) {
           CHECK(step.kind == StepKind::host);

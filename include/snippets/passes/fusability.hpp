@@ -21,9 +21,10 @@
 //    in the model it counts as that PowerStatic; in the body a Power left is a Power;
 //  - a Transpose is folded into the load of an input or the store of an output
 //    (FuseTransposeInto*), which the tokenizer's group rules arrange: in the model any
-//    Transpose of a tensor passes (not one of a scalar constant: that is no tensor to load),
-//    whether T fuses Transpose or not; in the body a Transpose left was not folded, and passes
-//    only if T fuses it;
+//    Transpose of a tensor passes (not one of a scalar constant: that is no tensor to load;
+//    not one that moves the innermost axis of values other than f32 that more than MatMuls
+//    read, which FuseTransposeIntoParameter does not gather), whether T fuses Transpose or not; in
+//    the body a Transpose left was not folded, and passes only if T fuses it;
 //  - f16, bf16, i8 and u8 values are computed in f32 (AlignElementTypes): in the model an op
 //    may compute on them (i8 and u8 only by the ops exact on them), and i32 values only go
 //    through a Convert to a type other than i32 and bf16; in the body, where the alignment is
@@ -53,6 +54,7 @@
 #include "snippets/ir/graph.hpp"
 #include "snippets/passes/align_element_types.hpp"
 #include "snippets/passes/decompose_softmax.hpp"
+#include "snippets/passes/fuse_transpose_into_parameter.hpp"
 #include "snippets/passes/matmul_form.hpp"
 #include "snippets/passes/slice_reads.hpp"
 
@@ -91,10 +93,19 @@ std::optional<Unfusable> op_fusability(const ir::Graph<T>& g, const ir::Node<T>&
                                        FusabilityStage stage) {
   const bool model = stage == FusabilityStage::model;
   if (model && ir::is<ir::Transpose>(n.op)) { // folded into a load or a store
-    if (!uniform_value<T>(g.node(n.inputs[0].node).op)) return std::nullopt;
-    return Unfusable{"snippets.compile.unsupported_op",
-                     n.describe() + " transposes a constant of one value, which is no tensor to "
-                                    "load: leave it out of the subgraph"};
+    if (uniform_value<T>(g.node(n.inputs[0].node).op))
+      return Unfusable{"snippets.compile.unsupported_op",
+                       n.describe() + " transposes a constant of one value, which is no tensor "
+                                      "to load: leave it out of the subgraph"};
+    // FuseTransposeIntoParameter gathers an innermost axis that moves from f32 values only
+    const ir::TensorType& in = g.type(n.inputs[0]);
+    if (std::get<ir::Transpose>(n.op).order.back() + 1 != in.shape.rank() &&
+        in.type != ElementType::f32 && !FuseTransposeIntoParameter::only_matmuls(g, {n.id, 0}))
+      return Unfusable{"snippets.compile.unsupported_type",
+                       n.describe() + " moves the innermost axis of " + in.to_string() +
+                           ": a kernel gathers f32 values only (a MatMul reads any strides); "
+                           "convert to f32 first, or transpose outside the subgraph"};
+    return std::nullopt;
   }
   if (ir::is<ir::Slice>(n.op)) { // folded into the loads of an input
     if (!T::template fusable<ir::Slice>) return unfusable_op(n);

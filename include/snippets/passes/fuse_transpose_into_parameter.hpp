@@ -89,9 +89,9 @@ struct FuseTransposeIntoParameter {
                    });
   }
 
-private:
   /// MatMuls read `v`, directly or through Converts between f32 and bf16 (the products
-  /// widen such an operand as they pack or broadcast it).
+  /// widen such an operand as they pack or broadcast it). Also the tokenizer's question
+  /// (passes/fusability.hpp): whether a gather of a value that is not f32 can be folded.
   template <class T> static bool only_matmuls(const ir::Graph<T>& body, ir::Output v) {
     const auto uses = body.users(v);
     return std::all_of(uses.begin(), uses.end(), [&](const ir::Use& u) {
@@ -102,6 +102,8 @@ private:
       return std::holds_alternative<ir::MatMul>(n.op);
     });
   }
+
+private:
   static std::vector<std::size_t> identity(std::size_t rank) {
     std::vector<std::size_t> v(rank);
     for (std::size_t i = 0; i < rank; ++i) v[i] = i;
