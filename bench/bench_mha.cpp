@@ -157,15 +157,17 @@ void run_program(DynamicCase& c, const Program<>& p, ExecutionContext& ctx, Dim 
 
 void register_dynamic() {
   auto c = std::make_shared<DynamicCase>();
-  for (const Dim seq : sweep) {
-    c->static_programs.push_back(std::make_unique<Program<>>(attention_graph(seq)));
-    c->static_contexts.push_back(
-        std::make_unique<ExecutionContext>(c->static_programs.back()->make_context()));
+  for (const Dim seq : sweep) { // first: the static Programs would put its kernels in the cache
     const auto start = std::chrono::steady_clock::now();
     run_program(*c, c->dynamic_program, c->dynamic_ctx, seq);
     c->first_run_ms.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count());
+  }
+  for (const Dim seq : sweep) {
+    c->static_programs.push_back(std::make_unique<Program<>>(attention_graph(seq)));
+    c->static_contexts.push_back(
+        std::make_unique<ExecutionContext>(c->static_programs.back()->make_context()));
   }
   for (std::size_t i = 0; i < std::size(sweep); ++i) {
     const Dim seq = sweep[i];
