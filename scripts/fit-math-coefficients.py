@@ -205,7 +205,7 @@ def main():
 
     # the same of degree 4, for results kept as bf16 (8 significand bits)
     fit = Fit(em_g, lambda r: r * r / math.exp(r), range(3), -R, R)
-    report("exp_q_bf16", fit.fit_rounded(f32, f32_step), fit, f32_hex,
+    report("exp_q_short", fit.fit_rounded(f32, f32_step), fit, f32_hex,
            "exp(r) = 1 + r + r^2 q(r), |r| <= ln2/2 + 1e-4, relative error of exp")
 
     fit = Fit(em_g, lambda r: r * r / abs(math.expm1(r)) if r else 0.0, range(6), -R, R)

@@ -50,10 +50,11 @@ void report(const std::string& label, x64::Isa isa, const AccuracyStats& st, Bou
 /// Compiles `g` (inputs `in`) for every ISA and checks its single output against the
 /// reference within `bound`.
 void check_accuracy(const std::string& label, const Graph& g, const std::vector<Tensor>& in,
-                    Bound bound) {
+                    Bound bound, Accuracy tier = Accuracy::standard) {
   const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
   for_each_isa([&](x64::Isa isa) {
-    const Tensor got = compile(g, {.isa = isa}).run(std::span<const Tensor>(in)).at(0);
+    const Tensor got =
+        compile(g, {.isa = isa, .accuracy = tier}).run(std::span<const Tensor>(in)).at(0);
     const AccuracyStats st = measure_accuracy(got, want, {bound.ulp, bound.abs});
     report(label, isa, st, bound);
     CHECK_MESSAGE(st.bad == 0, label << ": " << st.report);
@@ -61,12 +62,13 @@ void check_accuracy(const std::string& label, const Graph& g, const std::vector<
 }
 
 template <class Tag>
-void check_unary(const std::string& label, Tag tag, Bound bound, const std::vector<double>& in) {
+void check_unary(const std::string& label, Tag tag, Bound bound, const std::vector<double>& in,
+                 Accuracy tier = Accuracy::standard) {
   INFO("op = " << label);
   const Shape s{Dim(in.size())};
   Graph g;
   g.result(g.apply(tag, g.parameter(f32, s)));
-  check_accuracy(label, g, {Tensor::from_values(f32, s, in)}, bound);
+  check_accuracy(label, g, {Tensor::from_values(f32, s, in)}, bound, tier);
 }
 
 using Pairs = std::pair<std::vector<double>, std::vector<double>>;
@@ -174,28 +176,57 @@ TEST_CASE("jit math accuracy: Mish, Elu and SoftPlus are within their stated bou
               unary_inputs(-110, 30, {0.6931, 16.635532, 87.33654475, 103.972, 1e-20}, 11));
 }
 
-TEST_CASE("jit math accuracy: exp-based ops kept as bf16 are within 1 bf16 ulp of the reference "
-          "(shorter polynomial)") {
-  // A result whose every consumer stores or converts it to bf16 gets the degree-4 exp
-  // polynomial (EmitContext::result_bits). Against the reference rounded to bf16 the bound is
-  // 1 bf16 ulp (2^16 f32 ulps; Gelu: or 1e-6 absolute); the MESSAGE gives how many results are not
-  // the reference's and how many differ from the f32 kernel's result rounded to bf16 (nonzero: the
-  // shorter polynomial ran). A Convert to bf16 inside the kernel counts like a bf16 Store; a value
-  // that also has an f32 consumer keeps the full polynomial.
+TEST_CASE("jit math accuracy: the relaxed tier keeps exp-based ops within 128 ulp (1.5e-5 "
+          "relative at most) or 1e-6 absolute, special values as in the standard tier") {
+  // CompileOptions::accuracy = relaxed: the degree-4 exp polynomial (docs/math_accuracy.md)
+  const Bound relaxed{128, 1e-6};
+  const auto r = Accuracy::relaxed;
+  check_unary("relaxed Exp", ir::Exp{}, relaxed,
+              unary_inputs(-105, 90, {88.72283935546875, 87.33654475, 103.972, 1e-7}, 21), r);
+  check_unary("relaxed Sigmoid", ir::Sigmoid{}, relaxed,
+              unary_inputs(-110, 30, {16.635532, 17.328680, 87.33654475, 103.972, 1e-7}, 22), r);
+  check_unary("relaxed Tanh", ir::Tanh{}, relaxed,
+              unary_inputs(-10, 10, {9.010913, 10, 0.3466, 0.5493, 1e-4, 1e-20}, 23), r);
+  const auto gelu_in = unary_inputs(-10, 10, {1.2374368, 5.5437, 1e-30}, 24);
+  check_unary("relaxed Gelu(tanh)", ir::Gelu{ir::GeluApproximation::tanh}, relaxed, gelu_in, r);
+  check_unary("relaxed Gelu(erf)", ir::Gelu{ir::GeluApproximation::erf}, relaxed, gelu_in, r);
+  const auto swish_in = unary_inputs(-40, 40, {16.635532, 87.33654475, 103.972}, 25);
+  for (double beta : {1.0, 1.702, -0.75})
+    check_unary("relaxed Swish(beta=" + ir::detail::format_number(beta) + ")", ir::Swish{beta},
+                relaxed, swish_in, r);
+  check_unary("relaxed Mish", ir::Mish{}, relaxed,
+              unary_inputs(-120, 30, {20, 87.33654475, 91.8, 103.972, 108.6, 110, 1e-20}, 26), r);
+  check_unary("relaxed Elu", ir::Elu{1.0}, relaxed,
+              unary_inputs(-25, 5, {17.33, 20, 0.3466, 1e-20}, 27), r);
+  check_unary("relaxed SoftPlus", ir::SoftPlus{}, relaxed,
+              unary_inputs(-110, 30, {0.6931, 16.635532, 87.33654475, 103.972, 1e-20}, 28), r);
+}
+
+TEST_CASE("jit math accuracy: exp-based ops kept as bf16 or f16 are within 1 ulp of that type "
+          "from the reference (shorter polynomial)") {
+  // A result whose every consumer stores or converts it to bf16 (f16) needs 8 (11) significand
+  // bits and gets the degree-4 exp polynomial (EmitContext::result_bits). Against the reference
+  // rounded to that type the bound is 1 ulp of it (2^16 or 2^13 f32 ulps; Gelu: or 1e-6
+  // absolute; f16: or its subnormal step, 2^-24); the MESSAGE gives how many results are not the
+  // reference's and how many differ from the f32 kernel's result rounded (nonzero: the shorter
+  // polynomial ran). A Convert inside the kernel counts like a Store of that type; a value that
+  // also has an f32 consumer keeps the full polynomial.
   const auto in = unary_inputs(-110, 30, {16.635532, 87.33654475, 103.972, 3.92, 1e-7}, 16);
   const Shape s{Dim(in.size())};
   const std::vector<Tensor> x{Tensor::from_values(f32, s, in)};
-  const auto check = [&]<class Tag>(const std::string& label, Tag tag, bool must_change,
-                                    double abs = 0) {
-    INFO("op = " << label);
+  const auto check = [&]<class Tag>(const std::string& label, Tag tag, bool must_change, double abs,
+                                    ElementType narrow_type) {
+    const int bits = narrow_type == ElementType::bf16 ? 8 : 11;
+    const std::string kept(to_string(narrow_type));
+    INFO("op = " << label << " kept as " << kept);
+    if (narrow_type == ElementType::f16) abs = std::max(abs, 0x1p-24);
     Graph narrow, inner, wide, both;
-    narrow.result(narrow.convert(narrow.apply(tag, narrow.parameter(f32, s)), ElementType::bf16));
-    const auto rounded =
-        inner.convert(inner.apply(tag, inner.parameter(f32, s)), ElementType::bf16);
+    narrow.result(narrow.convert(narrow.apply(tag, narrow.parameter(f32, s)), narrow_type));
+    const auto rounded = inner.convert(inner.apply(tag, inner.parameter(f32, s)), narrow_type);
     inner.result(inner.multiply(inner.convert(rounded, f32), inner.scalar(f32, 1.0)));
     wide.result(wide.apply(tag, wide.parameter(f32, s)));
     const auto y = both.apply(tag, both.parameter(f32, s));
-    both.result(both.convert(y, ElementType::bf16));
+    both.result(both.convert(y, narrow_type));
     both.result(y);
     const Tensor want = reference::evaluate(narrow, std::span<const Tensor>(x))[0];
     for_each_isa([&](x64::Isa isa) {
@@ -205,20 +236,20 @@ TEST_CASE("jit math accuracy: exp-based ops kept as bf16 are within 1 bf16 ulp o
       CHECK(compare(widened, Tensor::from_values(f32, s, got.values().v), exact).empty());
       const auto two = compile(both, {.isa = isa}).run(std::span<const Tensor>(x));
       CHECK(compare(two.at(1), full, exact).empty()); // the f32 consumer: the full polynomial
-      const AccuracyStats st = measure_accuracy(got, want, {1 << 16, abs});
+      const AccuracyStats st = measure_accuracy(got, want, {1 << (24 - bits), abs});
       std::size_t off = 0, changed = 0, not_rounded = 0;
       for (std::size_t i = 0; i < got.size(); ++i) {
         const float g = as_float(got.at(i)), rounded = as_float(two[0].at(i));
         not_rounded +=
-            !close_enough(rounded, float(round_to(ElementType::bf16, full.at(i))), exact_any_zero);
+            !close_enough(rounded, float(round_to(narrow_type, full.at(i))), exact_any_zero);
         off += !close_enough(g, as_float(want.at(i)), exact_any_zero);
         changed += !close_enough(g, rounded, exact_any_zero);
       }
-      CHECK(not_rounded == 0); // the bf16 output beside the f32 one is that one rounded
-      MESSAGE(label << " stored as bf16 [" << x64::to_string(isa) << "]: max "
-                    << ((abs > 0 ? st.max_ulp_large : st.max_ulp) >> 16) << " bf16 ulp"
-                    << std::string(abs > 0 ? " where |y| >= 1e-3" : "") << "; " << off << " of "
-                    << got.size() << " not the reference's, " << changed
+      CHECK(not_rounded == 0); // the narrow output beside the f32 one is that one rounded
+      MESSAGE(label << " stored as " << kept << " [" << x64::to_string(isa) << "]: max "
+                    << ((abs > 0 ? st.max_ulp_large : st.max_ulp) >> (24 - bits)) << " " << kept
+                    << " ulp" << std::string(abs > 0 ? " where |y| >= 1e-3" : "") << "; " << off
+                    << " of " << got.size() << " not the reference's, " << changed
                     << " not the f32 kernel's");
       CHECK_MESSAGE(st.bad == 0, label << ": " << st.report);
       if (must_change) CHECK(changed > 0);
@@ -226,7 +257,7 @@ TEST_CASE("jit math accuracy: exp-based ops kept as bf16 are within 1 bf16 ulp o
       const auto told = [&](const Graph& g) {
         const CompiledKernel k = compile(g, {.isa = isa, .debug = {.code_map = true}});
         for (const debug::CodeRecord& r : k.kernel_code().map->records)
-          if (r.emitter.ends_with(", result kept as bf16")) return true;
+          if (r.emitter.ends_with(", result needs " + std::to_string(bits) + " bits")) return true;
         return false;
       };
       CHECK(told(narrow));
@@ -234,15 +265,17 @@ TEST_CASE("jit math accuracy: exp-based ops kept as bf16 are within 1 bf16 ulp o
       CHECK_FALSE(told(both));
     });
   };
-  check("Exp", ir::Exp{}, true);
-  check("Sigmoid", ir::Sigmoid{}, true);
-  check("Swish", ir::Swish{}, true);
-  // Gelu's bound near zero is absolute, as in f32 (its negative tail is tiny)
-  check("Gelu(tanh)", ir::Gelu{ir::GeluApproximation::tanh}, false, 1e-6);
-  check("Gelu(erf)", ir::Gelu{ir::GeluApproximation::erf}, false, 1e-6);
-  check("Erf", ir::Erf{}, false);
-  check("SoftPlus", ir::SoftPlus{}, false);
-  check("Mish", ir::Mish{}, false);
+  for (const ElementType t : {ElementType::bf16, ElementType::f16}) {
+    check("Exp", ir::Exp{}, true, 0, t);
+    check("Sigmoid", ir::Sigmoid{}, true, 0, t);
+    check("Swish", ir::Swish{}, t == ElementType::bf16, 0, t);
+    // Gelu's bound near zero is absolute, as in f32 (its negative tail is tiny)
+    check("Gelu(tanh)", ir::Gelu{ir::GeluApproximation::tanh}, false, 1e-6, t);
+    check("Gelu(erf)", ir::Gelu{ir::GeluApproximation::erf}, false, 1e-6, t);
+    check("Erf", ir::Erf{}, false, 0, t);
+    check("SoftPlus", ir::SoftPlus{}, false, 0, t);
+    check("Mish", ir::Mish{}, false, 0, t);
+  }
 }
 
 TEST_CASE("jit math accuracy: LeakyRelu rounds alpha * x once and keeps x elsewhere") {

@@ -23,6 +23,17 @@ struct CompileTiming {
   std::chrono::nanoseconds time{};
 };
 
+/// How close the exp-based activations (Exp, Sigmoid, Swish, Gelu's tanh form, Mish, Elu,
+/// SoftPlus, the logistic inside them) come to the reference; docs/math_accuracy.md states the
+/// bound of each tier, and test_jit_math_accuracy.cpp asserts it.
+enum class Accuracy {
+  standard, // each op within its stated ulp bound (2-4 ulp)
+  /// within 128 ulp (1.5e-5 relative at most): the degree-4 exp polynomial (math::exp_q_short).
+  /// Values that every consumer keeps as bf16 or f16 get it in either tier (they keep 8 or 11
+  /// significand bits).
+  relaxed,
+};
+
 struct CompileOptions {
   /// The backend's variant to compile for (the x86-64 backend: its Isa, avx2 or avx512);
   /// default: the backend's default_variant(), the best this host runs.
@@ -43,6 +54,7 @@ struct CompileOptions {
   /// VCVTNEPS2BF16 of AVX512_BF16). False: integer rounding everywhere; the bits are the same,
   /// tests compare the two.
   bool native_bf16 = true;
+  Accuracy accuracy = Accuracy::standard;
   bool verify = false; // run the LIR verifier after every pass
   /// Buffers between the loops of a row-by-row kernel (reductions, Softmax) share memory and
   /// data pointers where they can; false gives each its own (debugging, AllocateBuffers).

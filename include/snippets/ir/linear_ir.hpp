@@ -352,6 +352,9 @@ public:
   /// The target may use its own bf16 conversion instructions (x86-64: AVX512_BF16's
   /// VCVTNEPS2BF16); false: exact integer rounding. Both give the same bits.
   bool native_bf16 = false;
+  /// Significand bits an approximation must give the values it computes (CompileOptions::
+  /// accuracy): 24 for the standard tier, 17 for the relaxed one (targets may give more).
+  int kept_bits = 24;
 
 private:
   ExprList exprs_;

@@ -490,19 +490,20 @@ private:
   }
 
   /// The significand bits e's consumers keep (EmitContext::result_bits): 8 when each one
-  /// stores the value as bf16 or converts it to bf16, else 24.
-  static int kept_bits(const E& e) {
+  /// stores the value as bf16 or converts it to bf16, 11 when each keeps it as f16 or bf16,
+  /// else 24; at most what the accuracy tier asks (LinearIR::kept_bits).
+  int kept_bits(const E& e) const {
     const auto users = e.output(0).consumers();
-    if (users.empty()) return 24;
+    if (users.empty()) return lir_.kept_bits;
+    int bits = 0;
     for (const auto& use : users) {
       const auto& op = use.owner().op;
       const auto* store = std::get_if<ir::Store>(&op);
       const auto* convert = std::get_if<ir::Convert>(&op);
-      if (!(store && store->type == ElementType::bf16) &&
-          !(convert && convert->to == ElementType::bf16))
-        return 24;
+      const ElementType to = store ? store->type : convert ? convert->to : ElementType::f32;
+      bits = std::max(bits, to == ElementType::bf16 ? 8 : to == ElementType::f16 ? 11 : 24);
     }
-    return 8;
+    return std::min(bits, lir_.kept_bits);
   }
 
   void emit_op(E& e) {
@@ -700,7 +701,8 @@ private:
             os << Tag::name << " #" << tag.loop_id << ": counter and pointer arithmetic";
           else {
             os << "x64::Emitter<" << Tag::name << ">";
-            if (e.num_outputs() == 1 && kept_bits(e) == 8) os << ", result kept as bf16";
+            if (const int bits = kept_bits(e); e.num_outputs() == 1 && bits < 24)
+              os << ", result needs " << bits << " bits";
           }
         },
         e.op);

@@ -26,9 +26,9 @@ template <class Vmm> struct EmitContext {
   Xbyak::CodeGenerator& h;
   ConstantTable& consts;
   std::span<const Vmm> scratch; // reserved by the kernel for the emitter being run
-  /// Significand bits the consumers of the result keep: 24, or 8 when every consumer stores
-  /// or converts it to bf16. The exp-based emitters then use a shorter polynomial
-  /// (math::exp_q_bf16), whose error is far below a bf16 rounding step.
+  /// Significand bits the result needs: 24; 8 or 11 when every consumer stores or converts
+  /// it to bf16 or f16; at most 17 in the relaxed accuracy tier (CompileOptions::accuracy).
+  /// At 17 or fewer the exp-based emitters use a shorter polynomial (math::exp_q_short).
   int result_bits = 24;
   /// AVX-512 only. k1 is the tail mask, kept from one expression to the next (the kernel sets
   /// it once for a run of masked Loads and Stores): emitters may read k1, never write it.

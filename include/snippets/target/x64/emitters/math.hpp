@@ -33,10 +33,11 @@ namespace snippets::x64::math {
 // target/math_coefficients.hpp.
 using namespace snippets::math_coefficients;
 
-/// The same of degree 4, for results kept as bf16 (EmitContext::result_bits): relative error
-/// 5.3e-6 (2^-17.5), 1/700 of the smallest bf16 rounding step (2^-8 relative). Two FMAs fewer
-/// on the critical path: Sigmoid stored as bf16, 64 Ki elements on Zen 3, 49.5 -> 43.1 us.
-inline constexpr std::uint32_t exp_q_bf16[] = {0x3f00035b, 0x3e2b8e76, 0x3d2912ca};
+/// The same of degree 4, for results that need 17 significand bits or fewer (kept as bf16 or
+/// f16, or the relaxed accuracy tier: EmitContext::result_bits): relative error 5.3e-6
+/// (2^-17.5), 1/700 of the smallest bf16 rounding step (2^-8 relative) and 1/90 of f16's.
+/// Two FMAs fewer on the critical path (docs/benchmarks.md).
+inline constexpr std::uint32_t exp_q_short[] = {0x3f00035b, 0x3e2b8e76, 0x3d2912ca};
 
 // ---- constants ----
 // Cody-Waite split of ln2: ln2_hi = f32(ln2) is a multiple of 2^-24, so with an FMA
@@ -138,13 +139,16 @@ constexpr std::array<std::uint32_t, N> times_two_m24(const std::uint32_t (&q)[N]
   return k;
 }
 inline constexpr auto exp_q_scaled = times_two_m24(exp_q);
-inline constexpr auto exp_q_bf16_scaled = times_two_m24(exp_q_bf16);
+inline constexpr auto exp_q_short_scaled = times_two_m24(exp_q_short);
 
-/// exp_q, or exp_q_bf16 where the result is kept as bf16; `scaled`: times 2^-24.
+/// Whether the result needs few enough bits for the short forms (exp_q_short, 2^-17.5).
+template <class Vmm> bool short_forms(const EmitContext<Vmm>& c) { return c.result_bits <= 17; }
+
+/// exp_q, or exp_q_short where the result needs 17 bits or fewer; `scaled`: times 2^-24.
 template <class Vmm>
 std::span<const std::uint32_t> exp_q_for(const EmitContext<Vmm>& c, bool scaled = false) {
-  if (c.result_bits <= 8)
-    return scaled ? std::span<const std::uint32_t>(exp_q_bf16_scaled) : exp_q_bf16;
+  if (short_forms(c))
+    return scaled ? std::span<const std::uint32_t>(exp_q_short_scaled) : exp_q_short;
   return scaled ? std::span<const std::uint32_t>(exp_q_scaled) : exp_q;
 }
 
