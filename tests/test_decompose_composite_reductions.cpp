@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // DecomposeCompositeReductions (passes/decompose_composite_reductions.hpp): what each composite
-// reduction becomes, that axes, keep_dims and the result's name carry over, that a mean over a
-// dynamic axis stays, and how the tokenizer judges the ops before the pass has run.
+// reduction becomes, that axes, keep_dims and the result's name carry over, how a mean over a
+// dynamic axis counts its elements, and how the tokenizer judges the ops before the pass runs.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <limits>
 
 #include "snippets/compile.hpp"
 #include "snippets/passes/tokenize.hpp"
@@ -80,10 +82,12 @@ TEST_CASE("DecomposeCompositeReductions writes each as a ReduceSum and elementwi
     CHECK(producer_of_result(out).name == "y");
     CHECK(out.type(out.node(out.results()[0]).inputs[0]).shape == Shape{2});
     // the same values as the op itself
+    using reference::Tensor;
     const auto in = std::vector<Tensor>{
         Tensor::from_values(f32, {2, 3, 4}, {1,  -2, 3,  -4, 5,  -6, 7,  -8, 9,  -10, 11, -12,
                                              13, 14, 15, 16, 17, 18, 19, 20, 21, 22,  23, 24})};
-    const auto want = reference::evaluate(g, in), got = reference::evaluate(out, in);
+    const auto want = reference::evaluate(g, in);
+    const auto got = reference::evaluate(out, in);
     for (std::size_t i = 0; i < 2; ++i) CHECK(got[0].at(i) == doctest::Approx(want[0].at(i)));
   }
 }
@@ -98,18 +102,25 @@ TEST_CASE("DecomposeCompositeReductions divides the mean's sum by the count of i
   CHECK(n.value == 10.0);
 }
 
-TEST_CASE("DecomposeCompositeReductions leaves a mean over a dynamic axis, and other ops") {
+TEST_CASE("DecomposeCompositeReductions counts a dynamic axis with a sum of ones") {
   G g;
-  const auto x = g.parameter(f32, {dynamic, dynamic});
-  g.result(g.reduce_mean(x, {-1}, true));
-  g.result(g.reduce_mean(x, {0}, true)); // dynamic too
-  g.result(g.reduce_min(x, {-1}, true));
-  g.result(g.reduce_prod(x, {-1}, true));
+  g.result(g.reduce_mean(g.parameter(f32, {dynamic, dynamic}), {-1}, true));
   const G out = passes::DecomposeCompositeReductions{}.run(g);
-  CHECK(ops_of(out) == ops_of(g));
-  G s; // a dynamic outer axis and a static reduced one: decomposed
+  CHECK(ops_of(out) == "Divide Equal ReduceSum ReduceSum Scalar Select");
+  using reference::Tensor;
+  const std::vector<Tensor> in{
+      Tensor::from_values(f32, {2, 3}, {1, std::numeric_limits<double>::quiet_NaN(), 2, 4, 5, 6})};
+  const auto got = reference::evaluate(out, in);
+  CHECK(std::isnan(got[0].at(0)));
+  CHECK(got[0].at(1) == 5.0);
+  G s; // a dynamic outer axis and a static reduced one: a Scalar count
   s.result(s.reduce_mean(s.parameter(f32, {dynamic, 6}), {-1}, true));
-  CHECK(ir::is<ir::Divide>(producer_of_result(passes::DecomposeCompositeReductions{}.run(s)).op));
+  CHECK(ops_of(passes::DecomposeCompositeReductions{}.run(s)) == "Divide ReduceSum Scalar");
+  G m; // min and prod have reduce loops of their own
+  const auto x = m.parameter(f32, {dynamic, dynamic});
+  m.result(m.reduce_min(x, {-1}, true));
+  m.result(m.reduce_prod(x, {-1}, true));
+  CHECK(ops_of(passes::DecomposeCompositeReductions{}.run(m)) == ops_of(m));
 }
 
 TEST_CASE("the tokenizer takes a composite reduction over the innermost axis, keeping it") {

@@ -41,7 +41,7 @@ TEST_CASE("dynamic reduce: a single row, rank 1, and rows of one element") { sin
 
 TEST_CASE("dynamic reduce: empty rows and empty batches") { empty_rows(); }
 
-TEST_CASE("dynamic reduce: ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1 and ReduceL2 rows") {
+TEST_CASE("dynamic reduce: ReduceMin, ReduceProd, ReduceSumSquare, L1, L2 and ReduceMean rows") {
   reduce_ops_rows();
 }
 

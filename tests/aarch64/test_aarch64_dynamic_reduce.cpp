@@ -49,7 +49,7 @@ TEST_CASE("aarch64 dynamic reduce: a single row, rank 1, and rows of one element
 TEST_CASE("aarch64 dynamic reduce: empty rows and empty batches") { empty_rows(); }
 
 TEST_CASE(
-    "aarch64 dynamic reduce: ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1 and ReduceL2 rows") {
+    "aarch64 dynamic reduce: ReduceMin, ReduceProd, ReduceSumSquare, L1, L2 and ReduceMean rows") {
   reduce_ops_rows();
 }
 

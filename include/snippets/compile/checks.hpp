@@ -3,8 +3,7 @@
 // each failure a snippets::Error ([snippets.compile.*]) naming the node and what to do:
 //  - check_dynamic_body: a body with dynamic dimensions is planar, of a rank the call
 //    arguments describe, without MatMul or Slice, and reduces (the reductions, Softmax) only
-//    over the innermost axis, on a backend whose code generator takes dynamic rows, a
-//    ReduceMean over a static one;
+//    over the innermost axis, on a backend whose code generator takes dynamic rows;
 //  - check_body: inputs + outputs within the traits' data pointers, every node fusable
 //    (passes/fusability.hpp, the rules the tokenizer follows too: ops the traits fuse with their
 //    attributes, reductions over the innermost axis, computation in f32), kernel I/O types the
@@ -18,7 +17,6 @@
 
 #include "snippets/backend_traits.hpp"
 #include "snippets/ir/graph.hpp"
-#include "snippets/passes/decompose_composite_reductions.hpp"
 #include "snippets/passes/decompose_softmax.hpp"
 #include "snippets/passes/fusability.hpp"
 #include "snippets/runtime/kernel_abi.hpp"
@@ -60,13 +58,6 @@ template <class T> void check_dynamic_body(const ir::Graph<T>& body) {
             body.node(id).describe() +
                 ": kernels with dynamic dimensions reduce over the innermost axis only (keeping "
                 "it); reduce other axes with static shapes, or outside the subgraph");
-    if (const auto* mean = std::get_if<ir::ReduceMean>(&op);
-        mean && !passes::reduced_count(body.type(body.node(id).inputs[0]).shape, mean->axes))
-      raise("snippets.compile.dynamic_reduce",
-            body.node(id).describe() +
-                ": a kernel divides a mean's sum by a count it knows when compiling, and this "
-                "axis is dynamic; compute ReduceSum and divide by the row's length outside the "
-                "subgraph, or give the body static shapes");
   }
   for (ir::NodeId id = 0; id < body.size(); ++id)
     for (const auto& t : body.node(id).outputs)

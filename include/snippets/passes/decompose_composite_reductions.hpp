@@ -10,9 +10,10 @@
 // with "/sum"; the op's result keeps its name.
 //
 // The mean divides (one rounding, as the reference's quotient) rather than multiplying by
-// 1 / n (two). n is known when compiling: a ReduceMean over a dynamic axis stays as it is,
-// and compile() refuses it ([snippets.compile.dynamic_reduce]). Over no elements (n = 0) the
-// quotient is 0 / 0 = NaN, as the reference gives. Runs first, before DecomposeSoftmax.
+// 1 / n (two). n is a Scalar where the reduced axes are static; over a dynamic axis it is
+// counted at run time as a second ReduceSum, of Select(x == x, 1, 1): one per element whatever
+// it holds (NaN included), exact up to 2^24 elements. Over no elements (n = 0) the quotient is
+// 0 / 0 = NaN, as the reference gives. Runs first, before DecomposeSoftmax.
 #pragma once
 
 #include "snippets/passes/data_flow.hpp"
@@ -47,7 +48,7 @@ struct DecomposeCompositeReductions {
                          [&](const auto& tag) -> std::optional<std::vector<ir::Value>> {
                            using Tag = std::decay_t<decltype(tag)>;
                            if constexpr (ir::composite_reduction<Tag>)
-                             return decompose(out, body.type(n.inputs[0]), tag, in[0], n.name);
+                             return decompose<T>(out, body.type(n.inputs[0]), tag, in[0], n.name);
                            else
                              return std::nullopt;
                          },
@@ -57,18 +58,22 @@ struct DecomposeCompositeReductions {
 
 private:
   template <class T, class Tag>
-  static std::optional<std::vector<ir::Value>> decompose(ir::Graph<T>& out, const ir::TensorType& t,
-                                                         const Tag& tag, ir::Value x,
-                                                         const std::string& name) {
+  static std::vector<ir::Value> decompose(ir::Graph<T>& out, const ir::TensorType& t,
+                                          const Tag& tag, ir::Value x, const std::string& name) {
     auto sum = [&](ir::Value v, const std::string& as) {
       return out.make(ir::ReduceSum{tag.axes, tag.keep_dims}, {v}, as)[0];
     };
     auto square = [&](ir::Value v) { return out.make(ir::Multiply{}, {v, v}, name + "/sq")[0]; };
     if constexpr (std::is_same_v<Tag, ir::ReduceMean>) {
-      const auto n = reduced_count(t.shape, tag.axes);
-      if (!n) return std::nullopt;
       const ir::Value s = sum(x, name + "/sum");
-      const ir::Value count = out.scalar(t.type, static_cast<double>(*n), {}, name + "/n");
+      ir::Value count;
+      if (const auto n = reduced_count(t.shape, tag.axes)) {
+        count = out.scalar(t.type, static_cast<double>(*n), {}, name + "/n");
+      } else {
+        const ir::Value one = out.scalar(t.type, 1.0, {}, name + "/one");
+        const ir::Value any = out.make(ir::Equal{}, {x, x}, name + "/any")[0];
+        count = sum(out.make(ir::Select{}, {any, one, one}, name + "/ones")[0], name + "/n");
+      }
       return out.make(ir::Divide{}, {s, count}, name);
     } else if constexpr (std::is_same_v<Tag, ir::ReduceSumSquare>) {
       return std::vector{sum(square(x), name)};
