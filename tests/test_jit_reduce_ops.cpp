@@ -141,6 +141,25 @@ TEST_CASE("reduce ops: a ReduceMin feeds elementwise ops of its row, a ReducePro
             {.threads = {1, 2}, .output_tol = {{4, 1e-6}, {74, 0}}});
 }
 
+TEST_CASE("reduce ops: bf16 and f16 in and out, computed in f32") {
+  // min rounds nothing: exact; the mean and L2 round once at the store, as the reference does
+  // at the end, after f32 sums in another order: within 1 ulp of bf16 (2^16 ulp of f32) or of
+  // f16 (2^13)
+  for (const ElementType type : {ElementType::bf16, ElementType::f16}) {
+    INFO("type = " << to_string(type));
+    Graph g;
+    const auto x = g.parameter(type, Shape{5, 37});
+    g.result(g.reduce_min(x, {-1}, true));
+    g.result(g.reduce_mean(x, {-1}, true));
+    g.result(g.reduce_l2(x, {-1}, true));
+    Tensor t(type, Shape{5, 37});
+    Rng rng(23);
+    for (std::size_t i = 0; i < t.size(); ++i) t.set(i, rng.uniform(-6, 6));
+    const std::int64_t ulp = type == ElementType::bf16 ? 1 << 16 : 1 << 13;
+    check_jit(g, {t}, {.threads = {1, 2}, .output_tol = {exact, {ulp, 1e-3}, {ulp, 1e-6}}});
+  }
+}
+
 TEST_CASE("reduce ops: a ReduceMean over a dynamic row counts the row at run time") {
   // static row, dynamic rows: n a Scalar; dynamic row: n a second sum (of ones), NaN when 0
   Graph s;
