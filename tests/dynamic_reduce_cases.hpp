@@ -8,7 +8,8 @@
 // threads. Every result is compared with the reference interpreter in double with the
 // tolerances of test_jit_reduce.cpp: ReduceMax is exact, a sum adds in another order (<= 16
 // ulp, or 1e-6 per element of the row absolutely), Softmax <= 16 ulp or 1e-9 absolutely, a
-// layer norm <= 64 ulp or 1e-5 absolutely. compilations() proves that new shapes cost no
+// layer norm <= 64 ulp or 1e-5 absolutely; ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1 and
+// ReduceL2 as test_jit_reduce_ops.cpp. compilations() proves that new shapes cost no
 // compilation; guard pages prove that no tail reads or writes outside a tensor.
 #pragma once
 
@@ -254,6 +255,52 @@ inline void empty_rows() {
         CHECK(want[1].at(0) == -inf);
       }
     }
+  });
+}
+
+/// ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1, ReduceL2 and ReduceMean over rows of 0 to
+/// 67 elements (empty rows give +inf, 1, 0 and NaN), with the tolerances of
+/// test_jit_reduce_ops.cpp: min exact, a product of n factors within 2n ulp, the sums 16 ulp or
+/// 1e-6 per element.
+inline void reduce_ops_rows() {
+  Graph g;
+  const auto x = g.parameter(f32, {Q, Q});
+  g.result(g.reduce_min(x, {-1}, true));
+  g.result(g.reduce_prod(x, {-1}, true));
+  g.result(g.reduce_sum_square(x, {-1}, true));
+  g.result(g.reduce_l1(x, {-1}, true));
+  g.result(g.reduce_l2(x, {-1}, true));
+  g.result(g.subtract(x, g.reduce_min(x, {-1}, true))); // a full output next to them
+  g.result(g.reduce_mean(x, {-1}, true));               // the row counted at run time
+  once_per_variant(g, [&](const CompiledKernel& k) {
+    std::uint64_t seed = 700;
+    for (Dim n = 0; n <= 67; ++n)
+      for (const Dim rows : {0, 1, 5}) {
+        INFO("shape [" << rows << "," << n << "]");
+        Tensor t = uniform(Shape{rows, n}, ++seed, 0.8, 1.25);
+        for (std::size_t i = 0; i < t.size(); i += 3) t.set(i, -t.at(i)); // signs
+        const std::vector<Tensor> in = {t};
+        const auto want = reference::evaluate(g, std::span<const Tensor>(in));
+        if (rows > 0 && n == 0) { // the oracle itself
+          CHECK(want[0].at(0) == inf);
+          CHECK(want[1].at(0) == 1.0);
+          CHECK(want[4].at(0) == 0.0);
+          CHECK(std::isnan(want[6].at(0)));
+        }
+        const double abs = 1e-6 * static_cast<double>(n) * 2;
+        const Tolerance tols[] = {exact,     {2 * n, 0}, {16, abs},     {16, abs},
+                                  {16, abs}, exact,      {16, 1e-6 * 2}};
+        for (const int threads : {1, 2, 3}) {
+          INFO("threads = " << threads);
+          const auto got = k.run(std::span<const Tensor>(in), with_threads(threads));
+          REQUIRE(got.size() == 7);
+          for (std::size_t o = 0; o < 7; ++o) {
+            INFO("output " << o);
+            const std::string report = compare(got[o], want[o], tols[o]);
+            CHECK_MESSAGE(report.empty(), report);
+          }
+        }
+      }
   });
 }
 

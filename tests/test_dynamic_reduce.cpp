@@ -41,6 +41,10 @@ TEST_CASE("dynamic reduce: a single row, rank 1, and rows of one element") { sin
 
 TEST_CASE("dynamic reduce: empty rows and empty batches") { empty_rows(); }
 
+TEST_CASE("dynamic reduce: ReduceMin, ReduceProd, ReduceSumSquare, L1, L2 and ReduceMean rows") {
+  reduce_ops_rows();
+}
+
 TEST_CASE(
     "dynamic reduce: an output takes the innermost extent of the inputs it reads along the row") {
   output_extents();

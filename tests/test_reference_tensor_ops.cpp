@@ -351,6 +351,80 @@ TEST_CASE("ReduceMax with ignore_nan leaves NaN out: -inf when nothing is left")
   CHECK(y.v == std::vector<double>{2, 1, -inf, inf});
 }
 
+TEST_CASE("ReduceMin, ReduceProd, ReduceMean, ReduceSumSquare, ReduceL1 and ReduceL2 values") {
+  // x[a][b][c] = 6a + 2b + c - 5 on [2,3,2]: -5 .. 6
+  Graph g;
+  auto x = g.parameter(f32, {2, 3, 2});
+  g.result(g.reduce_min(x, {1}, true));
+  g.result(g.reduce_prod(x, {-1}, false));
+  g.result(g.reduce_mean(x, {0, 2}, false));
+  g.result(g.reduce_sum_square(x, {0, 1, 2}, false));
+  g.result(g.reduce_l1(x, {2}, true));
+  g.result(g.reduce_l2(x, {-1}, false));
+  std::vector<double> v = iota(12);
+  for (double& e : v) e -= 5;
+  const auto out = reference::evaluate(g, {Tensor::from_values(f32, {2, 3, 2}, v)});
+  REQUIRE(out.size() == 6);
+  CHECK(out[0].shape() == Shape{2, 1, 2});
+  CHECK(out[0].values().v == std::vector<double>{-5, -4, 1, 2});
+  CHECK(out[1].shape() == Shape{2, 3});
+  CHECK(out[1].values().v == std::vector<double>{20, 6, 0, 2, 12, 30});
+  CHECK(out[2].shape() == Shape{3}); // (-5 - 4 + 1 + 2) / 4, ...
+  CHECK(out[2].values().v == std::vector<double>{-1.5, 0.5, 2.5});
+  CHECK(out[3].shape() == Shape{});
+  CHECK(out[3].values().v == std::vector<double>{146}); // 25+16+9+4+1+0+1+4+9+16+25+36
+  CHECK(out[4].shape() == Shape{2, 3, 1});
+  CHECK(out[4].values().v == std::vector<double>{9, 5, 1, 3, 7, 11});
+  CHECK(out[5].shape() == Shape{2, 3});
+  CHECK(out[5].values().v[2] == 1.0); // sqrt(1 + 0)
+  CHECK(out[5].values().v[0] == doctest::Approx(std::sqrt(41.0)));
+}
+
+TEST_CASE("reductions over no elements: 0, 1, +inf, -inf and NaN (the mean's 0 / 0)") {
+  Graph g;
+  auto x = g.parameter(f32, {2, 0});
+  g.result(g.reduce_sum(x, {1}, false));
+  g.result(g.reduce_prod(x, {1}, false));
+  g.result(g.reduce_min(x, {1}, false));
+  g.result(g.reduce_max(x, {1}, false));
+  g.result(g.reduce_mean(x, {1}, false));
+  g.result(g.reduce_sum_square(x, {1}, false));
+  g.result(g.reduce_l1(x, {1}, false));
+  g.result(g.reduce_l2(x, {1}, false));
+  const auto out = reference::evaluate(g, {Tensor(f32, Shape{2, 0})});
+  const double want[] = {0, 1, inf, -inf, qnan, 0, 0, 0};
+  for (std::size_t o = 0; o < 8; ++o) {
+    INFO("output " << o);
+    CHECK(out[o].shape() == Shape{2});
+    CHECK(all_nan_where_expected(out[o].values().v, {want[o], want[o]}));
+  }
+}
+
+TEST_CASE("ReduceMin propagates NaN; ReduceProd and the sums take NaN and infinities along") {
+  Graph g;
+  auto x = g.parameter(f32, {4, 3});
+  g.result(g.reduce_min(x, {1}, false));
+  g.result(g.reduce_prod(x, {1}, false));
+  g.result(g.reduce_l2(x, {1}, false));
+  const auto out = reference::evaluate(g, {Tensor::from_values(f32, {4, 3},
+                                                               {qnan, 1, 2, //
+                                                                1, -inf, 2, //
+                                                                0, inf, 1,  //
+                                                                -2, 3, -0.5})});
+  CHECK(all_nan_where_expected(out[0].values().v, {qnan, -inf, 0, -2}));
+  CHECK(all_nan_where_expected(out[1].values().v, {qnan, -inf, qnan, 3}));
+  CHECK(
+      all_nan_where_expected(out[2].values().v, {qnan, inf, inf, double(float(std::sqrt(13.25)))}));
+}
+
+TEST_CASE("ReduceMean of an integer type truncates its quotient, as Convert does") {
+  Graph g;
+  auto x = g.parameter(i8, {2, 3});
+  g.result(g.reduce_mean(x, {1}, false));
+  const auto out = reference::evaluate(g, {Tensor::from_values(i8, {2, 3}, {1, 2, 2, -1, -2, -2})});
+  CHECK(out[0].values().v == std::vector<double>{1, -1}); // 5/3 and -5/3
+}
+
 TEST_CASE("integer reductions accumulate exactly and saturate once, at the end") {
   Graph g;
   auto x = g.parameter(i8, {2, 3});

@@ -48,6 +48,11 @@ TEST_CASE("aarch64 dynamic reduce: a single row, rank 1, and rows of one element
 
 TEST_CASE("aarch64 dynamic reduce: empty rows and empty batches") { empty_rows(); }
 
+TEST_CASE(
+    "aarch64 dynamic reduce: ReduceMin, ReduceProd, ReduceSumSquare, L1, L2 and ReduceMean rows") {
+  reduce_ops_rows();
+}
+
 TEST_CASE("aarch64 dynamic reduce: an output takes the innermost extent of the inputs it reads "
           "along the row") {
   output_extents();

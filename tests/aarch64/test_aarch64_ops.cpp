@@ -207,6 +207,31 @@ TEST_CASE("aarch64: ReduceSum and ReduceMax over the innermost axis") {
   }
 }
 
+TEST_CASE("aarch64: ReduceMin, ReduceProd, ReduceMean, ReduceSumSquare, ReduceL1 and ReduceL2") {
+  std::uint64_t seed = 9500;
+  for (const Dim n : {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 31, 67}) {
+    INFO("n = " << n);
+    G g; // min: NaN, infinities and signed zeros among the values; exact (FMIN, FMINP)
+    g.result(g.reduce_min(g.parameter(f32, {5, n}), {-1}, true));
+    std::vector<double> v = make_values(static_cast<std::size_t>(5 * n), ++seed, Pattern::finite);
+    v[0] = qnan;                                   // row 0: NaN
+    v[static_cast<std::size_t>(2 * n - 1)] = -inf; // row 1: -inf last (in the tail)
+    v[static_cast<std::size_t>(2 * n)] = inf;      // row 2: +inf
+    check_kernel(g, {Tensor::from_values(f32, {5, n}, v)}, exact);
+    G p; // a product of n factors near 1 in another order: 2n ulp (FMUL, EXT)
+    p.result(p.reduce_prod(p.parameter(f32, {5, n}), {-1}, true));
+    std::vector<double> f(static_cast<std::size_t>(5 * n));
+    for (std::size_t i = 0; i < f.size(); ++i)
+      f[i] = (i % 3 ? 1 : -1) * (0.9 + 0.003 * double(i % 67));
+    check_kernel(p, {Tensor::from_values(f32, {5, n}, f)}, Tolerance{2 * n, 0});
+    G s; // the composite ones: a ReduceSum and elementwise ops (as test_jit_reduce_ops.cpp)
+    const auto x = s.parameter(f32, {5, n});
+    s.result(s.add(s.reduce_mean(x, {-1}, true), s.reduce_sum_square(x, {-1}, true)));
+    s.result(s.multiply(s.reduce_l1(x, {-1}, true), s.reduce_l2(x, {-1}, true)));
+    check_kernel(s, {make_tensor({5, n}, ++seed, Pattern::finite)}, Tolerance{32, 1e-4});
+  }
+}
+
 TEST_CASE("aarch64: Softmax over the innermost axis, rows of every length from 1 to 67") {
   std::uint64_t seed = 11000;
   for (Dim n = 1; n <= 67; ++n) {

@@ -19,8 +19,9 @@
 //  - one ulp of the node's type for the roundings the kernel and the reference make at
 //    different places (an FMA, a bf16 product rounded only at the store, ...);
 //  - ReduceSum: the inputs' bounds and (n + 2) 2^-24 sum |x| for another order of additions;
-//    ReduceMax: the largest input bound; Softmax: exp(2 E) - 1 relative for input bounds up
-//    to E, plus (2 n + 24) 2^-24 relative (exp, the sum, the scaling), |x - max| 2^-24
+//    ReduceMean: that over n, plus two ulps (the sum's and the quotient's roundings);
+//    ReduceMax and ReduceMin: the largest input bound; Softmax: exp(2 E) - 1 relative for input
+//    bounds up to E, plus (2 n + 24) 2^-24 relative (exp, the sum, the scaling), |x - max| 2^-24
 //    relative (x - max rounded to f32) and 2^-140 absolute; MatMul: |A| e_B + e_A |B| +
 //    e_A e_B + (K + 2) 2^-24 |A| |B| (computed by the reference's own matmul), plus
 //    (K + 2) 2^-126 for bf16 operands (VDPBF16PS flushes subnormal products);
@@ -272,7 +273,8 @@ inline Values row_bound(const ir::Node<jit_test::TestedTraits>& n, const Bounded
   const std::size_t rows = len ? x.v.v.size() / len : value.v.size();
   Values e = like(value, 0);
   const ElementType t = n.outputs[0].type;
-  const bool softmax = ir::is<ir::Softmax>(n.op), sum = ir::is<ir::ReduceSum>(n.op);
+  const bool softmax = ir::is<ir::Softmax>(n.op), mean = ir::is<ir::ReduceMean>(n.op);
+  const bool sum = ir::is<ir::ReduceSum>(n.op) || mean;
   for (std::size_t r = 0; r < rows; ++r) {
     double mag = 0, worst = 0, top = -std::numeric_limits<double>::infinity();
     bool finite = true, exact = true;
@@ -303,6 +305,7 @@ inline Values row_bound(const ir::Node<jit_test::TestedTraits>& n, const Bounded
       } else if (sum) {
         b = double(len + 2) * 0x1p-24 * mag;
         for (std::size_t j = 0; j < len; ++j) b += x.e.v[r * len + j];
+        if (mean) b = b / double(len) + ulp_at(t, std::fabs(v) + b / double(len));
         b += ulp_at(t, std::fabs(v) + b);
         if (std::fabs(v) + b > max_finite(t)) b = unbounded;
       } else {
@@ -384,6 +387,8 @@ evaluate_bounds(const Graph& g, std::span<const Tensor> inputs, const reference:
             bounds.push_back(like(out[0], 0));
           } else if constexpr (std::is_same_v<Tag, ir::ReduceSum> ||
                                std::is_same_v<Tag, ir::ReduceMax> ||
+                               std::is_same_v<Tag, ir::ReduceMin> ||
+                               std::is_same_v<Tag, ir::ReduceMean> ||
                                std::is_same_v<Tag, ir::Softmax>) {
             bounds.push_back(row_bound(n, in[0], out[0]));
           } else if constexpr (std::is_same_v<Tag, ir::MatMul>) {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // tests/fuzz/reduce.hpp: the reduction family: ReduceSum, ReduceMax (NaN propagating or
-// ignoring) and Softmax over the innermost axis with keep_dims, inside random chains of
-// elementwise ops before and after them (a reduced value broadcast back along the row, a
-// second reduction of a value that used the first: layer-norm style), rows of 1 to 129
+// ignoring), ReduceMin, ReduceMean and Softmax over the innermost axis with keep_dims, inside
+// random chains of elementwise ops before and after them (a reduced value broadcast back along the
+// row, a second reduction of a value that used the first: layer-norm style), rows of 1 to 129
 // elements, an empty row now and then (the reduction of an empty row runs on the reference
 // path: snippets.compile.empty_value), run as Programs with FMA contraction. Oracle:
 // fuzz/bounds.hpp (another order of additions, exp's error, the sum and the reciprocal).
@@ -19,6 +19,10 @@ inline std::vector<OpMaker> reduce_ops() {
        [](Graph& g, std::span<const Value> v) { return g.reduce_sum(v[0], {-1}, true); }},
       {"ReduceMax", 1,
        [](Graph& g, std::span<const Value> v) { return g.reduce_max(v[0], {-1}, true); }},
+      {"ReduceMin", 1,
+       [](Graph& g, std::span<const Value> v) { return g.reduce_min(v[0], {-1}, true); }},
+      {"ReduceMean", 1,
+       [](Graph& g, std::span<const Value> v) { return g.reduce_mean(v[0], {-1}, true); }},
       {"ReduceMaxIgnoreNaN", 1,
        [](Graph& g, std::span<const Value> v) {
          return g.apply(ir::ReduceMax{{-1}, true, true}, v[0]);

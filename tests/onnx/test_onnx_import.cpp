@@ -505,3 +505,68 @@ TEST_CASE("onnx: boolean inputs and outputs run in kernels: Where, And, Equal on
     CHECK(std::memcmp(got[k].data(), want[k].data(), want[k].byte_size()) == 0);
   }
 }
+
+TEST_CASE("onnx: the reductions import as ops of their names, run as kernels over the last axis") {
+  // axes by attribute (ONNX 1.12 knows opsets up to 17; from 18 they are an input, as
+  // ReduceSum's from 13, which convert_reduce reads alike)
+  for (const std::int64_t opset : {13, 17}) {
+    INFO("opset " << opset);
+    ModelBuilder m(opset);
+    m.input("x", FLOAT, {4, 19});
+    const char* ops[] = {"ReduceMin",       "ReduceProd", "ReduceMean",
+                         "ReduceSumSquare", "ReduceL1",   "ReduceL2"};
+    for (const char* op : ops) {
+      const std::string y = std::string(op) + "_y", z = std::string(op) + "_z";
+      m.node(op, {"x"}, {y}, {{"axes", std::vector<std::int64_t>{-1}}, {"keepdims", 1}});
+      m.node(op, {"x"}, {z}, {{"axes", std::vector<std::int64_t>{0}}, {"keepdims", 0}});
+      m.output(y, FLOAT, {4, 1}).output(z, FLOAT, {19});
+      m.node(op, {"x"}, {std::string(op) + "_all"}, {{"keepdims", 0}}); // no axes: all of them
+      m.output(std::string(op) + "_all", FLOAT, {});
+    }
+    const auto model = ox::load_from_bytes(m.bytes());
+    for (const char* op : ops) CHECK(count_ops(model.graph, op) == 3);
+    const Tensor x = ramp({4, 19}, 0.8, 0.005); // products of 19 to 76 factors near 1
+    CHECK(jit_vs_reference(model.graph, {x}) < 1e-4);
+    const snippets::Program<> program(model.graph);
+    std::size_t kernels = 0;
+    for (const auto& s : program.steps())
+      kernels += s.kind == snippets::Program<>::StepKind::kernel;
+    CHECK(kernels >= 1); // the reductions over the last axis, kept (the others: reference)
+  }
+}
+
+TEST_CASE("onnx: MeanVarianceNormalization over the last axis is one kernel, over [0,2,3] not") {
+  for (const bool last : {true, false}) {
+    ModelBuilder m;
+    m.input("x", FLOAT, {2, 3, 4, 5});
+    if (last)
+      m.node("MeanVarianceNormalization", {"x"}, {"y"}, {{"axes", std::vector<std::int64_t>{3}}});
+    else
+      m.node("MeanVarianceNormalization", {"x"}, {"y"}); // the default axes
+    m.output("y", FLOAT, {2, 3, 4, 5});
+    const auto model = ox::load_from_bytes(m.bytes());
+    // values of mean about 0 against a spread of about 1.4: the definition subtracts E[x]^2
+    // from E[x^2], which in f32 loses what |mean| / std squared says (ONNX's data are so too)
+    std::vector<double> v(120);
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = 2 * std::sin(1.7 * double(i));
+    const Tensor x = Tensor::from_values(ElementType::f32, {2, 3, 4, 5}, v);
+    const auto y = snippets::reference::evaluate(model.graph, {x});
+    // the definition, in double, for the first group: (x - mean) / (std + 1e-9)
+    std::vector<std::size_t> group; // the elements reduced with x[0]
+    for (std::size_t i = 0; i < 120; ++i)
+      if (last ? i < 5 : (i / 20) % 3 == 0) group.push_back(i);
+    double mean = 0, sq = 0;
+    for (std::size_t i : group) mean += x.at(i) / double(group.size());
+    for (std::size_t i : group) sq += x.at(i) * x.at(i) / double(group.size());
+    CHECK(y[0].at(0) == doctest::Approx((x.at(0) - mean) / std::sqrt(sq - mean * mean)));
+    CHECK(jit_vs_reference(model.graph, {x}) < 1e-5);
+    const snippets::Program<> program(model.graph);
+    std::size_t kernels = 0, reference = 0;
+    for (const auto& s : program.steps()) {
+      kernels += s.kind == snippets::Program<>::StepKind::kernel;
+      reference += s.kind != snippets::Program<>::StepKind::kernel;
+    }
+    if (last) CHECK((kernels == 1 && reference == 0));
+    if (!last) CHECK(reference >= 1); // the means over axes 0, 2 and 3
+  }
+}

@@ -2,8 +2,8 @@
 // snippets/compile/checks.hpp: what compile() checks a Subgraph body for before it lowers it,
 // each failure a snippets::Error ([snippets.compile.*]) naming the node and what to do:
 //  - check_dynamic_body: a body with dynamic dimensions is planar, of a rank the call
-//    arguments describe, without MatMul or Slice, and reduces (ReduceSum, ReduceMax, Softmax)
-//    only over the innermost axis, on a backend whose code generator takes dynamic rows;
+//    arguments describe, without MatMul or Slice, and reduces (the reductions, Softmax) only
+//    over the innermost axis, on a backend whose code generator takes dynamic rows;
 //  - check_body: inputs + outputs within the traits' data pointers, every node fusable
 //    (passes/fusability.hpp, the rules the tokenizer follows too: ops the traits fuse with their
 //    attributes, reductions over the innermost axis, computation in f32), kernel I/O types the
@@ -46,7 +46,8 @@ template <class T> void check_dynamic_body(const ir::Graph<T>& body) {
                 ": kernels with dynamic dimensions read whole planar inputs, not parts of them; "
                 "slice outside the subgraph, or give the body static shapes");
     const bool reduction =
-        ir::is<ir::ReduceSum>(op) || ir::is<ir::ReduceMax>(op) || ir::is<ir::Softmax>(op);
+        ir::is<ir::Softmax>(op) ||
+        std::visit([](const auto& tag) { return ir::reduction<std::decay_t<decltype(tag)>>; }, op);
     if (reduction && !backend_dynamic_reductions<T>())
       raise("snippets.compile.dynamic_reduce",
             body.node(id).describe() + ": " + std::string(T::name) +

@@ -82,7 +82,7 @@ template <class T> std::vector<std::uint32_t> row_inputs(const ir::Graph<T>& can
     along[canonical.parameters()[i]] = 1u << i;
   for (ir::NodeId id = 0; id < canonical.size(); ++id) {
     const ir::Node<T>& n = canonical.node(id);
-    if (ir::is<ir::ReduceSum>(n.op) || ir::is<ir::ReduceMax>(n.op)) continue;
+    if (ir::is_row_reduction(n.op)) continue;
     for (const ir::Output& in : n.inputs) along[id] |= along[in.node];
   }
   std::vector<std::uint32_t> out;

@@ -104,6 +104,7 @@ template <class T> const std::map<std::string, OpConverter<T>, std::less<>>& op_
       {"ReduceMax", C{convert_reduce<Reduction::max, T>, nullptr, 1}},
       {"ReduceMin", C{convert_reduce<Reduction::min, T>, nullptr, 1}},
       {"ReduceMean", C{convert_reduce<Reduction::mean, T>, nullptr, 1}},
+      {"ReduceProd", C{convert_reduce<Reduction::prod, T>, nullptr, 1}},
       {"ReduceSumSquare", C{convert_reduce<Reduction::sum_square, T>, nullptr, 1}},
       {"ReduceL1", C{convert_reduce<Reduction::l1, T>, nullptr, 1}},
       {"ReduceL2", C{convert_reduce<Reduction::l2, T>, nullptr, 1}},
@@ -114,6 +115,7 @@ template <class T> const std::map<std::string, OpConverter<T>, std::less<>>& op_
       // normalizations (onnx_ops_normalization.hpp)
       {"LayerNormalization", C{convert_layer_normalization<T>}},
       {"InstanceNormalization", C{convert_instance_normalization<T>}},
+      {"MeanVarianceNormalization", C{convert_mean_variance_normalization<T>}},
       // quantization (onnx_ops_quantization.hpp)
       {"QuantizeLinear", C{convert_quantize_linear<T>}},
       {"DequantizeLinear", C{convert_dequantize_linear<T>, h::dequantize_linear<T>}},

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// snippets/frontend/onnx_ops_normalization.hpp: ONNX LayerNormalization and
-// InstanceNormalization, written with our reductions and elementwise ops.
+// snippets/frontend/onnx_ops_normalization.hpp: ONNX LayerNormalization,
+// InstanceNormalization and MeanVarianceNormalization, written with our reductions and
+// elementwise ops.
 //
 // Both normalize over trailing axes: the mean, the variance as the mean of the squared
 // deviations (the definition ONNX's function bodies use: no cancellation of E[x^2] - E[x]^2),
@@ -97,6 +98,22 @@ template <class T> void convert_instance_normalization(NodeContext<T>& c) {
   ir::Value y = c.op(ir::Multiply{}, {r.y, per_element(c, 1, channel, "scale")});
   y = c.op(ir::Add{}, {y, per_element(c, 2, channel, "B")});
   c.set_out(0, reshape_to<T>(c, y, s.dims()));
+}
+
+/// MeanVarianceNormalization (opsets 9 and 13): (X - E[X]) / (sqrt(E[X^2] - E[X]^2) + 1e-9),
+/// the means over `axes` (default [0, 2, 3]), as ONNX's function body writes it (the variance
+/// by the difference of the means, the epsilon added to the deviation, not the variance).
+template <class T> void convert_mean_variance_normalization(NodeContext<T>& c) {
+  const ir::Value x = c.in(0);
+  const std::vector<std::int64_t> axes =
+      c.attr_ints("axes").value_or(std::vector<std::int64_t>{0, 2, 3});
+  for (std::int64_t a : axes) normalize_axis(a, c.type(x).shape.rank(), c.who());
+  const ir::Value mean = c.op(ir::ReduceMean{axes, true}, {x});
+  const ir::Value mean_of_squares =
+      c.op(ir::ReduceMean{axes, true}, {c.op(ir::Multiply{}, {x, x})});
+  const ir::Value var = c.op(ir::Subtract{}, {mean_of_squares, c.op(ir::Multiply{}, {mean, mean})});
+  const ir::Value std_dev = c.op(ir::Add{}, {c.op(ir::Sqrt{}, {var}), c.scalar(x, 1e-9)});
+  c.set_out(0, c.op(ir::Divide{}, {c.op(ir::Subtract{}, {x, mean}), std_dev}));
 }
 
 } // namespace snippets::onnx::detail

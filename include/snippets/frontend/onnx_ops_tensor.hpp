@@ -219,7 +219,7 @@ std::optional<std::vector<std::int64_t>> reduction_axes(NodeContext<T>& c, ir::V
   return axes;
 }
 
-enum class Reduction { sum, max, min, mean, sum_square, l1, l2, log_sum, log_sum_exp };
+enum class Reduction { sum, max, min, prod, mean, sum_square, l1, l2, log_sum, log_sum_exp };
 
 template <Reduction R, class T> void convert_reduce(NodeContext<T>& c) {
   ir::Value x = c.in(0);
@@ -232,22 +232,16 @@ template <Reduction R, class T> void convert_reduce(NodeContext<T>& c) {
     c.set_out(0, x);
     return;
   }
-  const Shape& s = static_shape(c, x);
   auto sum = [&](ir::Value v, bool k) { return c.op(ir::ReduceSum{*axes, k}, {v}); };
   ir::Value y;
   if constexpr (R == Reduction::sum) y = sum(x, keep);
   if constexpr (R == Reduction::max) y = c.op(ir::ReduceMax{*axes, keep}, {x});
-  if constexpr (R == Reduction::min)
-    y = c.op(ir::Negative{}, {c.op(ir::ReduceMax{*axes, keep}, {c.op(ir::Negative{}, {x})})});
-  if constexpr (R == Reduction::mean) {
-    std::int64_t n = 1;
-    for (auto a : *axes) n *= s[normalize_axis(a, s.rank(), c.who())];
-    y = sum(x, keep);
-    y = c.op(ir::Divide{}, {y, c.scalar(y, double(n))});
-  }
-  if constexpr (R == Reduction::sum_square) y = sum(c.op(ir::Multiply{}, {x, x}), keep);
-  if constexpr (R == Reduction::l1) y = sum(c.op(ir::Abs{}, {x}), keep);
-  if constexpr (R == Reduction::l2) y = c.op(ir::Sqrt{}, {sum(c.op(ir::Multiply{}, {x, x}), keep)});
+  if constexpr (R == Reduction::min) y = c.op(ir::ReduceMin{*axes, keep}, {x});
+  if constexpr (R == Reduction::prod) y = c.op(ir::ReduceProd{*axes, keep}, {x});
+  if constexpr (R == Reduction::mean) y = c.op(ir::ReduceMean{*axes, keep}, {x});
+  if constexpr (R == Reduction::sum_square) y = c.op(ir::ReduceSumSquare{*axes, keep}, {x});
+  if constexpr (R == Reduction::l1) y = c.op(ir::ReduceL1{*axes, keep}, {x});
+  if constexpr (R == Reduction::l2) y = c.op(ir::ReduceL2{*axes, keep}, {x});
   if constexpr (R == Reduction::log_sum) y = c.op(ir::Log{}, {sum(x, keep)});
   if constexpr (R == Reduction::log_sum_exp) {
     const ir::Value m = c.op(ir::ReduceMax{*axes, true, true}, {x}); // NaN: through the sum

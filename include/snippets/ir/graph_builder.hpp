@@ -95,6 +95,25 @@ public:
   template <class V> V reduce_max(V x, std::vector<std::int64_t> axes, bool keep_dims = true) {
     return apply(ReduceMax{std::move(axes), keep_dims}, x);
   }
+  template <class V> V reduce_min(V x, std::vector<std::int64_t> axes, bool keep_dims = true) {
+    return apply(ReduceMin{std::move(axes), keep_dims}, x);
+  }
+  template <class V> V reduce_prod(V x, std::vector<std::int64_t> axes, bool keep_dims = true) {
+    return apply(ReduceProd{std::move(axes), keep_dims}, x);
+  }
+  template <class V> V reduce_mean(V x, std::vector<std::int64_t> axes, bool keep_dims = true) {
+    return apply(ReduceMean{std::move(axes), keep_dims}, x);
+  }
+  template <class V>
+  V reduce_sum_square(V x, std::vector<std::int64_t> axes, bool keep_dims = true) {
+    return apply(ReduceSumSquare{std::move(axes), keep_dims}, x);
+  }
+  template <class V> V reduce_l1(V x, std::vector<std::int64_t> axes, bool keep_dims = true) {
+    return apply(ReduceL1{std::move(axes), keep_dims}, x);
+  }
+  template <class V> V reduce_l2(V x, std::vector<std::int64_t> axes, bool keep_dims = true) {
+    return apply(ReduceL2{std::move(axes), keep_dims}, x);
+  }
   template <class V> V softmax(V x, std::int64_t axis = -1) { return apply(Softmax{axis}, x); }
   template <class V> V transpose(V x, std::vector<std::size_t> order) {
     return apply(Transpose{std::move(order)}, x);

@@ -68,9 +68,11 @@ void print_expression(std::ostream& os, const Expression<T>& e, const LirPrintOp
           os << " slot" << tag.slot;
         if constexpr (std::is_same_v<Tag, Scalar>) os << ' ' << tag.value;
         if constexpr (requires { tag.kind; })
-          os << (tag.kind == ReduceKind::sum   ? " sum"
-                 : tag.kind == ReduceKind::max ? " max"
-                                               : " max_ignore_nan");
+          os << (tag.kind == ReduceKind::sum    ? " sum"
+                 : tag.kind == ReduceKind::max  ? " max"
+                 : tag.kind == ReduceKind::min  ? " min"
+                 : tag.kind == ReduceKind::prod ? " prod"
+                                                : " max_ignore_nan");
         if constexpr (std::is_same_v<Tag, Brgemm>)
           os << " m" << tag.m << " n" << tag.shape.n << " k" << tag.shape.k << " tile "
              << tag.shape.m_r << 'x' << tag.shape.n_r << " epilogue " << tag.epilogue

@@ -18,9 +18,10 @@
 //    data pointers the loop advances as inputs.
 //  - FusedMulAdd: a * b + c with one rounding (FMA contraction of Multiply -> Add).
 //  - Spill / Reload: save a vector value to stack slot `slot` / load it back (InsertRegSpills).
-//  - ReduceInit / ReduceAccumulate / HorizonReduce: a ReduceSum or ReduceMax over the innermost
-//    dimension (passes/decompose_reductions.hpp; the seed's reduce decomposition). ReduceInit
-//    fills a vector accumulator with the neutral element (0 or -inf) before the innermost loop;
+//  - ReduceInit / ReduceAccumulate / HorizonReduce: a ReduceSum, ReduceMax, ReduceMin or
+//    ReduceProd over the innermost dimension (passes/decompose_reductions.hpp; the seed's reduce
+//    decomposition). ReduceInit fills a vector accumulator with the neutral element (0, -inf,
+//    +inf or 1) before the innermost loop;
 //    ReduceAccumulate(acc, x) folds x into acc in place (it has no output: acc stays live until
 //    the HorizonReduce after the loop); in a tail iteration only its first `count` lanes count
 //    (the seed's Fill). HorizonReduce (the seed's HorizonSum / HorizonMax) reduces the lanes and
@@ -64,7 +65,7 @@ SNIPPETS_LOWERED_TAG(Spill, std::size_t slot = 0;);
 SNIPPETS_LOWERED_TAG(Reload, std::size_t slot = 0;);
 
 /// max_ignore_nan: ReduceMax::ignore_nan (NaN lanes left out).
-enum class ReduceKind : std::uint8_t { sum, max, max_ignore_nan };
+enum class ReduceKind : std::uint8_t { sum, max, max_ignore_nan, min, prod };
 SNIPPETS_LOWERED_TAG(ReduceInit, ReduceKind kind = ReduceKind::sum;);
 SNIPPETS_LOWERED_TAG(ReduceAccumulate, ReduceKind kind = ReduceKind::sum; std::int64_t count = 0;);
 SNIPPETS_LOWERED_TAG(HorizonReduce, ReduceKind kind = ReduceKind::sum;);

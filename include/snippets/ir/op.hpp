@@ -57,6 +57,10 @@ template <class T> OpCategory op_category(const Op<T>& op) {
 template <class Tag, class... Ts> bool is(const std::variant<Ts...>& op) {
   return std::holds_alternative<Tag>(op);
 }
+/// Whether `op` is a reduction a kernel computes in a reduce loop (op_tags.hpp: row_reduction).
+template <class... Ts> bool is_row_reduction(const std::variant<Ts...>& op) {
+  return std::visit([](const auto& tag) { return row_reduction<std::decay_t<decltype(tag)>>; }, op);
+}
 
 namespace detail {
 template <class T, class List> struct DefaultOpByName;

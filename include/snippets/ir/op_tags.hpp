@@ -16,7 +16,13 @@
 //    narrower floats; any non-zero value converts to boolean true;
 //  - FakeQuantize and Quantize (below) compute in f32 steps, each rounded to f32 as a kernel
 //    rounds it, on their inputs taken as f32 values (reference/quantization.hpp), so a kernel
-//    gives the reference's result bit for bit, ties included.
+//    gives the reference's result bit for bit, ties included;
+//  - the reductions (ReduceSum ... ReduceL2) accumulate in double over `axes` (all of them
+//    given, each once; keep_dims leaves them as extent 1) and round the result to the input's
+//    type. NaN in gives NaN out (but see ReduceMax::ignore_nan). Over no elements (an axis of
+//    extent 0): ReduceSum, ReduceSumSquare, ReduceL1 and ReduceL2 give 0, ReduceProd 1,
+//    ReduceMax -inf, ReduceMin +inf and ReduceMean NaN (0 / 0). ReduceMean of an integer
+//    type truncates its quotient toward zero, as Convert does.
 // Adding an op: add a tag here and to OpList below, give it a reference formula
 // (reference/eltwise.hpp or the interpreter), an emitter if a target can fuse it, and tests.
 #pragma once
@@ -25,6 +31,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "snippets/ir/element_type.hpp"
@@ -263,6 +270,77 @@ struct ReduceMax {
   bool ignore_nan = false;
   bool operator==(const ReduceMax&) const = default;
 };
+/// The smallest element, NaN if any is NaN (as ReduceMax, mirrored).
+struct ReduceMin {
+  static constexpr std::string_view name = "ReduceMin";
+  static constexpr OpCategory category = OpCategory::special;
+  static constexpr bool float_only = false;
+  std::vector<std::int64_t> axes;
+  bool keep_dims = true;
+  bool operator==(const ReduceMin&) const = default;
+};
+/// The product of the elements.
+struct ReduceProd {
+  static constexpr std::string_view name = "ReduceProd";
+  static constexpr OpCategory category = OpCategory::special;
+  static constexpr bool float_only = false;
+  std::vector<std::int64_t> axes;
+  bool keep_dims = true;
+  bool operator==(const ReduceProd&) const = default;
+};
+/// The sum divided by the number of elements reduced.
+struct ReduceMean {
+  static constexpr std::string_view name = "ReduceMean";
+  static constexpr OpCategory category = OpCategory::special;
+  static constexpr bool float_only = false;
+  std::vector<std::int64_t> axes;
+  bool keep_dims = true;
+  bool operator==(const ReduceMean&) const = default;
+};
+/// The sum of the squares.
+struct ReduceSumSquare {
+  static constexpr std::string_view name = "ReduceSumSquare";
+  static constexpr OpCategory category = OpCategory::special;
+  static constexpr bool float_only = false;
+  std::vector<std::int64_t> axes;
+  bool keep_dims = true;
+  bool operator==(const ReduceSumSquare&) const = default;
+};
+/// The sum of the absolute values.
+struct ReduceL1 {
+  static constexpr std::string_view name = "ReduceL1";
+  static constexpr OpCategory category = OpCategory::special;
+  static constexpr bool float_only = false;
+  std::vector<std::int64_t> axes;
+  bool keep_dims = true;
+  bool operator==(const ReduceL1&) const = default;
+};
+/// The square root of the sum of the squares.
+struct ReduceL2 {
+  static constexpr std::string_view name = "ReduceL2";
+  static constexpr OpCategory category = OpCategory::special;
+  static constexpr bool float_only = false;
+  std::vector<std::int64_t> axes;
+  bool keep_dims = true;
+  bool operator==(const ReduceL2&) const = default;
+};
+
+/// The reductions a kernel computes in a reduce loop (ReduceInit, ReduceAccumulate and
+/// HorizonReduce of ir/lowered_ops.hpp, made by passes/decompose_reductions.hpp).
+template <class Tag>
+inline constexpr bool row_reduction =
+    std::is_same_v<Tag, ReduceSum> || std::is_same_v<Tag, ReduceMax> ||
+    std::is_same_v<Tag, ReduceMin> || std::is_same_v<Tag, ReduceProd>;
+/// The reductions a data-flow pass writes as a ReduceSum and elementwise ops
+/// (passes/decompose_composite_reductions.hpp).
+template <class Tag>
+inline constexpr bool composite_reduction =
+    std::is_same_v<Tag, ReduceMean> || std::is_same_v<Tag, ReduceSumSquare> ||
+    std::is_same_v<Tag, ReduceL1> || std::is_same_v<Tag, ReduceL2>;
+/// Any reduction over `axes` (keep_dims keeps them as extent 1): typed and shaped alike.
+template <class Tag>
+inline constexpr bool reduction = row_reduction<Tag> || composite_reduction<Tag>;
+
 struct Softmax {
   static constexpr std::string_view name = "Softmax";
   static constexpr OpCategory category = OpCategory::special;
@@ -367,7 +445,8 @@ using BuiltinOps =
              LeakyRelu, SoftPlus, SoftSign, PowerStatic, LogicalNot, Add, Subtract, Multiply,
              Divide, Maximum, Minimum, Power, SquaredDifference, FloorMod, Mod, PRelu, Equal,
              NotEqual, Greater, GreaterEqual, Less, LessEqual, LogicalAnd, LogicalOr, LogicalXor,
-             Select, Convert, FakeQuantize, Quantize, ReduceSum, ReduceMax, Softmax, Transpose,
-             Broadcast, Reshape, Slice, MatMul, Opaque>;
+             Select, Convert, FakeQuantize, Quantize, ReduceSum, ReduceMax, ReduceMin, ReduceProd,
+             ReduceMean, ReduceSumSquare, ReduceL1, ReduceL2, Softmax, Transpose, Broadcast,
+             Reshape, Slice, MatMul, Opaque>;
 
 } // namespace snippets::ir

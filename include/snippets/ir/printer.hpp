@@ -83,7 +83,7 @@ template <class T> std::string format_attributes(const Op<T>& op) {
           os << "levels=" << tag.levels;
         } else if constexpr (std::is_same_v<Tag, Quantize>) {
           os << "to=" << snippets::to_string(tag.to);
-        } else if constexpr (std::is_same_v<Tag, ReduceSum> || std::is_same_v<Tag, ReduceMax>) {
+        } else if constexpr (reduction<Tag>) {
           os << "axes=" << format_list(tag.axes) << ", keep_dims=" << format_bool(tag.keep_dims);
           if constexpr (std::is_same_v<Tag, ReduceMax>)
             if (tag.ignore_nan) os << ", ignore_nan=true"; // printed only when set

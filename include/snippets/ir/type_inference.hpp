@@ -277,7 +277,7 @@ std::vector<TensorType> infer_types_unchecked(const Op<T>& op, std::span<const T
                                                       std::string(snippets::to_string(tag.to)) +
                                                       "; it quantizes to u8 or i8");
           return {{tag.to, detail::broadcast_in(in, who)}};
-        } else if constexpr (std::is_same_v<Tag, ReduceSum> || std::is_same_v<Tag, ReduceMax>) {
+        } else if constexpr (reduction<Tag>) {
           return detail::reduce(in, tag.axes, tag.keep_dims, who);
         } else if constexpr (std::is_same_v<Tag, Softmax>) {
           detail::check_arity(in, 1, who);

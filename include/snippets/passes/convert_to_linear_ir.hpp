@@ -70,7 +70,7 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T>& body
   for (ir::NodeId id = 0; id < body.size(); ++id)
     matmul = matmul || ir::is<ir::MatMul>(body.node(id).op);
   for (ir::NodeId id = 0; id < body.size() && !matmul; ++id)
-    if (ir::is<ir::ReduceSum>(body.node(id).op) || ir::is<ir::ReduceMax>(body.node(id).op)) {
+    if (ir::is_row_reduction(body.node(id).op)) {
       domain = broadcast(domain, body.type(body.node(id).inputs[0]).shape);
       rows = true;
     }

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// snippets/passes/decompose_reductions.hpp: DecomposeReductions lowers ReduceSum / ReduceMax
-// over the innermost dimension (the seed's reduce decomposition).
+// snippets/passes/decompose_reductions.hpp: DecomposeReductions lowers ReduceSum, ReduceMax,
+// ReduceMin and ReduceProd over the innermost dimension (the seed's reduce decomposition).
 //
 // MarkLoops left each reduction with the ids of the innermost loop that walks its input, at
 // the place its result is ready (after that loop). It becomes
-//   acc = ReduceInit            before that loop (0 for a sum, -inf for a max),
+//   acc = ReduceInit            before that loop (0, -inf, +inf or 1: the neutral element),
 //   ReduceAccumulate(acc, x)    at the end of that loop's body (masked in tail iterations),
 //   HorizonReduce(acc)          where the reduction was (the row's value in every lane).
 // The accumulator is defined before the loop and read after it, so it keeps its register
@@ -32,6 +32,8 @@ struct DecomposeReductions {
       ir::ReduceKind kind = ir::ReduceKind::sum;
       if (const auto* m = std::get_if<ir::ReduceMax>(&r->op))
         kind = m->ignore_nan ? ir::ReduceKind::max_ignore_nan : ir::ReduceKind::max;
+      if (std::holds_alternative<ir::ReduceMin>(r->op)) kind = ir::ReduceKind::min;
+      if (std::holds_alternative<ir::ReduceProd>(r->op)) kind = ir::ReduceKind::prod;
       const std::vector<std::size_t> loop = r->loop_ids;
       SNIPPETS_ASSERT(!loop.empty()) << r->name << " is in no loop (run MarkLoops first)";
       const std::vector<std::size_t> outer(loop.begin(), loop.end() - 1);

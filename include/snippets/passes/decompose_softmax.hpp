@@ -6,8 +6,8 @@
 //  - Softmax becomes m = ReduceMax(x), e = Exp(x - m), s = ReduceSum(e), e * (1 / s):
 //    numerically stable (Exp never sees a positive argument, so large inputs do not overflow)
 //    and one division per row instead of one per element;
-//  - ReduceSum / ReduceMax get axes {-1}, so later rank alignment (Canonicalize) keeps them
-//    on the innermost axis;
+//  - ReduceSum, ReduceMax, ReduceMin and ReduceProd get axes {-1}, so later rank alignment
+//    (Canonicalize) keeps them on the innermost axis;
 //  - a reduction over an axis of extent 1 is its input (a NaN-ignoring ReduceMax: its input
 //    where it is a number, -inf for NaN: a Select). No loop then walks the axis, which matters
 //    in a dynamic kernel whose rows may be empty at run time: the value stays the element's.
@@ -22,17 +22,22 @@
 
 namespace snippets::passes {
 
-/// True for Softmax, ReduceSum and ReduceMax (keep_dims) over exactly the innermost axis of a
-/// static-rank input: the forms a kernel computes (passes/decompose_reductions.hpp).
+/// True for Softmax and the reductions (ir::reduction: keep_dims) over exactly the innermost
+/// axis of a static-rank input: the forms a kernel computes (passes/decompose_reductions.hpp;
+/// the composite ones after DecomposeCompositeReductions).
 template <class T> bool innermost_reduction(const ir::Graph<T>& g, const ir::Node<T>& n) {
   if (n.inputs.empty()) return false;
   const auto rank = static_cast<std::int64_t>(g.type(n.inputs[0]).shape.rank());
   auto last = [&](std::int64_t a) { return rank > 0 && (a == -1 || a == rank - 1); };
   if (const auto* s = std::get_if<ir::Softmax>(&n.op)) return last(s->axis);
-  auto reduce = [&](const auto& r) { return r.keep_dims && r.axes.size() == 1 && last(r.axes[0]); };
-  if (const auto* r = std::get_if<ir::ReduceSum>(&n.op)) return reduce(*r);
-  if (const auto* r = std::get_if<ir::ReduceMax>(&n.op)) return reduce(*r);
-  return false;
+  return std::visit(
+      [&](const auto& r) {
+        if constexpr (ir::reduction<std::decay_t<decltype(r)>>)
+          return r.keep_dims && r.axes.size() == 1 && last(r.axes[0]);
+        else
+          return false;
+      },
+      n.op);
 }
 
 struct DecomposeSoftmax {
@@ -45,7 +50,9 @@ struct DecomposeSoftmax {
     return rebuild(body,
                    [&](ir::Graph<T>& out, const ir::Node<T>& n,
                        std::span<const ir::Value> in) -> std::optional<std::vector<ir::Value>> {
-                     if (!innermost_reduction(body, n)) return std::nullopt;
+                     if (!innermost_reduction(body, n) ||
+                         (!ir::is_row_reduction(n.op) && !ir::is<ir::Softmax>(n.op)))
+                       return std::nullopt;
                      const std::vector<std::int64_t> inner{-1};
                      const ir::TensorType& shape_type = body.type(n.inputs[0]);
                      const Shape& shape = shape_type.shape;
@@ -67,6 +74,10 @@ struct DecomposeSoftmax {
                      }
                      if (ir::is<ir::ReduceSum>(n.op))
                        return std::vector{reduce(ir::ReduceSum{inner, true}, in[0], n.name)};
+                     if (ir::is<ir::ReduceMin>(n.op))
+                       return std::vector{reduce(ir::ReduceMin{inner, true}, in[0], n.name)};
+                     if (ir::is<ir::ReduceProd>(n.op))
+                       return std::vector{reduce(ir::ReduceProd{inner, true}, in[0], n.name)};
                      if (std::get<ir::ReduceMax>(n.op).ignore_nan && one)
                        return std::vector{number_or_low(out, in[0], n.name)};
                      if (std::get<ir::ReduceMax>(n.op).ignore_nan)

@@ -19,6 +19,7 @@
 #include "snippets/passes/convert_constants_to_scalars.hpp"
 #include "snippets/passes/convert_power_to_power_static.hpp"
 #include "snippets/passes/data_flow.hpp"
+#include "snippets/passes/decompose_composite_reductions.hpp"
 #include "snippets/passes/decompose_quantization.hpp"
 #include "snippets/passes/decompose_reductions.hpp"
 #include "snippets/passes/decompose_softmax.hpp"
@@ -45,13 +46,13 @@
 
 namespace snippets::passes {
 
-/// Data flow, on the Subgraph body: Softmax, FakeQuantize and Quantize, transposes of inputs
-/// and outputs into their loads and stores, layouts and ranks, scalars, PowerStatic, f32
-/// compute.
+/// Data flow, on the Subgraph body: ReduceMean and the other composite reductions, Softmax,
+/// FakeQuantize and Quantize, transposes of inputs and outputs into their loads and stores,
+/// layouts and ranks, scalars, PowerStatic, f32 compute.
 using DefaultDataFlow =
-    DataFlowPipeline<DecomposeSoftmax, DecomposeQuantization, FuseTransposeIntoParameter,
-                     FuseTransposeIntoResult, Canonicalize, ConvertConstantsToScalars,
-                     ConvertPowerToPowerStatic, AlignElementTypes>;
+    DataFlowPipeline<DecomposeCompositeReductions, DecomposeSoftmax, DecomposeQuantization,
+                     FuseTransposeIntoParameter, FuseTransposeIntoResult, Canonicalize,
+                     ConvertConstantsToScalars, ConvertPowerToPowerStatic, AlignElementTypes>;
 
 /// Control flow: loops (row by row around reductions), memory access, buffers, broadcasting,
 /// pointer shifts.

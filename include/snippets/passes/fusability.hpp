@@ -10,8 +10,8 @@
 //  - Parameter, Result, Constant and Scalar compute nothing: no reason (their types are the
 //    kernel's inputs and outputs, checked per body);
 //  - an op T does not fuse, a Subgraph among them [snippets.compile.unsupported_op];
-//  - a Softmax, ReduceSum or ReduceMax that does not reduce over the innermost axis alone,
-//    keeping it [snippets.compile.reduce_axis];
+//  - a Softmax or a reduction (ReduceSum ... ReduceL2) that does not reduce over the innermost
+//    axis alone, keeping it [snippets.compile.reduce_axis];
 //  - an op whose attributes T::supports refuses [snippets.compile.unsupported_attribute];
 //  - an op computing on types a kernel does not compute on [snippets.compile.unsupported_type].
 // The tokenizer asks about model nodes, before the data-flow passes; compile() about the
@@ -36,6 +36,9 @@
 //  - FakeQuantize and Quantize become elementwise ops (DecomposeQuantization): in the model
 //    they count as those ops when T fuses them, and Quantize's i8 or u8 result is a Convert's;
 //    in the body one left was not decomposed;
+//  - ReduceMean, ReduceSumSquare, ReduceL1 and ReduceL2 become a ReduceSum and elementwise ops
+//    (DecomposeCompositeReductions): in the model they count as such a reduction when T fuses
+//    them (its traits say so); in the body one left was not decomposed;
 //  - a MatMul becomes a Brgemm (LowerBrgemm): in the model it multiplies f32 or bf16 operands
 //    of rank >= 2 and T's attribute hook is not asked (compile()'s LowerBrgemm names a
 //    MatMul it cannot compute: [snippets.compile.unsupported_matmul]); in the body it is an
@@ -149,8 +152,13 @@ std::optional<Unfusable> op_fusability(const ir::Graph<T>& g, const ir::Node<T>&
         } else if constexpr (std::is_same_v<Tag, ir::Subgraph<T>>) {
           return unfusable_op(n);
         } else if constexpr (T::template fusable<Tag>) {
-          if constexpr (std::is_same_v<Tag, ir::ReduceSum> || std::is_same_v<Tag, ir::ReduceMax> ||
-                        std::is_same_v<Tag, ir::Softmax>)
+          if constexpr (ir::composite_reduction<Tag>)
+            if (!model)
+              return Unfusable{"snippets.compile.unsupported_op",
+                               n.describe() + " is not decomposed into ops a kernel computes; "
+                                              "keep DecomposeCompositeReductions in the "
+                                              "data-flow pipeline"};
+          if constexpr (ir::reduction<Tag> || std::is_same_v<Tag, ir::Softmax>)
             if (!innermost_reduction(g, n))
               return Unfusable{"snippets.compile.reduce_axis",
                                n.describe() +

@@ -37,9 +37,9 @@ template <class T> bool defines_vector(const ir::Expression<T>& e) {
           !std::holds_alternative<ir::ReduceAccumulate>(e.op)) ||
          std::holds_alternative<ir::Scalar>(e.op);
 }
-/// ReduceSum / ReduceMax (before DecomposeReductions lowers them).
+/// ReduceSum, ReduceMax, ReduceMin or ReduceProd (before DecomposeReductions lowers them).
 template <class T> bool is_reduction(const ir::Expression<T>& e) {
-  return std::holds_alternative<ir::ReduceSum>(e.op) || std::holds_alternative<ir::ReduceMax>(e.op);
+  return ir::is_row_reduction(e.op);
 }
 /// Elements between consecutive indices of domain dimension `dim` in a planar tensor whose
 /// domain-aligned shape is `shape`; 0 when the tensor is broadcast along `dim`.

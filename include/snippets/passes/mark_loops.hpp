@@ -7,7 +7,8 @@
 // loop is the parallel one: its work amount is the executor's chunk, passed at run time. In a
 // dynamic LIR every loop's work amount is passed at run time.
 // Parameters, Results and Scalars stay outside the loops.
-// A body with reductions over the innermost dimension (ReduceSum / ReduceMax) runs row by row:
+// A body with reductions over the innermost dimension (ReduceSum, ReduceMax, ReduceMin,
+// ReduceProd) runs row by row:
 // one nest of the outer dimensions holds everything, and the innermost dimension is walked by
 // one loop per stage. Stage 0 holds the values computed from the inputs alone; a value that
 // needs a reduction's result is computed in a later stage (the stage after the reduction's

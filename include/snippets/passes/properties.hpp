@@ -26,14 +26,15 @@ template <class... Ps> struct Properties {};
 /// control-flow ones at once for MatMul bodies.
 namespace property {
 // ---- Subgraph body (data flow) ----
-struct SoftmaxDecomposed {};      // DecomposeSoftmax: elementwise Softmaxes are reductions
-struct QuantizationDecomposed {}; // DecomposeQuantization: FakeQuantize, Quantize are ops
-struct InputTransposesFolded {};  // FuseTransposeIntoParameter
-struct OutputTransposesFolded {}; // FuseTransposeIntoResult
-struct RanksAligned {};           // Canonicalize: every value has the domain's rank
-struct ConstantsAsScalars {};     // ConvertConstantsToScalars
-struct PowersStatic {};           // ConvertPowerToPowerStatic
-struct ComputesInF32 {};          // AlignElementTypes
+struct CompositeReductionsDecomposed {}; // DecomposeCompositeReductions: ReduceMean ... ReduceL2
+struct SoftmaxDecomposed {};             // DecomposeSoftmax: elementwise Softmaxes are reductions
+struct QuantizationDecomposed {};        // DecomposeQuantization: FakeQuantize, Quantize are ops
+struct InputTransposesFolded {};         // FuseTransposeIntoParameter
+struct OutputTransposesFolded {};        // FuseTransposeIntoResult
+struct RanksAligned {};                  // Canonicalize: every value has the domain's rank
+struct ConstantsAsScalars {};            // ConvertConstantsToScalars
+struct PowersStatic {};                  // ConvertPowerToPowerStatic
+struct ComputesInF32 {};                 // AlignElementTypes
 
 // ---- Linear IR (lowering) ----
 struct LoopsMarked {};          // MarkLoops: every expression knows its loop nest

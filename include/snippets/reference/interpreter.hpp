@@ -122,14 +122,10 @@ std::vector<Values> eval_node(const ir::Node<T>& node, std::span<const Values> i
           return {broadcast_map(out[0].type, out[0].shape, ptrs, [&](std::span<const double> a) {
             return formula(tag, a[0], a[1], a[2]);
           })};
-        } else if constexpr (std::is_same_v<Tag, ir::ReduceSum> ||
-                             std::is_same_v<Tag, ir::ReduceMax>) {
+        } else if constexpr (ir::reduction<Tag>) {
           std::vector<bool> reduced(in[0].shape.rank(), false);
           for (auto a : tag.axes) reduced[normalize_axis(a, in[0].shape.rank(), who)] = true;
-          auto kind = ReduceKind::sum;
-          if constexpr (std::is_same_v<Tag, ir::ReduceMax>)
-            kind = tag.ignore_nan ? ReduceKind::max_ignore_nan : ReduceKind::max;
-          return {reduce(in[0], reduced, kind, out[0].shape)};
+          return {reduce(in[0], reduced, reduce_kind(tag), out[0].shape)};
         } else if constexpr (std::is_same_v<Tag, ir::Softmax>) {
           return {softmax(in[0], normalize_axis(tag.axis, in[0].shape.rank(), who))};
         } else if constexpr (std::is_same_v<Tag, ir::Transpose>) {

@@ -12,6 +12,7 @@
 #include <span>
 #include <vector>
 
+#include "snippets/ir/op_tags.hpp"
 #include "snippets/reference/tensor.hpp"
 #include "snippets/support/function_ref.hpp"
 
@@ -69,16 +70,34 @@ inline Values broadcast_map(ElementType type, const Shape& out, std::span<const 
   return r;
 }
 
-enum class ReduceKind { sum, max, max_ignore_nan };
+enum class ReduceKind { sum, max, max_ignore_nan, min, prod, mean, sum_square, l1, l2 };
+
+/// The reduction an op tag computes (ir/op_tags.hpp states the semantics).
+inline ReduceKind reduce_kind(const ir::ReduceSum&) { return ReduceKind::sum; }
+inline ReduceKind reduce_kind(const ir::ReduceMax& r) {
+  return r.ignore_nan ? ReduceKind::max_ignore_nan : ReduceKind::max;
+}
+inline ReduceKind reduce_kind(const ir::ReduceMin&) { return ReduceKind::min; }
+inline ReduceKind reduce_kind(const ir::ReduceProd&) { return ReduceKind::prod; }
+inline ReduceKind reduce_kind(const ir::ReduceMean&) { return ReduceKind::mean; }
+inline ReduceKind reduce_kind(const ir::ReduceSumSquare&) { return ReduceKind::sum_square; }
+inline ReduceKind reduce_kind(const ir::ReduceL1&) { return ReduceKind::l1; }
+inline ReduceKind reduce_kind(const ir::ReduceL2&) { return ReduceKind::l2; }
 
 /// Reduces `x` over `axes` (normalised); `out_shape` is the inferred output shape.
 inline Values reduce(const Values& x, const std::vector<bool>& reduced, ReduceKind kind,
                      const Shape& out_shape) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
   std::vector<Dim> kept(x.shape.begin(), x.shape.end());
+  std::int64_t count = 1; // elements per output element
   for (std::size_t i = 0; i < kept.size(); ++i)
-    if (reduced[i]) kept[i] = 1;
+    if (reduced[i]) count *= kept[i], kept[i] = 1;
   const Shape kept_shape(kept);
-  const double init = kind == ReduceKind::sum ? 0.0 : -std::numeric_limits<double>::infinity();
+  const double init = kind == ReduceKind::max || kind == ReduceKind::max_ignore_nan ? -inf
+                      : kind == ReduceKind::min                                     ? inf
+                      : kind == ReduceKind::prod                                    ? 1.0
+                                                                                    : 0.0;
   Values r{x.type, out_shape,
            std::vector<double>(static_cast<std::size_t>(kept_shape.element_count()), init)};
   const auto out_st = broadcast_strides(kept_shape, x.shape);
@@ -92,13 +111,21 @@ inline Values reduce(const Values& x, const std::vector<bool>& reduced, ReduceKi
     }
     double& acc = r.v[static_cast<std::size_t>(o)];
     const double v = x.v[lin];
-    if (kind == ReduceKind::sum)
-      acc += v;
-    else if (kind == ReduceKind::max_ignore_nan)
-      acc = std::isnan(v) ? acc : std::max(acc, v);
-    else
-      acc = (std::isnan(acc) || std::isnan(v)) ? std::numeric_limits<double>::quiet_NaN()
-                                               : std::max(acc, v);
+    switch (kind) {
+    case ReduceKind::sum:
+    case ReduceKind::mean: acc += v; break;
+    case ReduceKind::sum_square:
+    case ReduceKind::l2: acc += v * v; break;
+    case ReduceKind::l1: acc += std::abs(v); break;
+    case ReduceKind::prod: acc *= v; break;
+    case ReduceKind::max_ignore_nan: acc = std::isnan(v) ? acc : std::max(acc, v); break;
+    case ReduceKind::max: acc = std::isnan(acc) || std::isnan(v) ? nan : std::max(acc, v); break;
+    case ReduceKind::min: acc = std::isnan(acc) || std::isnan(v) ? nan : std::min(acc, v); break;
+    }
+  }
+  for (double& acc : r.v) {
+    if (kind == ReduceKind::mean) acc /= static_cast<double>(count); // 0 / 0: NaN
+    if (kind == ReduceKind::l2) acc = std::sqrt(acc);
   }
   return r;
 }

@@ -21,7 +21,7 @@
 //    kernel was compiled to read as full vectors (their innermost dimension was dynamic). Such
 //    a call needs the kernel compiled with that extent fixed to 1; CompiledKernel compiles it
 //    once per distinct set and keeps it.
-// A kernel that reduces rows (ReduceSum, ReduceMax, Softmax over the innermost axis;
+// A kernel that reduces rows (the reductions and Softmax over the innermost axis;
 // DynamicLayout::rows) walks each row with several innermost loops, and:
 //  - no dimension merges into the innermost one (a row stays a row), and threads split an outer
 //    dimension only (with every outer extent 1, one thread runs the single row);

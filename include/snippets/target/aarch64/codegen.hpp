@@ -41,8 +41,7 @@ template <class T> int scratch_registers(const ir::LinearIR<T>& lir) {
         [&](const auto& tag) {
           using Tag = std::decay_t<decltype(tag)>;
           if constexpr (HasEmitter<Tag>) n = std::max(n, Emitter<Tag>::scratch);
-          if constexpr (std::is_same_v<Tag, ir::ReduceSum> || std::is_same_v<Tag, ir::ReduceMax> ||
-                        std::is_same_v<Tag, ir::Softmax>)
+          if constexpr (ir::row_reduction<Tag> || std::is_same_v<Tag, ir::Softmax>)
             n = std::max(n, Emitter<ir::HorizonReduce>::scratch);
           if constexpr (std::is_same_v<Tag, ir::Multiply>)
             n = std::max(n, Emitter<ir::FusedMulAdd>::scratch);

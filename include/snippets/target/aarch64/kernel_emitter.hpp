@@ -525,14 +525,14 @@ private:
           } else if constexpr (HasEmitter<Tag>) {
             emit_with_emitter(e, tag);
           } else {
-            static_assert(
-                !T::template fusable<Tag> || std::is_same_v<Tag, ir::ReduceSum> ||
-                    std::is_same_v<Tag, ir::ReduceMax> || std::is_same_v<Tag, ir::Softmax> ||
-                    std::is_same_v<Tag, ir::MatMul> || std::is_same_v<Tag, ir::Slice> ||
-                    std::is_same_v<Tag, ir::FakeQuantize> || std::is_same_v<Tag, ir::Quantize>,
-                "snippets::aarch64: the traits call this op fusable but it has no "
-                "emitter: specialise snippets::aarch64::Emitter<Op> or make "
-                "fusable<Op> false");
+            static_assert(!T::template fusable<Tag> || ir::reduction<Tag> ||
+                              std::is_same_v<Tag, ir::Softmax> || std::is_same_v<Tag, ir::MatMul> ||
+                              std::is_same_v<Tag, ir::Slice> ||
+                              std::is_same_v<Tag, ir::FakeQuantize> ||
+                              std::is_same_v<Tag, ir::Quantize>,
+                          "snippets::aarch64: the traits call this op fusable but it has no "
+                          "emitter: specialise snippets::aarch64::Emitter<Op> or make "
+                          "fusable<Op> false");
             unsupported(std::string("the op ") + std::string(Tag::name) + " (" + e.name + ")");
           }
         },

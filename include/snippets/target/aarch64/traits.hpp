@@ -59,14 +59,15 @@ struct Traits {
   static KernelCode emit(ir::LinearIR<Self>& lir, Isa, const EmitRequest<Self>&) {
     return emit_kernel(lir);
   }
+  /// The reductions and Softmax, as on x64 (passes/decompose_composite_reductions.hpp,
+  /// decompose_softmax.hpp and decompose_reductions.hpp). MatMul becomes a Brgemm.
   /// Slice: the loads of an input read its parts (passes/slice_reads.hpp). FakeQuantize and
   /// Quantize become ops with emitters (passes/decompose_quantization.hpp).
   template <class Op>
   static constexpr bool fusable =
-      HasEmitter<Op> || std::is_same_v<Op, ir::ReduceSum> || std::is_same_v<Op, ir::ReduceMax> ||
-      std::is_same_v<Op, ir::Softmax> || std::is_same_v<Op, ir::MatMul> ||
-      std::is_same_v<Op, ir::Slice> || std::is_same_v<Op, ir::FakeQuantize> ||
-      std::is_same_v<Op, ir::Quantize>;
+      HasEmitter<Op> || ir::reduction<Op> || std::is_same_v<Op, ir::Softmax> ||
+      std::is_same_v<Op, ir::MatMul> || std::is_same_v<Op, ir::Slice> ||
+      std::is_same_v<Op, ir::FakeQuantize> || std::is_same_v<Op, ir::Quantize>;
   /// Reductions keep their dimension and reduce one axis, the innermost
   /// (passes::innermost_reduction, checked where the input's rank is known).
   template <class Op> static bool supports(const Op& op) {

@@ -39,7 +39,7 @@ template <class T> int scratch_registers(const ir::LinearIR<T>& lir, Isa isa) {
         [&](const auto& tag) {
           using Tag = std::decay_t<decltype(tag)>;
           if constexpr (HasEmitter<Tag>) n = std::max(n, Emitter<Tag>::scratch);
-          if constexpr (std::is_same_v<Tag, ir::ReduceSum> || std::is_same_v<Tag, ir::ReduceMax>)
+          if constexpr (ir::row_reduction<Tag>)
             n = std::max(n, Emitter<ir::HorizonReduce>::scratch); // and ReduceAccumulate
         },
         e->op);

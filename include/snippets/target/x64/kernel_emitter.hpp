@@ -324,7 +324,7 @@ private:
       masked_store(h_, data_ptr(e, offset), src, tail_mask(count));
   }
 
-  /// ReduceAccumulate: acc (+ or max)= x over the first `count` lanes.
+  /// ReduceAccumulate: acc (+, *, max or min)= x over the first `count` lanes.
   void emit_accumulate(const E& e, const ir::ReduceAccumulate& op) {
     const Vmm acc = vmm(e.in_desc(0).reg), x = vmm(e.in_desc(1).reg);
     EmitContext<Vmm> ctx{h_, consts_, scratch_};
@@ -337,7 +337,7 @@ private:
       if (op.kind == ir::ReduceKind::sum) {
         h_.vandps(t, x, mask);
       } else {
-        h_.vmovups(t, consts_.value(-std::numeric_limits<float>::infinity()));
+        h_.vmovups(t, consts_.value(Emitter<ir::ReduceInit>::neutral(op.kind)));
         h_.vblendvps(t, t, x, mask);
       }
       detail::fold(ctx, op.kind, acc, t, false, 0);
@@ -547,15 +547,14 @@ private:
             SoftmaxRowsEmitter<Vmm>(h_, consts_, scratch_, pool_).emit(data_.at(e.data_index), tag);
           } else if constexpr (std::is_same_v<Tag, ir::Buffer>) {
             // memory only: its Loads and Stores do the work
-          } else if constexpr (std::is_same_v<Tag, ir::ReduceSum> ||
-                               std::is_same_v<Tag, ir::ReduceMax> ||
-                               std::is_same_v<Tag, ir::Softmax> ||
+          } else if constexpr (ir::reduction<Tag> || std::is_same_v<Tag, ir::Softmax> ||
                                std::is_same_v<Tag, ir::FakeQuantize> ||
                                std::is_same_v<Tag, ir::Quantize> ||
                                std::is_same_v<Tag, ir::MatMul>) {
             SNIPPETS_ASSERT(false) << Tag::name << " reached emission undecomposed (run "
-                                   << "DecomposeSoftmax, DecomposeQuantization and "
-                                   << "DecomposeReductions, or LowerBrgemm)";
+                                   << "DecomposeCompositeReductions, DecomposeSoftmax, "
+                                   << "DecomposeQuantization and DecomposeReductions, or "
+                                   << "LowerBrgemm)";
           } else if constexpr (std::is_same_v<Tag, ir::Slice>) {
             SNIPPETS_ASSERT(false) << "a Slice reached emission: the LIR reads it as a part of "
                                    << "its input (passes/slice_reads.hpp)";

@@ -51,16 +51,16 @@ struct Traits {
     return emit_kernel(lir, isa, req);
   }
   /// Ops with an emitter, the reductions the default pipelines lower to emitted ops
-  /// (passes/decompose_softmax.hpp, passes/decompose_reductions.hpp), MatMul, which
+  /// (passes/decompose_composite_reductions.hpp, decompose_softmax.hpp and
+  /// decompose_reductions.hpp), MatMul, which
   /// becomes a Brgemm (passes/lower_brgemm.hpp), Slice, which the loads of an input read
   /// (passes/slice_reads.hpp), and FakeQuantize and Quantize, which become ops with emitters
   /// (passes/decompose_quantization.hpp).
   template <class Op>
   static constexpr bool fusable =
-      HasEmitter<Op> || std::is_same_v<Op, ir::ReduceSum> || std::is_same_v<Op, ir::ReduceMax> ||
-      std::is_same_v<Op, ir::Softmax> || std::is_same_v<Op, ir::MatMul> ||
-      std::is_same_v<Op, ir::Slice> || std::is_same_v<Op, ir::FakeQuantize> ||
-      std::is_same_v<Op, ir::Quantize>;
+      HasEmitter<Op> || ir::reduction<Op> || std::is_same_v<Op, ir::Softmax> ||
+      std::is_same_v<Op, ir::MatMul> || std::is_same_v<Op, ir::Slice> ||
+      std::is_same_v<Op, ir::FakeQuantize> || std::is_same_v<Op, ir::Quantize>;
   /// Whether the emitter accepts these attributes (optional hook, read by the tokenizer and
   /// compile()). Reductions keep their dimension and reduce one axis (which must be the
   /// innermost: passes::innermost_reduction, checked where the input's rank is known).

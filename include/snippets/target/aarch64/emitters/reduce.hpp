@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// snippets/target/aarch64/emitters/reduce.hpp: the vector side of ReduceSum / ReduceMax over the
-// innermost dimension (ir/lowered_ops.hpp: ReduceInit, ReduceAccumulate, HorizonReduce).
-// FMAX propagates NaN as the reference does; max_ignore_nan is FMAXNM, which returns the number
-// when one operand is a (quiet) NaN. A tail's ReduceAccumulate first sets the lanes past its
-// count to the neutral element (0 or -inf) in a scratch copy: NEON has no masked arithmetic
-// (a dynamic tail's run-time count of lanes is copied behind a compare and branch per lane).
-// HorizonReduce folds neighbouring pairs twice (FADDP / FMAXP / FMAXNMP of the register with
-// itself), which leaves the result in every lane.
+// snippets/target/aarch64/emitters/reduce.hpp: the vector side of ReduceSum, ReduceMax,
+// ReduceMin and ReduceProd over the innermost dimension (ir/lowered_ops.hpp: ReduceInit,
+// ReduceAccumulate, HorizonReduce).
+// FMAX and FMIN propagate NaN as the reference does; max_ignore_nan is FMAXNM, which returns
+// the number when one operand is a (quiet) NaN. A tail's ReduceAccumulate first sets the lanes
+// past its count to the neutral element (0, -inf, +inf or 1) in a scratch copy: NEON has no
+// masked arithmetic (a dynamic tail's run-time count of lanes is copied behind a compare and
+// branch per lane). HorizonReduce folds neighbouring pairs twice (FADDP / FMAXP / FMINP /
+// FMAXNMP of the register with itself), which leaves the result in every lane; NEON has no
+// pairwise multiply, so a product folds the register with itself rotated by two lanes, then
+// by one (EXT): every lane then holds the same four factors, multiplied in an order that
+// gives the same value.
 #pragma once
 
 #include <limits>
@@ -16,13 +20,24 @@
 
 namespace snippets::aarch64 {
 
+namespace detail {
+/// t = the neutral element of `kind` in every lane.
+inline void neutral(EmitContext& c, ir::ReduceKind kind, Vec t) {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  switch (kind) {
+  case ir::ReduceKind::sum: c.a.movi(t.s4(), 0); return;
+  case ir::ReduceKind::prod: c.consts.load_value(t, 1.0f); return;
+  case ir::ReduceKind::min: c.consts.load_value(t, inf); return;
+  case ir::ReduceKind::max:
+  case ir::ReduceKind::max_ignore_nan: c.consts.load_value(t, -inf); return;
+  }
+}
+} // namespace detail
+
 template <> struct Emitter<ir::ReduceInit> {
   static constexpr int scratch = 0;
   static void emit(EmitContext& c, const ir::ReduceInit& op, Vec dst, std::span<const Vec>) {
-    if (op.kind == ir::ReduceKind::sum)
-      c.a.movi(dst.s4(), 0);
-    else
-      c.consts.load_value(dst, -std::numeric_limits<float>::infinity());
+    detail::neutral(c, op.kind, dst);
   }
 };
 
@@ -30,19 +45,11 @@ namespace detail {
 inline void fold(EmitContext& c, ir::ReduceKind kind, Vec acc, Vec x) {
   switch (kind) {
   case ir::ReduceKind::sum: c.a.fadd(acc.s4(), acc.s4(), x.s4()); return;
+  case ir::ReduceKind::prod: c.a.fmul(acc.s4(), acc.s4(), x.s4()); return;
   case ir::ReduceKind::max: c.a.fmax(acc.s4(), acc.s4(), x.s4()); return;
+  case ir::ReduceKind::min: c.a.fmin(acc.s4(), acc.s4(), x.s4()); return;
   case ir::ReduceKind::max_ignore_nan: c.a.fmaxnm(acc.s4(), acc.s4(), x.s4()); return;
   }
-}
-} // namespace detail
-
-namespace detail {
-/// t = the neutral element of `kind` in every lane.
-inline void neutral(EmitContext& c, ir::ReduceKind kind, Vec t) {
-  if (kind == ir::ReduceKind::sum)
-    c.a.movi(t.s4(), 0);
-  else
-    c.consts.load_value(t, -std::numeric_limits<float>::infinity());
 }
 } // namespace detail
 
@@ -76,12 +83,21 @@ template <> struct Emitter<ir::HorizonReduce> {
   static constexpr int scratch = 1;
   static void emit(EmitContext& c, const ir::HorizonReduce& op, Vec dst, std::span<const Vec> in) {
     const Vec t = c.scratch[0];
+    if (op.kind == ir::ReduceKind::prod) { // t = x * x rotated by two lanes, dst = t * t by one
+      c.a.ext(t.b16(), in[0].b16(), in[0].b16(), 8);
+      c.a.fmul(t.s4(), t.s4(), in[0].s4());
+      c.a.ext(dst.b16(), t.b16(), t.b16(), 4);
+      c.a.fmul(dst.s4(), dst.s4(), t.s4());
+      return;
+    }
     for (int step = 0; step < 2; ++step) {
       const Vec from = step == 0 ? in[0] : t;
       switch (op.kind) {
       case ir::ReduceKind::sum: c.a.faddp(t.s4(), from.s4(), from.s4()); break;
       case ir::ReduceKind::max: c.a.fmaxp(t.s4(), from.s4(), from.s4()); break;
+      case ir::ReduceKind::min: c.a.fminp(t.s4(), from.s4(), from.s4()); break;
       case ir::ReduceKind::max_ignore_nan: c.a.fmaxnmp(t.s4(), from.s4(), from.s4()); break;
+      case ir::ReduceKind::prod: break; // above
       }
     }
     c.a.mov(dst.b16(), t.b16());
