@@ -352,6 +352,9 @@ public:
   /// The target may use its own bf16 conversion instructions (x86-64: AVX512_BF16's
   /// VCVTNEPS2BF16); false: exact integer rounding. Both give the same bits.
   bool native_bf16 = false;
+  /// The target multiplies u8/i8 operands as bytes with int32 sums (BrgemmShape::quads);
+  /// false: LowerBrgemm refuses integer products.
+  bool int8_products = false;
 
 private:
   ExprList exprs_;

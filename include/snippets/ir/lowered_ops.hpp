@@ -87,10 +87,18 @@ struct BrgemmShape {
   int m_r = 1, n_r = 1, lanes = 16;
   ElementType a_type = ElementType::f32, b_type = ElementType::f32;
   bool pairs = false;
+  /// u8/i8 operands multiplied as bytes into int32 sums (VPDPBUSD): a panel row holds four
+  /// depths of each column as the bytes of a dword (zero past K). VPDPBUSD reads A unsigned,
+  /// so an i8 A is read as A + 128, and the panel then has a last row of int32s, -128 times
+  /// the column's sum over B, that the sums start from (compensated()).
+  bool quads = false;
   std::int64_t panel_width() const { return std::int64_t{n_r} * lanes; }
   std::int64_t panels() const { return (n + panel_width() - 1) / panel_width(); }
-  /// Rows of a panel: one per depth, or one per pair of depths.
-  std::int64_t panel_rows() const { return pairs ? (k + 1) / 2 : k; }
+  bool compensated() const { return quads && a_type == ElementType::i8; }
+  /// Panel rows of B's depths: one per depth, pair of depths or group of four.
+  std::int64_t depth_rows() const { return pairs ? (k + 1) / 2 : quads ? (k + 3) / 4 : k; }
+  /// Rows of a panel: the depths', then the compensation row.
+  std::int64_t panel_rows() const { return depth_rows() + (compensated() ? 1 : 0); }
   /// 4-byte words of the packed B.
   std::int64_t packed_elements() const { return panels() * panel_rows() * panel_width(); }
   bool operator==(const BrgemmShape&) const = default;
@@ -100,7 +108,7 @@ struct BrgemmShape {
 /// `a_offset` elements) with all of B, and then the `epilogue` expressions that follow it in
 /// the LIR (elementwise ops on the product and Stores of their results), computed on the
 /// accumulator registers. `b_packed`: B's panels, packed at compile time (constant weights;
-/// 4-byte words: f32, or bf16 pairs);
+/// 4-byte words: f32, bf16 pairs, or quads of bytes);
 /// otherwise input 1 is the BrgemmCopyB that packed them into scratch (data pointer
 /// `b_pointer`, `b_offset` elements on). `row_scales` >= 0: row r of the product is first
 /// multiplied by the element at `row_scales` + r from A's data pointer (a SoftmaxRows left

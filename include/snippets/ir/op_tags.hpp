@@ -337,7 +337,9 @@ struct Quantize {
   bool operator==(const Quantize&) const = default;
 };
 /// NUMPY matmul (batch dims broadcast; rank-1 operands are promoted and the added dim dropped);
-/// the transposes swap the last two dims of a rank >= 2 operand.
+/// the transposes swap the last two dims of a rank >= 2 operand. Operands of one type give a
+/// product of that type; i8 and u8 operands (in any mix) give the exact sum as i32 (ONNX
+/// MatMulInteger without zero points).
 struct MatMul {
   static constexpr std::string_view name = "MatMul";
   static constexpr OpCategory category = OpCategory::special;
