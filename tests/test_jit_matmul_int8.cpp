@@ -2,10 +2,11 @@
 // JIT tests of int8 MatMul kernels (BrgemmShape::quads, target/x64/emitters/brgemm.hpp): u8 x
 // i8 and i8 x i8 products summed in int32 by VPDPBUSD (AVX512_VNNI on AVX-512, AVX-VNNI on
 // AVX2), B packed in quads of depths at compile time (constant weights) or in the kernel, an
-// i8 A compensated by B's column sums. Every i32 result must be the reference's bit for bit
-// (its sums are exact in double); the sums here reach past 2^24, where an f32 path would round.
-// Epilogues (Convert to f32, scale, bias, relu, Quantize back to u8) are compared bit for bit
-// with the reference rounding each node to f32, compiled without FMA contraction.
+// i8 A and A's zero point (MatMul::a_zero_point) compensated by B's column sums. Every i32 result
+// must be the reference's bit for bit (its sums are exact in double); the sums here reach past
+// 2^24, where an f32 path would round. Epilogues (Convert to f32, scale, bias, relu, Quantize back
+// to u8) are compared bit for bit with the reference rounding each node to f32, compiled without
+// FMA contraction.
 #include <iomanip>
 
 #include "matmul_test_util.hpp"
@@ -141,6 +142,24 @@ TEST_CASE("matmul int8: deep products past 2^24 stay exact, 1-3 threads") {
   }
 }
 
+TEST_CASE("matmul int8: an A zero point joins the compensation row (MatMulInteger)") {
+  std::uint64_t seed = 400;
+  for (const auto& [at, zero] :
+       {std::pair{u8, 131}, std::pair{u8, 255}, std::pair{i8, -3}, std::pair{i8, 127}})
+    for (const bool constant_b : {false, true})
+      for (const Dim k : {Dim{3}, Dim{37}, Dim{1031}}) {
+        INFO("A " << std::string(to_string(at)) << " less " << zero << ", K = " << k
+                  << (constant_b ? ", constant B" : ", B input"));
+        const Shape sa{2, 13, k}, sb{k, 35};
+        const Tensor a = bytes(at, sa, ++seed), b = bytes(i8, sb, ++seed);
+        Graph g;
+        const auto pa = g.parameter(at, sa);
+        const auto w = constant_b ? g.constant(i8, sb, b.values().v) : g.parameter(i8, sb);
+        g.result(g.make(ir::MatMul{false, false, zero}, {pa, w})[0]);
+        check_exact(g, constant_b ? std::vector<Tensor>{a} : std::vector<Tensor>{a, b});
+      }
+}
+
 TEST_CASE("matmul int8: batches, broadcast B, transposed constant B") {
   std::uint64_t seed = 200;
   for (const ElementType at : {u8, i8}) {
@@ -201,6 +220,18 @@ TEST_CASE("matmul int8: refused where the int8 path does not go, with the reason
     const auto a = g.parameter(u8, Shape{1, 65794});
     g.result(g.matmul(a, g.parameter(i8, Shape{65794, 1})));
     refuses(g, "overflow int32");
+  }
+  {
+    Graph g; // an A zero point outside A's type
+    const auto a = g.parameter(i8, Shape{4, 8});
+    g.result(g.make(ir::MatMul{false, false, 200}, {a, g.parameter(i8, Shape{8, 4})})[0]);
+    refuses(g, "does not hold");
+  }
+  {
+    Graph g; // an A zero point on an f32 product
+    const auto a = g.parameter(f32, Shape{4, 8});
+    g.result(g.make(ir::MatMul{false, false, 1}, {a, g.parameter(f32, Shape{8, 4})})[0]);
+    refuses(g, "only integer products");
   }
   {
     Graph g; // an i8 B input read along its columns

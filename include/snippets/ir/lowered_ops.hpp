@@ -89,12 +89,16 @@ struct BrgemmShape {
   bool pairs = false;
   /// u8/i8 operands multiplied as bytes into int32 sums (VPDPBUSD): a panel row holds four
   /// depths of each column as the bytes of a dword (zero past K). VPDPBUSD reads A unsigned,
-  /// so an i8 A is read as A + 128, and the panel then has a last row of int32s, -128 times
-  /// the column's sum over B, that the sums start from (compensated()).
+  /// so an i8 A is read as A + 128; that and A's zero point (MatMul::a_zero_point) make the
+  /// panel's last row, int32s -a_offset() times the column's sum over B, that the sums start
+  /// from (compensated()).
   bool quads = false;
+  std::int32_t a_zero = 0;
   std::int64_t panel_width() const { return std::int64_t{n_r} * lanes; }
   std::int64_t panels() const { return (n + panel_width() - 1) / panel_width(); }
-  bool compensated() const { return quads && a_type == ElementType::i8; }
+  /// What the kernel's A exceeds (A - a_zero) by: 128 for an i8 A, plus the zero point.
+  std::int32_t a_offset() const { return (a_type == ElementType::i8 ? 128 : 0) + a_zero; }
+  bool compensated() const { return quads && a_offset() != 0; }
   /// Panel rows of B's depths: one per depth, pair of depths or group of four.
   std::int64_t depth_rows() const { return pairs ? (k + 1) / 2 : quads ? (k + 3) / 4 : k; }
   /// Rows of a panel: the depths', then the compensation row.

@@ -60,6 +60,7 @@ inline ir::BrgemmShape brgemm_shape(const ir::MatMul& mm, const ir::PortDescript
   const bool b_pairs = s.b_col == 1 || (s.b_depth == 1 && s.k % 2 == 0 && s.b_col % 2 == 0);
   s.pairs = pairs && bf16 && s.a_depth == 1 && b_pairs;
   s.quads = is_byte_integer(a_type) && is_byte_integer(b_type);
+  s.a_zero = mm.a_zero_point;
   return s;
 }
 
@@ -154,10 +155,11 @@ inline std::shared_ptr<const std::vector<float>> pack_b(const std::vector<double
       bits |= std::uint32_t(std::uint8_t(std::int8_t(value(4 * r + i, col)))) << (8 * i);
     return bits;
   };
-  auto compensation = [&](std::int64_t col) { // -128 x the column's sum (see BrgemmShape)
-    std::int32_t sum = 0;
-    for (std::int64_t k = 0; k < s.k; ++k) sum += static_cast<std::int32_t>(value(k, col));
-    return static_cast<std::uint32_t>(-128 * sum);
+  auto compensation = [&](std::int64_t col) { // -a_offset x the column's sum (BrgemmShape)
+    std::uint32_t sum = 0;                    // modulo 2^32, as the kernel's sums
+    for (std::int64_t k = 0; k < s.k; ++k)
+      sum += static_cast<std::uint32_t>(static_cast<std::int32_t>(value(k, col)));
+    return std::uint32_t(0) - static_cast<std::uint32_t>(s.a_offset()) * sum;
   };
   for (std::int64_t p = 0; p < s.panels(); ++p)
     for (std::int64_t r = 0; r < rows; ++r)

@@ -399,9 +399,9 @@ private:
     }
   }
 
-  /// Integer products (BrgemmShape::quads): u8 or i8 A times i8 B, on a target that has them,
-  /// A's depths contiguous, sums that fit int32, the only product of the kernel, and a B
-  /// packed in the kernel read along its rows.
+  /// Integer products (BrgemmShape::quads): u8 or i8 A (less a zero point of its type) times
+  /// i8 B, on a target that has them, A's depths contiguous, sums that fit int32, the only product
+  /// of the kernel, and a B packed in the kernel read along its rows.
   template <class T> static void check_integer_products(const Plan<T>& p) {
     for (const Stage<T>& s : p.f.stages) {
       const ir::BrgemmShape& sh = s.shape;
@@ -409,13 +409,20 @@ private:
         fail(*s.mm, "multiplies " + std::string(to_string(sh.a_type)) + " by " +
                         std::string(to_string(sh.b_type)) +
                         "; an integer product reads i8 or u8 on both sides (convert outside)");
-      if (!sh.quads) continue;
+      if (!sh.quads) {
+        if (sh.a_zero != 0)
+          fail(*s.mm, "has an A zero point, which only integer products (u8/i8) take");
+        continue;
+      }
       if (!p.lir.int8_products)
         fail(*s.mm, "multiplies u8/i8 operands, and this target variant has no int8 products "
                     "(docs/matmul.md, int8); convert them to f32 outside");
       if (sh.b_type != ElementType::i8)
         fail(*s.mm, "reads its B as u8; int8 products multiply u8 or i8 A by i8 B (give B as "
                     "i8, or convert both to f32 outside)");
+      if (round_to(sh.a_type, sh.a_zero) != sh.a_zero)
+        fail(*s.mm, "has the A zero point " + std::to_string(sh.a_zero) + ", which A's type " +
+                        std::string(to_string(sh.a_type)) + " does not hold");
       if (sh.a_depth != 1)
         fail(*s.mm, "reads a u8/i8 A along strided depths (transposed); pass A planar");
       if (sh.k > max_integer_depth)

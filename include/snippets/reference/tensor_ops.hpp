@@ -156,10 +156,11 @@ inline Values slice(const Values& x, std::size_t axis, std::int64_t start, const
   return r;
 }
 
-/// NUMPY matmul with optional transposes of the last two dims of rank >= 2 operands, of type
-/// `type` (i32 for i8/u8 operands: the sums of products of bytes are exact in double).
-inline Values matmul(const Values& a, const Values& b, bool ta, bool tb, ElementType type,
-                     const Shape& out) {
+/// NUMPY matmul with optional transposes of the last two dims of rank >= 2 operands, A's
+/// values less `a_zero`, of type `type` (i32 for i8/u8 operands: the sums of products of
+/// bytes are exact in double).
+inline Values matmul(const Values& a, const Values& b, bool ta, bool tb, double a_zero,
+                     ElementType type, const Shape& out) {
   // promote rank-1 operands, then view both as [batch..., rows, cols]
   std::vector<Dim> da(a.shape.begin(), a.shape.end()), db(b.shape.begin(), b.shape.end());
   const bool a_vec = da.size() == 1, b_vec = db.size() == 1;
@@ -182,7 +183,7 @@ inline Values matmul(const Values& a, const Values& b, bool ta, bool tb, Element
       for (std::int64_t j = 0; j < n; ++j) {
         double acc = 0;
         for (std::int64_t p = 0; p < k; ++p)
-          acc += pa[ta ? p * m + i : i * k + p] * pb[tb ? j * k + p : p * n + j];
+          acc += (pa[ta ? p * m + i : i * k + p] - a_zero) * pb[tb ? j * k + p : p * n + j];
         pc[i * n + j] = acc;
       }
   });

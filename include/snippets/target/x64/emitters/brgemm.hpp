@@ -13,9 +13,10 @@
 // bytes are broadcast as a dword (the last K % 4 through eax, zero above them; an i8 A has
 // its sign bits flipped, which adds 128) and VPDPBUSD (EVEX on AVX-512, VEX from AVX-VNNI on
 // AVX2) adds the four products of each int32 lane; the sums start from zero or from the
-// panel's compensation row (-128 x B's column sums, for the 128 added to an i8 A). Before the
-// epilogue the int32 sums go to the Stores of i32 outputs as they are (exact), then become f32
-// (VCVTDQ2PS, rounded to nearest even as the reference's Convert) for the other ops.
+// panel's compensation row (-BrgemmShape::a_offset() x B's column sums: the 128 added to an
+// i8 A, and A's zero point). Before the epilogue the int32 sums go to the Stores of i32
+// outputs as they are (exact), then become f32 (VCVTDQ2PS, rounded to nearest even as the
+// reference's Convert) for the other ops.
 // Then the epilogue runs on each accumulator in turn (the ops' emitters
 // on vector temporaries above the tile, as EpiloguePlan assigns them; inputs and scalars are
 // read for each accumulator) and the Stores write the results. Columns past N in the last
@@ -180,8 +181,8 @@ private:
 
   /// One panel of `width` columns of an i8 B read along its rows (b_col 1), in quads: each
   /// panel row is four depths of B as the bytes of its dwords (zero past K and past `width`),
-  /// and with compensated() a last row holds -128 x each column's sum. Registers as row_panel;
-  /// vectors: v0.. the panel row, v4.. the sums, v8 a row of B as int32.
+  /// and with compensated() a last row holds -a_offset() x each column's sum. Registers as
+  /// row_panel; vectors: v0.. the panel row, v4.. the sums, v8 a row of B as int32.
   void quad_panel(const ir::BrgemmShape& s, std::int64_t width) {
     const Xbyak::Reg64 from = t_[0], row = t_[1], to = t_[2], dst = t_[3], depth = t_[4];
     const Vmm tmp(8);
@@ -216,11 +217,9 @@ private:
     }
     if (s.k % 4) panel_row(static_cast<int>(s.k % 4));
     if (!s.compensated()) return;
-    for (int j = 0; j < s.n_r; ++j) { // dst is at the compensation row: -(sum << 7)
+    for (int j = 0; j < s.n_r; ++j) { // dst is at the compensation row: -a_offset x sum
       const Vmm sum(4 + j);
-      h_.vpslld(sum, sum, 7);
-      bitwise_xor(tmp, tmp, tmp);
-      h_.vpsubd(sum, tmp, sum);
+      h_.vpmulld(sum, sum, consts_.bits(0u - static_cast<std::uint32_t>(s.a_offset())));
       h_.vmovups(h_.ptr[dst + static_cast<int>(j * lanes * 4)], sum);
     }
   }
