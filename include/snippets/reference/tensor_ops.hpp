@@ -190,4 +190,10 @@ inline Values matmul(const Values& a, const Values& b, bool ta, bool tb, double 
   return r;
 }
 
+/// The product of `a` and `b` in A's type, without a zero point (for callers that multiply
+/// values of one type, such as error bounds).
+inline Values matmul(const Values& a, const Values& b, bool ta, bool tb, const Shape& out) {
+  return matmul(a, b, ta, tb, 0.0, a.type, out);
+}
+
 } // namespace snippets::reference::detail
