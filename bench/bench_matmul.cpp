@@ -12,6 +12,10 @@
 //                  against oneDNN's int8 matmul (s8 weights reordered once); outputs compared
 //                  bit for bit; its peak: chains of vpdpbusd (8 integer ops a lane), GOPS.
 //                  Needs VPDPBUSD (AVX512_VNNI, or AVX-VNNI with AVX2)
+//   qmlp layer     quantize(relu(dequant(x W) + b)) to u8, x u8 [128,512], W s8 [512,256]
+//                  constant: one snippets kernel against oneDNN's int8 matmul with an output
+//                  scale, f32 bias, relu and linear post-ops and a u8 destination (outputs agree
+//                  within one u8 step), and against the f32 and bf16 MLP layers of this run
 //   mlp chain      three layers of relu(x W + b), [m,256] -> 256 -> 256 -> 256, m = 8 and 128,
 //                  constant weights: snippets as one kernel (the hidden activations stay in
 //                  the thread's scratch), snippets as one kernel per layer, and oneDNN as a
@@ -465,6 +469,122 @@ void register_int8() {
   }
 }
 
+// ---- quantized MLP layer: quantize(relu(dequant(x W) + b)), u8 [128,512] x s8 [512,256] ----
+
+constexpr Dim q_m = 128, q_k = 512, q_n = 256;
+constexpr const char* qmlp_name = "qmlp128x512x256_u8";
+/// Dequantization scale (x's times W's), and the output's QuantizeLinear scale and zero point:
+/// chosen so that most outputs land inside [0, 255], not on its ends.
+constexpr float q_scale = 0x1p-16f, q_out_scale = 0.05f, q_out_zero = 3.0f;
+
+struct QmlpCase {
+  std::vector<std::uint8_t> x, out;
+  std::vector<std::int8_t> w;
+  std::vector<float> bias;
+  std::vector<float> bias_dnnl; // in units of the sums: oneDNN 2.x adds it before the scale
+  std::optional<CompiledKernel> jit;
+  dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{eng};
+  std::vector<std::vector<DnnlStep>> dnnl_by_threads;
+};
+
+/// The layer as one snippets kernel: the int32 sums dequantized, biased, relu'd and quantized to
+/// u8 on the accumulators (constant weights, packed at compile time).
+G qmlp_graph(const QmlpCase& c) {
+  G g;
+  const auto x = g.parameter(ElementType::u8, {q_m, q_k}, "x");
+  const auto bias = g.parameter(f32, {q_n}, "bias");
+  const auto w =
+      g.constant(ElementType::i8, {q_k, q_n}, std::vector<double>(c.w.begin(), c.w.end()), "W");
+  const auto acc = g.convert(g.matmul(x, w), f32);
+  const auto y = g.relu(g.add(g.multiply(acc, g.scalar(f32, q_scale)), bias));
+  g.result(g.quantize(y, g.scalar(f32, q_out_scale), g.scalar(f32, q_out_zero), ElementType::u8));
+  return g;
+}
+
+/// oneDNN's int8 matmul with the same layer as attributes: output scale, f32 bias (which oneDNN
+/// 2.x adds to the sums before scaling them, so it is given divided by the scale), relu and a
+/// linear post-op (x / scale + zero point) before the u8 destination (rounded to nearest even).
+DnnlStep onednn_qmlp(QmlpCase& c, int t) {
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(t);
+  const dnnl::memory::desc a_md({q_m, q_k}, dt::u8, tag::ab), c_md({q_m, q_n}, dt::u8, tag::ab);
+  const dnnl::memory::desc b_any({q_k, q_n}, dt::s8, tag::any), bias_md({1, q_n}, dt::f32, tag::ab);
+  dnnl::primitive_attr attr;
+  attr.set_output_scales(0, {q_scale});
+  dnnl::post_ops po;
+  po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+  po.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, 1.0f / q_out_scale, q_out_zero);
+  attr.set_post_ops(po);
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_any, bias_md, c_md), attr,
+                                        c.eng);
+  dnnl::memory b_user({{q_k, q_n}, dt::s8, tag::ab}, c.eng, c.w.data());
+  dnnl::memory b_mem = b_user;
+  if (pd.weights_desc() != b_user.get_desc()) {
+    b_mem = dnnl::memory(pd.weights_desc(), c.eng);
+    dnnl::reorder(b_user, b_mem).execute(c.stream, b_user, b_mem);
+    c.stream.wait();
+  }
+  std::unordered_map<int, dnnl::memory> args{
+      {DNNL_ARG_SRC, dnnl::memory(a_md, c.eng, c.x.data())},
+      {DNNL_ARG_WEIGHTS, b_mem},
+      {DNNL_ARG_BIAS, dnnl::memory(bias_md, c.eng, c.bias_dnnl.data())},
+      {DNNL_ARG_DST, dnnl::memory(c_md, c.eng, c.out.data())}};
+  dnnl::matmul prim(pd);
+  omp_set_num_threads(saved);
+  return {std::move(prim), std::move(args)};
+}
+
+void register_qmlp() {
+  if (!runs_int8()) return;
+  auto c = std::make_shared<QmlpCase>();
+  c->x.resize(std::size_t(q_m * q_k));
+  c->w.resize(std::size_t(q_k * q_n));
+  c->bias.resize(std::size_t(q_n));
+  c->out.resize(std::size_t(q_m * q_n));
+  std::mt19937 rng(131);
+  for (auto& v : c->x) v = static_cast<std::uint8_t>(rng());
+  for (auto& v : c->w) v = static_cast<std::int8_t>(rng());
+  for (auto& v : c->bias) v = float(int(rng() % 2001) - 1000) / 1000.0f;
+  for (float v : c->bias) c->bias_dnnl.push_back(v / q_scale); // exact: a power of two
+  c->jit.emplace(compile(qmlp_graph(*c)));
+  std::vector<std::uint8_t> want;
+  for (int t : {1, 2}) {
+    c->dnnl_by_threads.push_back({onednn_qmlp(*c, t)});
+    const std::size_t i = c->dnnl_by_threads.size() - 1;
+    auto jit = [c, t] {
+      const void* in[] = {c->x.data(), c->bias.data()};
+      void* out[] = {c->out.data()};
+      c->jit->run_unchecked(in, out, {.threads = t});
+    };
+    auto onednn = [c, t, i] { run_onednn(c->stream, c->dnnl_by_threads[i], t); };
+    if (t == 1) { // the f32 steps differ (x / s against x * (1 / s)): a u8 step at most
+      onednn();
+      want = c->out;
+      std::fill(c->out.begin(), c->out.end(), std::uint8_t{0});
+      jit();
+      std::size_t off = 0, far = 0, inside = 0;
+      for (std::size_t j = 0; j < want.size(); ++j) {
+        const int d = std::abs(int(c->out[j]) - int(want[j]));
+        off += d != 0, far += d > 1, inside += want[j] > 3 && want[j] < 255;
+      }
+      std::printf("check %s jit: %zu of %zu u8 results differ from oneDNN's by 1, %zu by more; "
+                  "%zu inside (3, 255)\n",
+                  qmlp_name, off - far, want.size(), far, inside);
+      if (far || inside < want.size() / 4) {
+        std::fprintf(stderr, "%s: jit differs from oneDNN, or the data proves nothing\n",
+                     qmlp_name);
+        std::exit(1);
+      }
+    }
+    const std::string base = name_of(qmlp_name, t);
+    register_benchmark(base + "jit_const", jit);
+    register_benchmark(base + "onednn", onednn);
+  }
+}
+
 void register_all() {
   for (const bool bf16 : {false, true})
     for (int t : {1, 2})
@@ -474,6 +594,7 @@ void register_all() {
           peak_chains(peak_iters, bf16 ? PeakKind::bf16 : PeakKind::fma);
         });
   register_int8();
+  register_qmlp();
   for (const Workload& w : workloads) {
     if (!runs(w.bf16)) {
       std::printf("%s: skipped, this host has no AVX512_BF16\n", w.name);
@@ -542,6 +663,26 @@ double peak_gflops(const MedianReporter& rep, bool bf16, int t) {
   return peak_gflops(rep, bf16 ? PeakKind::bf16 : PeakKind::fma, t);
 }
 
+void print_qmlp_table(const MedianReporter& rep) {
+  std::printf("\n| quantized MLP layer | threads | jit us | oneDNN us | jit GOPS | jit / oneDNN | "
+              "f32 const-W us | bf16 const-W us | int8 / f32 | int8 / bf16 |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  for (int t : {1, 2}) {
+    auto sec = [&](const char* w, const char* v) { return rep.seconds(name_of(w, t) + v); };
+    const double jit = sec(qmlp_name, "jit_const"), onednn = sec(qmlp_name, "onednn");
+    if (jit <= 0) continue;
+    const double f32_s = sec("mlp128x512x256", "jit_const"),
+                 bf16_s = sec("mlp128x512x256_bf16", "jit_const");
+    const double ops = 2.0 * double(q_m) * double(q_k) * double(q_n);
+    std::printf("| %s | %d | %.1f | %s | %.1f | %s | %s | %s | %s | %s |\n", qmlp_name, t,
+                jit * 1e6, cell(onednn * 1e6, "%.1f").c_str(), ops / jit * 1e-9,
+                cell(onednn > 0 ? onednn / jit : 0.0, "%.2fx").c_str(),
+                cell(f32_s * 1e6, "%.1f").c_str(), cell(bf16_s * 1e6, "%.1f").c_str(),
+                cell(f32_s > 0 ? f32_s / jit : 0.0, "%.2fx").c_str(),
+                cell(bf16_s > 0 ? bf16_s / jit : 0.0, "%.2fx").c_str());
+  }
+}
+
 void print_int8_table(const MedianReporter& rep) {
   std::printf("\n| int8 workload | threads | jit GOPS | jit const-W GOPS | oneDNN GOPS | "
               "VPDPBUSD peak GOPS | jit %% of peak | jit / oneDNN | const-W / oneDNN |\n");
@@ -601,6 +742,7 @@ void print_table(const MedianReporter& rep) {
                   cell(sec("onednn") / fused, "%.2fx").c_str());
     }
   print_int8_table(rep);
+  print_qmlp_table(rep);
 }
 
 } // namespace
