@@ -190,6 +190,31 @@ TEST_CASE("matmul int8: an epilogue dequantizes on the registers and requantizes
   }
 }
 
+TEST_CASE("matmul int8: no byte past or before a tensor is touched (guard pages)") {
+  std::uint64_t seed = 500;
+  for (const ElementType at : {u8, i8})
+    for (const Dim k : {Dim{1}, Dim{3}, Dim{6}, Dim{41}})
+      for (const bool bytes_out : {false, true}) { // an i32 output, or a one-byte one
+        INFO("A " << std::string(to_string(at)) << ", K = " << k << ", output "
+                  << (bytes_out ? "u8" : "i32"));
+        const Shape sa{7, k}, sb{k, 19};
+        Graph g;
+        const auto pa = g.parameter(at, sa);
+        const auto y = g.matmul(pa, g.parameter(i8, sb));
+        g.result(bytes_out ? g.convert(g.convert(y, f32), u8) : y);
+        const std::vector<Tensor> in{bytes(at, sa, ++seed), bytes(i8, sb, ++seed)};
+        const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
+        for_each_isa([&](x64::Isa isa) {
+          if (!x64::Traits::int8_products(isa)) return;
+          const CompiledKernel kernel = compile(g, {.isa = isa});
+          for (const Guard where : {Guard::after, Guard::before}) {
+            const std::string r = compare_exact(run_guarded(kernel, in, want, where, 2), want);
+            CHECK_MESSAGE(r.empty(), r);
+          }
+        });
+      }
+}
+
 TEST_CASE("matmul int8: refused where the int8 path does not go, with the reason") {
   auto refuses = [](const Graph& g, const std::string& what) {
     for_each_isa([&](x64::Isa isa) {
