@@ -10,8 +10,10 @@
 //                  post-op, weights in its preferred (any) format, reordered once
 //   gemm int8      [1024,1024] u8 x [1024,1024] s8 -> s32, B an input and constant weights,
 //                  against oneDNN's int8 matmul (s8 weights reordered once); outputs compared
-//                  bit for bit; its peak: chains of vpdpbusd (8 integer ops a lane), GOPS.
-//                  Needs VPDPBUSD (AVX512_VNNI, or AVX-VNNI with AVX2)
+//                  bit for bit; its peak: chains of vpdpbusd (8 integer ops a lane), GOPS,
+//                  where the host has VPDPBUSD (AVX512_VNNI, or AVX-VNNI with AVX2; without
+//                  it the kernels multiply 16-bit words and no peak is shown); `words`: the
+//                  same GEMM as 16-bit words (CompileOptions::native_int8 = false)
 //   qmlp layer     quantize(relu(dequant(x W) + b)) to u8, x u8 [128,512], W s8 [512,256]
 //                  constant: one snippets kernel against oneDNN's int8 matmul with an output
 //                  scale, f32 bias, relu and linear post-ops and a u8 destination (outputs agree
@@ -351,9 +353,10 @@ bool runs(bool bf16) { return !bf16 || x64::host_has_avx512_bf16(); }
 
 // ---- int8 GEMM: [1024,1024] u8 x [1024,1024] s8 -> s32 ----
 
-/// int8 products need VPDPBUSD on the ISA the kernels are compiled for (AVX512_VNNI with
-/// AVX-512, AVX-VNNI with AVX2).
+/// int8 products run everywhere (as 16-bit words without VNNI); the VPDPBUSD peak needs it on
+/// the ISA the kernels are compiled for (AVX512_VNNI with AVX-512, AVX-VNNI with AVX2).
 bool runs_int8() { return x64::Traits::int8_products(x64::best_host_isa()); }
+bool has_vnni() { return x64::Traits::int8_dot(x64::best_host_isa()); }
 
 constexpr Dim int8_m = 1024, int8_k = 1024, int8_n = 1024;
 constexpr const char* int8_name = "gemm1024_u8s8s32";
@@ -362,7 +365,7 @@ struct Int8Case {
   std::vector<std::uint8_t> a;
   std::vector<std::int8_t> b;
   std::vector<std::int32_t> out;
-  std::optional<CompiledKernel> jit, jit_const;
+  std::optional<CompiledKernel> jit, jit_const, jit_words; // words: native_int8 = false
   dnnl::engine eng{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{eng};
   std::vector<std::vector<DnnlStep>> dnnl_by_threads;
@@ -424,14 +427,15 @@ void check_int8(Int8Case& c, const std::vector<std::int32_t>& want, const char* 
 
 void register_int8() {
   if (!runs_int8()) {
-    std::printf("%s: skipped, this host has no VPDPBUSD for its best ISA\n", int8_name);
+    std::printf("%s: skipped, this target has no int8 products\n", int8_name);
     return;
   }
   for (int t : {1, 2})
-    register_benchmark(peak_name(PeakKind::vnni, t), [t] {
+    if (has_vnni())
+      register_benchmark(peak_name(PeakKind::vnni, t), [t] {
 #pragma omp parallel num_threads(t)
-      peak_chains(peak_iters, PeakKind::vnni);
-    });
+        peak_chains(peak_iters, PeakKind::vnni);
+      });
   auto c = std::make_shared<Int8Case>();
   c->a.resize(std::size_t(int8_m * int8_k));
   c->b.resize(std::size_t(int8_k * int8_n));
@@ -441,6 +445,7 @@ void register_int8() {
   for (auto& x : c->b) x = static_cast<std::int8_t>(rng());
   c->jit.emplace(compile(int8_graph(*c, false)));
   c->jit_const.emplace(compile(int8_graph(*c, true)));
+  c->jit_words.emplace(compile(int8_graph(*c, false), {.native_int8 = false}));
   std::vector<std::int32_t> want;
   for (int t : {1, 2}) {
     c->dnnl_by_threads.push_back({onednn_int8_matmul(*c, t)});
@@ -455,16 +460,23 @@ void register_int8() {
       void* out[] = {c->out.data()};
       c->jit_const->run_unchecked(in, out, {.threads = t});
     };
+    auto jit_words = [c, t] {
+      const void* in[] = {c->a.data(), c->b.data()};
+      void* out[] = {c->out.data()};
+      c->jit_words->run_unchecked(in, out, {.threads = t});
+    };
     auto onednn = [c, t, i] { run_onednn(c->stream, c->dnnl_by_threads[i], t); };
     if (t == 1) {
       onednn();
       want = c->out;
       check_int8(*c, want, "jit", jit);
       check_int8(*c, want, "jit const-W", jit_const);
+      check_int8(*c, want, "jit words", jit_words);
     }
     const std::string base = name_of(int8_name, t);
     register_benchmark(base + "jit", jit);
     register_benchmark(base + "jit_const", jit_const);
+    register_benchmark(base + "jit_words", jit_words);
     register_benchmark(base + "onednn", onednn);
   }
 }
@@ -685,8 +697,9 @@ void print_qmlp_table(const MedianReporter& rep) {
 
 void print_int8_table(const MedianReporter& rep) {
   std::printf("\n| int8 workload | threads | jit GOPS | jit const-W GOPS | oneDNN GOPS | "
-              "VPDPBUSD peak GOPS | jit %% of peak | jit / oneDNN | const-W / oneDNN |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+              "VPDPBUSD peak GOPS | jit %% of peak | jit / oneDNN | const-W / oneDNN | "
+              "words GOPS |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
   for (int t : {1, 2}) {
     const std::string base = name_of(int8_name, t);
     auto sec = [&](const char* v) { return rep.seconds(base + v); };
@@ -695,12 +708,13 @@ void print_int8_table(const MedianReporter& rep) {
     auto gops = [&](const char* v) { return sec(v) > 0 ? ops / sec(v) * 1e-9 : 0.0; };
     const double peak = peak_gflops(rep, PeakKind::vnni, t);
     auto vs_onednn = [&](const char* v) { return sec(v) > 0 ? sec("onednn") / sec(v) : 0.0; };
-    std::printf("| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", int8_name, t,
+    std::printf("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", int8_name, t,
                 cell(gops("jit"), "%.1f").c_str(), cell(gops("jit_const"), "%.1f").c_str(),
                 cell(gops("onednn"), "%.1f").c_str(), cell(peak, "%.1f").c_str(),
                 cell(peak > 0 ? 100.0 * gops("jit") / peak : 0.0, "%.0f%%").c_str(),
                 cell(vs_onednn("jit"), "%.2fx").c_str(),
-                cell(vs_onednn("jit_const"), "%.2fx").c_str());
+                cell(vs_onednn("jit_const"), "%.2fx").c_str(),
+                cell(gops("jit_words"), "%.1f").c_str());
   }
 }
 

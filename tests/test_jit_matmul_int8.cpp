@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// JIT tests of int8 MatMul kernels (BrgemmShape::quads, target/x64/emitters/brgemm.hpp): u8 x
-// i8 and i8 x i8 products summed in int32 by VPDPBUSD (AVX512_VNNI on AVX-512, AVX-VNNI on
-// AVX2), B packed in quads of depths at compile time (constant weights) or in the kernel, an
-// i8 A and A's zero point (MatMul::a_zero_point) compensated by B's column sums. Every i32 result
+// JIT tests of int8 MatMul kernels (BrgemmShape::quads and words,
+// target/x64/emitters/brgemm.hpp): u8 x i8 and i8 x i8 products summed in int32 by VPDPBUSD
+// (AVX512_VNNI on AVX-512, AVX-VNNI on AVX2), B packed in quads of depths at compile time
+// (constant weights) or in the kernel, an i8 A and A's zero point (MatMul::a_zero_point)
+// compensated by B's column sums; and the same products as 16-bit words into VPMADDWD
+// (CompileOptions::native_int8 = false, and hosts without VNNI). Every i32 result
 // must be the reference's bit for bit (its sums are exact in double); the sums here reach past
 // 2^24, where an f32 path would round. Epilogues (Convert to f32, scale, bias, relu, Quantize back
 // to u8) are compared bit for bit with the reference rounding each node to f32, compiled without
@@ -46,18 +48,30 @@ std::string compare_exact(const Tensor& got, const Tensor& want) {
              : std::string{};
 }
 
-/// Compiles `g` on every ISA whose target has int8 products (fma off, so an f32 epilogue
-/// rounds as the reference does node by node) and checks every output bit for bit.
+/// Calls f(options) for both ISAs (fma off, so an f32 epilogue rounds as the reference does
+/// node by node), each with VPDPBUSD (where the host has it) and with 16-bit words
+/// (CompileOptions::native_int8 = false).
+template <class F> void for_each_variant(F&& f) {
+  for_each_isa([&](x64::Isa isa) {
+    for (const bool native : {true, false}) {
+      if (native && !x64::Traits::int8_dot(isa)) {
+        test::skip_on_host(isa == x64::Isa::avx2 ? "AVX-VNNI" : "AVX512_VNNI");
+        continue;
+      }
+      const std::string how = native ? "VPDPBUSD" : "words, VPMADDWD (native_int8 = false)";
+      INFO(how);
+      f(CompileOptions{.isa = isa, .fma = false, .native_int8 = native});
+    }
+  });
+}
+
+/// Compiles `g` every way (for_each_variant) and checks every output bit for bit.
 void check_exact(const Graph& g, const std::vector<Tensor>& in, std::vector<int> threads = {1, 3}) {
   reference::Options ro;
   ro.round_each_node = true;
   const std::vector<Tensor> want = reference::evaluate(g, std::span<const Tensor>(in), ro);
-  for_each_isa([&](x64::Isa isa) {
-    if (!x64::Traits::int8_products(isa)) {
-      test::skip_on_host(isa == x64::Isa::avx2 ? "AVX-VNNI" : "AVX512_VNNI");
-      return;
-    }
-    const CompiledKernel k = compile(g, {.isa = isa, .fma = false});
+  for_each_variant([&](const CompileOptions& opt) {
+    const CompiledKernel k = compile(g, opt);
     for (const int n : threads) {
       INFO("threads = " << n);
       const auto got = k.run(std::span<const Tensor>(in), with_threads(n));
@@ -204,9 +218,8 @@ TEST_CASE("matmul int8: no byte past or before a tensor is touched (guard pages)
         g.result(bytes_out ? g.convert(g.convert(y, f32), u8) : y);
         const std::vector<Tensor> in{bytes(at, sa, ++seed), bytes(i8, sb, ++seed)};
         const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
-        for_each_isa([&](x64::Isa isa) {
-          if (!x64::Traits::int8_products(isa)) return;
-          const CompiledKernel kernel = compile(g, {.isa = isa});
+        for_each_variant([&](const CompileOptions& opt) {
+          const CompiledKernel kernel = compile(g, opt);
           for (const Guard where : {Guard::after, Guard::before}) {
             const std::string r = compare_exact(run_guarded(kernel, in, want, where, 2), want);
             CHECK_MESSAGE(r.empty(), r);

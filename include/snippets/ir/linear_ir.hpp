@@ -352,9 +352,11 @@ public:
   /// The target may use its own bf16 conversion instructions (x86-64: AVX512_BF16's
   /// VCVTNEPS2BF16); false: exact integer rounding. Both give the same bits.
   bool native_bf16 = false;
-  /// The target multiplies u8/i8 operands as bytes with int32 sums (BrgemmShape::quads);
-  /// false: LowerBrgemm refuses integer products.
+  /// The target multiplies u8/i8 operands into int32 sums; false: LowerBrgemm refuses integer
+  /// products. `int8_dot`: as bytes, four depths at once (BrgemmShape::quads); otherwise as
+  /// 16-bit words, two depths at once (BrgemmShape::words).
   bool int8_products = false;
+  bool int8_dot = false;
 
 private:
   ExprList exprs_;

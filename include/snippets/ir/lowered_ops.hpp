@@ -93,14 +93,20 @@ struct BrgemmShape {
   /// panel's last row, int32s -a_offset() times the column's sum over B, that the sums start
   /// from (compensated()).
   bool quads = false;
+  /// u8/i8 operands multiplied as 16-bit words into int32 sums (VPMADDWD, where the target has
+  /// no byte dot products): a panel row holds two depths of each column as the words of a
+  /// dword (B sign-extended, zero past K), A is read as it is (zero- or sign-extended).
+  bool words = false;
   std::int32_t a_zero = 0;
   std::int64_t panel_width() const { return std::int64_t{n_r} * lanes; }
   std::int64_t panels() const { return (n + panel_width() - 1) / panel_width(); }
   /// What the kernel's A exceeds (A - a_zero) by: 128 for an i8 A, plus the zero point.
-  std::int32_t a_offset() const { return (a_type == ElementType::i8 ? 128 : 0) + a_zero; }
-  bool compensated() const { return quads && a_offset() != 0; }
+  std::int32_t a_offset() const { return (quads && a_type == ElementType::i8 ? 128 : 0) + a_zero; }
+  bool compensated() const { return (quads || words) && a_offset() != 0; }
+  /// Depths per panel row: 4 (quads), 2 (bf16 pairs, words) or 1.
+  int depths_per_row() const { return quads ? 4 : pairs || words ? 2 : 1; }
   /// Panel rows of B's depths: one per depth, pair of depths or group of four.
-  std::int64_t depth_rows() const { return pairs ? (k + 1) / 2 : quads ? (k + 3) / 4 : k; }
+  std::int64_t depth_rows() const { return (k + depths_per_row() - 1) / depths_per_row(); }
   /// Rows of a panel: the depths', then the compensation row.
   std::int64_t panel_rows() const { return depth_rows() + (compensated() ? 1 : 0); }
   /// 4-byte words of the packed B.

@@ -388,8 +388,9 @@ private:
     Stage<T>& s1 = p.f.stages.front();
     const ir::Expression<T>& a = s1.mm->input_expr(0);
     const ElementType a_type = operand_type(lir, a, ElementType::f32);
-    s1.shape = brgemm_shape(std::get<ir::MatMul>(s1.mm->op), a.out_desc(0), s1.b->out_desc(0),
-                            lanes, a_type, operand_type(lir, *s1.b, a_type), lir.native_bf16);
+    s1.shape =
+        brgemm_shape(std::get<ir::MatMul>(s1.mm->op), a.out_desc(0), s1.b->out_desc(0), lanes,
+                     a_type, operand_type(lir, *s1.b, a_type), lir.native_bf16, lir.int8_dot);
     for (std::size_t i = 1; i < p.f.stages.size(); ++i) { // A: rows of f32 in scratch
       Stage<T>& s = p.f.stages[i];
       s.shape =
@@ -399,9 +400,9 @@ private:
     }
   }
 
-  /// Integer products (BrgemmShape::quads): u8 or i8 A (less a zero point of its type) times
-  /// i8 B, on a target that has them, A's depths contiguous, sums that fit int32, the only product
-  /// of the kernel, and a B packed in the kernel read along its rows.
+  /// Integer products (BrgemmShape::quads or words): u8 or i8 A (less a zero point of its type)
+  /// times i8 B, on a target that has them, A's depths contiguous, sums that fit int32, the only
+  /// product of the kernel, and a B packed in the kernel read along its rows.
   template <class T> static void check_integer_products(const Plan<T>& p) {
     for (const Stage<T>& s : p.f.stages) {
       const ir::BrgemmShape& sh = s.shape;
@@ -409,13 +410,13 @@ private:
         fail(*s.mm, "multiplies " + std::string(to_string(sh.a_type)) + " by " +
                         std::string(to_string(sh.b_type)) +
                         "; an integer product reads i8 or u8 on both sides (convert outside)");
-      if (!sh.quads) {
+      if (!sh.quads && !sh.words) {
         if (sh.a_zero != 0)
           fail(*s.mm, "has an A zero point, which only integer products (u8/i8) take");
         continue;
       }
       if (!p.lir.int8_products)
-        fail(*s.mm, "multiplies u8/i8 operands, and this target variant has no int8 products "
+        fail(*s.mm, "multiplies u8/i8 operands, and this target has no int8 products "
                     "(docs/matmul.md, int8); convert them to f32 outside");
       if (sh.b_type != ElementType::i8)
         fail(*s.mm, "reads its B as u8; int8 products multiply u8 or i8 A by i8 B (give B as "

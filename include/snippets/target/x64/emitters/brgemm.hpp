@@ -14,7 +14,9 @@
 // its sign bits flipped, which adds 128) and VPDPBUSD (EVEX on AVX-512, VEX from AVX-VNNI on
 // AVX2) adds the four products of each int32 lane; the sums start from zero or from the
 // panel's compensation row (-BrgemmShape::a_offset() x B's column sums: the 128 added to an
-// i8 A, and A's zero point). Before the epilogue the int32 sums go to the Stores of i32
+// i8 A, and A's zero point). With words (BrgemmShape::words, no VNNI) a step covers two
+// depths: A's two bytes widened to 16-bit words and broadcast as a dword, VPMADDWD into a
+// temporary and VPADDD to the sums. Before the epilogue the int32 sums go to the Stores of i32
 // outputs as they are (exact), then become f32 (VCVTDQ2PS, rounded to nearest even as the
 // reference's Convert) for the other ops.
 // Then the epilogue runs on each accumulator in turn (the ops' emitters
@@ -85,7 +87,7 @@ public:
     epilogue_ = epilogue;
     a_offset_ = static_cast<int>(b.a_offset * std::int64_t(size_of(s.a_type)));
     row_scales_ = b.row_scales;
-    quads_ = s.quads;
+    integer_ = s.quads || s.words;
 
     if (s.k == 0) // depth 0: B is never read (its panels have no rows, and no scratch)
       h_.xor_(b_panel(), b_panel());
@@ -119,8 +121,8 @@ public:
     h_.lea(to, h_.ptr[dst + static_cast<int>(c.b_offset * 4)]);
     const std::int64_t w = s.panel_width(), full = s.n / w, tail = s.n % w;
     auto panel = [&](std::int64_t width) {
-      if (s.quads)
-        quad_panel(s, width);
+      if (s.quads || s.words)
+        integer_panel(s, width);
       else if (s.b_depth == 1 && s.b_col != 1)
         transposed_panel(s, width);
       else
@@ -179,17 +181,19 @@ private:
     if (s.k % step) panel_row(false);
   }
 
-  /// One panel of `width` columns of an i8 B read along its rows (b_col 1), in quads: each
-  /// panel row is four depths of B as the bytes of its dwords (zero past K and past `width`),
-  /// and with compensated() a last row holds -a_offset() x each column's sum. Registers as
-  /// row_panel; vectors: v0.. the panel row, v4.. the sums, v8 a row of B as int32.
-  void quad_panel(const ir::BrgemmShape& s, std::int64_t width) {
+  /// One panel of `width` columns of an i8 B read along its rows (b_col 1), in quads (words):
+  /// each panel row is four (two) depths of B as the bytes (16-bit words) of its dwords, zero
+  /// past K and past `width`, and with compensated() a last row holds -a_offset() x each
+  /// column's sum. Registers as row_panel; vectors: v0.. the panel row, v4.. the sums, v8 a row
+  /// of B as int32.
+  void integer_panel(const ir::BrgemmShape& s, std::int64_t width) {
+    const int per_row = s.depths_per_row(), bits = 32 / per_row;
     const Xbyak::Reg64 from = t_[0], row = t_[1], to = t_[2], dst = t_[3], depth = t_[4];
     const Vmm tmp(8);
     h_.mov(row, from);
     h_.mov(dst, to);
     for (int j = 0; j < s.n_r; ++j) bitwise_xor(Vmm(4 + j), Vmm(4 + j), Vmm(4 + j));
-    auto panel_row = [&](int depths) { // the next `depths` (1 to 4) rows of B
+    auto panel_row = [&](int depths) { // the next `depths` (1 to per_row) rows of B
       for (int j = 0; j < s.n_r; ++j) {
         const Vmm acc(j), sum(4 + j);
         const std::int64_t valid = std::clamp<std::int64_t>(width - j * lanes, 0, lanes);
@@ -198,24 +202,24 @@ private:
           load(tmp, row + static_cast<int>(i * s.b_depth + j * lanes), valid, s.b_type);
           h_.vcvtps2dq(tmp, tmp); // the bytes' values, exact in f32
           if (s.compensated()) h_.vpaddd(sum, sum, tmp);
-          bitwise_and(tmp, tmp, consts_.bits(0xff));
-          if (i) h_.vpslld(tmp, tmp, 8 * i);
+          bitwise_and(tmp, tmp, consts_.bits(per_row == 4 ? 0xffu : 0xffffu));
+          if (i) h_.vpslld(tmp, tmp, bits * i);
           bitwise_or(acc, acc, tmp);
         }
         h_.vmovups(h_.ptr[dst + static_cast<int>(j * lanes * 4)], acc);
       }
       h_.add(dst, static_cast<int>(s.panel_width() * 4));
-      h_.add(row, static_cast<int>(4 * s.b_depth));
+      h_.add(row, static_cast<int>(per_row * s.b_depth));
     };
-    if (const std::int64_t quads = s.k / 4) {
-      h_.mov(depth, static_cast<std::uint32_t>(quads));
+    if (const std::int64_t rows = s.k / per_row) {
+      h_.mov(depth, static_cast<std::uint32_t>(rows));
       Xbyak::Label next;
       h_.L(next);
-      panel_row(4);
+      panel_row(per_row);
       h_.dec(depth);
       h_.jnz(next, Xbyak::CodeGenerator::T_NEAR);
     }
-    if (s.k % 4) panel_row(static_cast<int>(s.k % 4));
+    if (s.k % per_row) panel_row(static_cast<int>(s.k % per_row));
     if (!s.compensated()) return;
     for (int j = 0; j < s.n_r; ++j) { // dst is at the compensation row: -a_offset x sum
       const Vmm sum(4 + j);
@@ -428,20 +432,25 @@ private:
     h_.mov(bk, b_panel());
     // one panel row: a depth, a pair of depths or a quad; `last`: the depths of a last pair or
     // quad that K leaves short (0: a whole one)
+    const Vmm product(rows * n_v + n_v + 1); // words: VPMADDWD's, then added
     auto step = [&](int last) {
       for (int j = 0; j < n_v; ++j) h_.vmovups(b[j], h_.ptr[bk + j * lanes * 4]);
       for (int r = 0; r < rows; ++r) {
         broadcast_a(bcast, a + static_cast<int>(r * s.a_row * a_bytes), s, last);
         for (int j = 0; j < n_v; ++j)
-          if (s.quads)
+          if (s.quads) {
             dot_bytes(accs[r * n_v + j], bcast, b[j]);
-          else if (s.pairs)
+          } else if (s.words) {
+            h_.vpmaddwd(product, bcast, b[j]);
+            h_.vpaddd(accs[r * n_v + j], accs[r * n_v + j], product);
+          } else if (s.pairs) {
             h_.vdpbf16ps(accs[r * n_v + j], b[j], bcast);
-          else
+          } else {
             h_.vfmadd231ps(accs[r * n_v + j], b[j], bcast);
+          }
       }
     };
-    const int per_step = s.quads ? 4 : s.pairs ? 2 : 1;
+    const int per_step = s.depths_per_row();
     if (const std::int64_t steps = s.k / per_step) {
       h_.mov(depth, static_cast<std::uint32_t>(steps));
       Xbyak::Label loop;
@@ -475,6 +484,20 @@ private:
   /// four bytes as a dword (`last` 1 to 3: only those, the rest zero), an i8 A plus 128.
   void broadcast_a(Vmm dst, Xbyak::RegExp at, const ir::BrgemmShape& s, int last) {
     const bool half = last != 0;
+    if (s.words) { // A's two bytes (the last depth alone, the other zero) widened to words
+      const Xbyak::Xmm low(dst.getIdx());
+      if (last == 0)
+        h_.movzx(h_.eax, h_.word[at]);
+      else
+        h_.movzx(h_.eax, h_.byte[at]);
+      h_.vmovd(low, h_.eax);
+      if (s.a_type == ElementType::i8)
+        h_.vpmovsxbw(low, low);
+      else
+        h_.vpmovzxbw(low, low);
+      h_.vpbroadcastd(dst, low);
+      return;
+    }
     if (s.quads) {
       const Xbyak::Xmm low(dst.getIdx());
       if (last == 0) {
@@ -517,7 +540,7 @@ private:
       return data_[x.data_index] +
              static_cast<int>((st.offset + r * row + j * lanes) * std::int64_t(size_of(st.type)));
     };
-    if (quads_) { // int32 sums: stored as they are where an i32 output takes them, then f32
+    if (integer_) { // int32 sums: stored as they are where an i32 output takes them, then f32
       for (const E* x : epilogue_)
         if (raw_store(*x))
           store(store_at(*x, std::get<ir::Store>(x->op)), accumulator, count,
@@ -529,7 +552,7 @@ private:
         const E* src = &x->input_expr(i);
         return src == brgemm_ ? accumulator : temp(plan_->temp.at(src));
       };
-      if (quads_ && raw_store(*x)) continue;
+      if (integer_ && raw_store(*x)) continue;
       if (const auto* st = std::get_if<ir::Store>(&x->op)) {
         store(store_at(*x, *st), value(0), count, st->type);
         continue;
@@ -631,7 +654,7 @@ private:
   std::span<E* const> epilogue_;
   int a_offset_ = 0;             // bytes from A's data pointer
   std::int64_t row_scales_ = -1; // Brgemm::row_scales
-  bool quads_ = false;           // int32 sums (BrgemmShape::quads)
+  bool integer_ = false;         // int32 sums (BrgemmShape::quads or words)
 };
 
 } // namespace snippets::x64
