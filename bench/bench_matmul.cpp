@@ -8,6 +8,16 @@
 //                  bf16, f32 accumulation); snippets with the weights a Constant (packed at
 //                  compile time) and as an input; oneDNN matmul with a bias and an eltwise relu
 //                  post-op, weights in its preferred (any) format, reordered once
+//   gemm int8      [1024,1024] u8 x [1024,1024] s8 -> s32, B an input and constant weights,
+//                  against oneDNN's int8 matmul (s8 weights reordered once); outputs compared
+//                  bit for bit; its peak: chains of vpdpbusd (8 integer ops a lane), GOPS,
+//                  where the host has VPDPBUSD (AVX512_VNNI, or AVX-VNNI with AVX2; without
+//                  it the kernels multiply 16-bit words and no peak is shown); `words`: the
+//                  same GEMM as 16-bit words (CompileOptions::native_int8 = false)
+//   qmlp layer     quantize(relu(dequant(x W) + b)) to u8, x u8 [128,512], W s8 [512,256]
+//                  constant: one snippets kernel against oneDNN's int8 matmul with an output
+//                  scale, f32 bias, relu and linear post-ops and a u8 destination (outputs agree
+//                  within one u8 step), and against the f32 and bf16 MLP layers of this run
 //   mlp chain      three layers of relu(x W + b), [m,256] -> 256 -> 256 -> 256, m = 8 and 128,
 //                  constant weights: snippets as one kernel (the hidden activations stay in
 //                  the thread's scratch), snippets as one kernel per layer, and oneDNN as a
@@ -57,11 +67,15 @@ const bool avx512 = x64::host_supports(x64::Isa::avx512);
 /// without AVX-512 (16 registers; 12 chains cover the FMA latency of two pipes).
 const int peak_lanes = avx512 ? 16 : 8, peak_chains_n = avx512 ? 24 : 12;
 
-/// `peak_chains_n` independent chains of vfmadd231ps (or vdpbf16ps) per loop step, `iters`
-/// steps: 2 * lanes * chains * iters flops (twice that for vdpbf16ps). JIT-built so that no
-/// compiler keeps the accumulators in memory.
+/// What the peak loop issues: vfmadd231ps (2 flops a lane), vdpbf16ps (4) or vpdpbusd (8
+/// integer ops: four products of bytes and their sum).
+enum class PeakKind { fma, bf16, vnni };
+
+/// `peak_chains_n` independent chains of vfmadd231ps (or vdpbf16ps, vpdpbusd) per loop step,
+/// `iters` steps: 2 * lanes * chains * iters flops (twice that for vdpbf16ps, four times for
+/// vpdpbusd). JIT-built so that no compiler keeps the accumulators in memory.
 struct Peak : Xbyak::CodeGenerator {
-  explicit Peak(bool bf16) {
+  explicit Peak(PeakKind kind) {
     using namespace Xbyak::util;
     auto reg = [](int i) -> Xbyak::Xmm {
       if (avx512) return Xbyak::Zmm(i);
@@ -72,20 +86,30 @@ struct Peak : Xbyak::CodeGenerator {
     Xbyak::Label loop;
     L(loop);
     for (int i = 0; i < peak_chains_n; ++i)
-      bf16 ? vdpbf16ps(reg(i), x, y) : vfmadd231ps(reg(i), x, y);
+      if (kind == PeakKind::vnni)
+        vpdpbusd(reg(i), x, y, avx512 ? Xbyak::EvexEncoding : Xbyak::VexEncoding);
+      else if (kind == PeakKind::bf16)
+        vdpbf16ps(reg(i), x, y);
+      else
+        vfmadd231ps(reg(i), x, y);
     dec(rdi);
     jnz(loop);
     vzeroupper();
     ret();
   }
 };
-void peak_chains(long iters, bool bf16) {
-  static const Peak fma(false), dp(true);
-  (bf16 ? dp : fma).getCode<void (*)(long)>()(iters);
+void peak_chains(long iters, PeakKind kind) {
+  static const Peak fma(PeakKind::fma), dp(PeakKind::bf16), vnni(PeakKind::vnni);
+  const Peak& p = kind == PeakKind::vnni ? vnni : kind == PeakKind::bf16 ? dp : fma;
+  p.getCode<void (*)(long)>()(iters);
 }
 constexpr long peak_iters = 1 << 20;
+std::string peak_name(PeakKind kind, int t) {
+  const char* names[] = {"fma_peak/", "bf16_peak/", "vnni_peak/"};
+  return std::string(names[static_cast<int>(kind)]) + std::to_string(t) + "t/";
+}
 std::string peak_name(bool bf16, int t) {
-  return std::string(bf16 ? "bf16_peak/" : "fma_peak/") + std::to_string(t) + "t/";
+  return peak_name(bf16 ? PeakKind::bf16 : PeakKind::fma, t);
 }
 
 float from_bf16(std::uint16_t h) { return static_cast<float>(from_bf16_bits(h)); }
@@ -327,14 +351,262 @@ void register_chain(const ChainWorkload& w) {
 /// bf16 workloads and the bf16 peak need VDPBF16PS (and oneDNN a bf16 matmul): AVX512_BF16.
 bool runs(bool bf16) { return !bf16 || x64::host_has_avx512_bf16(); }
 
+// ---- int8 GEMM: [1024,1024] u8 x [1024,1024] s8 -> s32 ----
+
+/// int8 products run everywhere (as 16-bit words without VNNI); the VPDPBUSD peak needs it on
+/// the ISA the kernels are compiled for (AVX512_VNNI with AVX-512, AVX-VNNI with AVX2).
+bool runs_int8() { return x64::Traits::int8_products(x64::best_host_isa()); }
+bool has_vnni() { return x64::Traits::int8_dot(x64::best_host_isa()); }
+
+constexpr Dim int8_m = 1024, int8_k = 1024, int8_n = 1024;
+constexpr const char* int8_name = "gemm1024_u8s8s32";
+
+struct Int8Case {
+  std::vector<std::uint8_t> a;
+  std::vector<std::int8_t> b;
+  std::vector<std::int32_t> out;
+  std::optional<CompiledKernel> jit, jit_const, jit_words; // words: native_int8 = false
+  dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{eng};
+  std::vector<std::vector<DnnlStep>> dnnl_by_threads;
+};
+
+/// oneDNN's int8 matmul (u8 source, s8 weights in its preferred format, s32 destination),
+/// created under `t` threads as onednn_matmul does.
+DnnlStep onednn_int8_matmul(Int8Case& c, int t) {
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(t);
+  const dnnl::memory::desc a_md({int8_m, int8_k}, dt::u8, tag::ab);
+  const dnnl::memory::desc c_md({int8_m, int8_n}, dt::s32, tag::ab);
+  const dnnl::memory::desc b_any({int8_k, int8_n}, dt::s8, tag::any);
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_any, c_md), c.eng);
+  dnnl::memory b_user({{int8_k, int8_n}, dt::s8, tag::ab}, c.eng, c.b.data());
+  dnnl::memory b_mem = b_user;
+  if (pd.weights_desc() != b_user.get_desc()) {
+    b_mem = dnnl::memory(pd.weights_desc(), c.eng);
+    dnnl::reorder(b_user, b_mem).execute(c.stream, b_user, b_mem);
+    c.stream.wait();
+  }
+  std::unordered_map<int, dnnl::memory> args{
+      {DNNL_ARG_SRC, dnnl::memory(a_md, c.eng, c.a.data())},
+      {DNNL_ARG_WEIGHTS, b_mem},
+      {DNNL_ARG_DST, dnnl::memory(c_md, c.eng, c.out.data())}};
+  dnnl::matmul prim(pd);
+  omp_set_num_threads(saved);
+  return {std::move(prim), std::move(args)};
+}
+
+/// A [m,k] u8 x B [k,n] s8 -> s32, B an input (packed by the kernel each call) or constant.
+G int8_graph(const Int8Case& c, bool constant_weights) {
+  G g;
+  const auto a = g.parameter(ElementType::u8, {int8_m, int8_k}, "A");
+  const ir::Value b = constant_weights
+                          ? g.constant(ElementType::i8, {int8_k, int8_n},
+                                       std::vector<double>(c.b.begin(), c.b.end()), "W")
+                          : g.parameter(ElementType::i8, {int8_k, int8_n}, "B");
+  g.result(g.matmul(a, b));
+  return g;
+}
+
+/// Runs `f` once and stops the run unless its s32 output is oneDNN's (`want`), bit for bit.
+void check_int8(Int8Case& c, const std::vector<std::int32_t>& want, const char* who,
+                const std::function<void()>& f) {
+  std::fill(c.out.begin(), c.out.end(), 0x55555555);
+  f();
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) bad += c.out[i] != want[i];
+  std::printf("check %s %s: %zu of %zu s32 results differ from oneDNN's\n", int8_name, who, bad,
+              want.size());
+  if (bad) {
+    std::fprintf(stderr, "%s: %s differs from oneDNN; not timing a wrong result\n", int8_name, who);
+    std::exit(1);
+  }
+}
+
+void register_int8() {
+  if (!runs_int8()) {
+    std::printf("%s: skipped, this target has no int8 products\n", int8_name);
+    return;
+  }
+  for (int t : {1, 2})
+    if (has_vnni())
+      register_benchmark(peak_name(PeakKind::vnni, t), [t] {
+#pragma omp parallel num_threads(t)
+        peak_chains(peak_iters, PeakKind::vnni);
+      });
+  auto c = std::make_shared<Int8Case>();
+  c->a.resize(std::size_t(int8_m * int8_k));
+  c->b.resize(std::size_t(int8_k * int8_n));
+  c->out.resize(std::size_t(int8_m * int8_n));
+  std::mt19937 rng(31);
+  for (auto& x : c->a) x = static_cast<std::uint8_t>(rng());
+  for (auto& x : c->b) x = static_cast<std::int8_t>(rng());
+  c->jit.emplace(compile(int8_graph(*c, false)));
+  c->jit_const.emplace(compile(int8_graph(*c, true)));
+  c->jit_words.emplace(compile(int8_graph(*c, false), {.native_int8 = false}));
+  std::vector<std::int32_t> want;
+  for (int t : {1, 2}) {
+    c->dnnl_by_threads.push_back({onednn_int8_matmul(*c, t)});
+    const std::size_t i = c->dnnl_by_threads.size() - 1;
+    auto jit = [c, t] {
+      const void* in[] = {c->a.data(), c->b.data()};
+      void* out[] = {c->out.data()};
+      c->jit->run_unchecked(in, out, {.threads = t});
+    };
+    auto jit_const = [c, t] {
+      const void* in[] = {c->a.data()};
+      void* out[] = {c->out.data()};
+      c->jit_const->run_unchecked(in, out, {.threads = t});
+    };
+    auto jit_words = [c, t] {
+      const void* in[] = {c->a.data(), c->b.data()};
+      void* out[] = {c->out.data()};
+      c->jit_words->run_unchecked(in, out, {.threads = t});
+    };
+    auto onednn = [c, t, i] { run_onednn(c->stream, c->dnnl_by_threads[i], t); };
+    if (t == 1) {
+      onednn();
+      want = c->out;
+      check_int8(*c, want, "jit", jit);
+      check_int8(*c, want, "jit const-W", jit_const);
+      check_int8(*c, want, "jit words", jit_words);
+    }
+    const std::string base = name_of(int8_name, t);
+    register_benchmark(base + "jit", jit);
+    register_benchmark(base + "jit_const", jit_const);
+    register_benchmark(base + "jit_words", jit_words);
+    register_benchmark(base + "onednn", onednn);
+  }
+}
+
+// ---- quantized MLP layer: quantize(relu(dequant(x W) + b)), u8 [128,512] x s8 [512,256] ----
+
+constexpr Dim q_m = 128, q_k = 512, q_n = 256;
+constexpr const char* qmlp_name = "qmlp128x512x256_u8";
+/// Dequantization scale (x's times W's), and the output's QuantizeLinear scale and zero point:
+/// chosen so that most outputs land inside [0, 255], not on its ends.
+constexpr float q_scale = 0x1p-16f, q_out_scale = 0.05f, q_out_zero = 3.0f;
+
+struct QmlpCase {
+  std::vector<std::uint8_t> x, out;
+  std::vector<std::int8_t> w;
+  std::vector<float> bias;
+  std::vector<float> bias_dnnl; // in units of the sums: oneDNN 2.x adds it before the scale
+  std::optional<CompiledKernel> jit;
+  dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{eng};
+  std::vector<std::vector<DnnlStep>> dnnl_by_threads;
+};
+
+/// The layer as one snippets kernel: the int32 sums dequantized, biased, relu'd and quantized to
+/// u8 on the accumulators (constant weights, packed at compile time).
+G qmlp_graph(const QmlpCase& c) {
+  G g;
+  const auto x = g.parameter(ElementType::u8, {q_m, q_k}, "x");
+  const auto bias = g.parameter(f32, {q_n}, "bias");
+  const auto w =
+      g.constant(ElementType::i8, {q_k, q_n}, std::vector<double>(c.w.begin(), c.w.end()), "W");
+  const auto acc = g.convert(g.matmul(x, w), f32);
+  const auto y = g.relu(g.add(g.multiply(acc, g.scalar(f32, q_scale)), bias));
+  g.result(g.quantize(y, g.scalar(f32, q_out_scale), g.scalar(f32, q_out_zero), ElementType::u8));
+  return g;
+}
+
+/// oneDNN's int8 matmul with the same layer as attributes: output scale, f32 bias (which oneDNN
+/// 2.x adds to the sums before scaling them, so it is given divided by the scale), relu and a
+/// linear post-op (x / scale + zero point) before the u8 destination (rounded to nearest even).
+DnnlStep onednn_qmlp(QmlpCase& c, int t) {
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(t);
+  const dnnl::memory::desc a_md({q_m, q_k}, dt::u8, tag::ab), c_md({q_m, q_n}, dt::u8, tag::ab);
+  const dnnl::memory::desc b_any({q_k, q_n}, dt::s8, tag::any), bias_md({1, q_n}, dt::f32, tag::ab);
+  dnnl::primitive_attr attr;
+  attr.set_output_scales(0, {q_scale});
+  dnnl::post_ops po;
+  po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+  po.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, 1.0f / q_out_scale, q_out_zero);
+  attr.set_post_ops(po);
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_any, bias_md, c_md), attr,
+                                        c.eng);
+  dnnl::memory b_user({{q_k, q_n}, dt::s8, tag::ab}, c.eng, c.w.data());
+  dnnl::memory b_mem = b_user;
+  if (pd.weights_desc() != b_user.get_desc()) {
+    b_mem = dnnl::memory(pd.weights_desc(), c.eng);
+    dnnl::reorder(b_user, b_mem).execute(c.stream, b_user, b_mem);
+    c.stream.wait();
+  }
+  std::unordered_map<int, dnnl::memory> args{
+      {DNNL_ARG_SRC, dnnl::memory(a_md, c.eng, c.x.data())},
+      {DNNL_ARG_WEIGHTS, b_mem},
+      {DNNL_ARG_BIAS, dnnl::memory(bias_md, c.eng, c.bias_dnnl.data())},
+      {DNNL_ARG_DST, dnnl::memory(c_md, c.eng, c.out.data())}};
+  dnnl::matmul prim(pd);
+  omp_set_num_threads(saved);
+  return {std::move(prim), std::move(args)};
+}
+
+void register_qmlp() {
+  if (!runs_int8()) return;
+  auto c = std::make_shared<QmlpCase>();
+  c->x.resize(std::size_t(q_m * q_k));
+  c->w.resize(std::size_t(q_k * q_n));
+  c->bias.resize(std::size_t(q_n));
+  c->out.resize(std::size_t(q_m * q_n));
+  std::mt19937 rng(131);
+  for (auto& v : c->x) v = static_cast<std::uint8_t>(rng());
+  for (auto& v : c->w) v = static_cast<std::int8_t>(rng());
+  for (auto& v : c->bias) v = float(int(rng() % 2001) - 1000) / 1000.0f;
+  for (float v : c->bias) c->bias_dnnl.push_back(v / q_scale); // exact: a power of two
+  c->jit.emplace(compile(qmlp_graph(*c)));
+  std::vector<std::uint8_t> want;
+  for (int t : {1, 2}) {
+    c->dnnl_by_threads.push_back({onednn_qmlp(*c, t)});
+    const std::size_t i = c->dnnl_by_threads.size() - 1;
+    auto jit = [c, t] {
+      const void* in[] = {c->x.data(), c->bias.data()};
+      void* out[] = {c->out.data()};
+      c->jit->run_unchecked(in, out, {.threads = t});
+    };
+    auto onednn = [c, t, i] { run_onednn(c->stream, c->dnnl_by_threads[i], t); };
+    if (t == 1) { // the f32 steps differ (x / s against x * (1 / s)): a u8 step at most
+      onednn();
+      want = c->out;
+      std::fill(c->out.begin(), c->out.end(), std::uint8_t{0});
+      jit();
+      std::size_t off = 0, far = 0, inside = 0;
+      for (std::size_t j = 0; j < want.size(); ++j) {
+        const int d = std::abs(int(c->out[j]) - int(want[j]));
+        off += d != 0, far += d > 1, inside += want[j] > 3 && want[j] < 255;
+      }
+      std::printf("check %s jit: %zu of %zu u8 results differ from oneDNN's by 1, %zu by more; "
+                  "%zu inside (3, 255)\n",
+                  qmlp_name, off - far, want.size(), far, inside);
+      if (far || inside < want.size() / 4) {
+        std::fprintf(stderr, "%s: jit differs from oneDNN, or the data proves nothing\n",
+                     qmlp_name);
+        std::exit(1);
+      }
+    }
+    const std::string base = name_of(qmlp_name, t);
+    register_benchmark(base + "jit_const", jit);
+    register_benchmark(base + "onednn", onednn);
+  }
+}
+
 void register_all() {
   for (const bool bf16 : {false, true})
     for (int t : {1, 2})
       if (runs(bf16))
         register_benchmark(peak_name(bf16, t), [t, bf16] {
 #pragma omp parallel num_threads(t)
-          peak_chains(peak_iters, bf16);
+          peak_chains(peak_iters, bf16 ? PeakKind::bf16 : PeakKind::fma);
         });
+  register_int8();
+  register_qmlp();
   for (const Workload& w : workloads) {
     if (!runs(w.bf16)) {
       std::printf("%s: skipped, this host has no AVX512_BF16\n", w.name);
@@ -391,11 +663,59 @@ std::string cell(double v, const char* fmt) {
   return buf;
 }
 
-/// The measured FMA (or VDPBF16PS) peak on `t` threads, GFLOP/s; 0 if it was not run.
-double peak_gflops(const MedianReporter& rep, bool bf16, int t) {
-  const double s = rep.seconds(peak_name(bf16, t));
-  const double per_step = (bf16 ? 4.0 : 2.0) * peak_lanes * peak_chains_n; // one loop step
+/// The measured FMA (VDPBF16PS, VPDPBUSD) peak on `t` threads, GFLOP/s (GOPS); 0 if it was
+/// not run.
+double peak_gflops(const MedianReporter& rep, PeakKind kind, int t) {
+  const double s = rep.seconds(peak_name(kind, t));
+  const double ops = kind == PeakKind::vnni ? 8.0 : kind == PeakKind::bf16 ? 4.0 : 2.0;
+  const double per_step = ops * peak_lanes * peak_chains_n; // one loop step
   return s > 0 ? per_step * double(peak_iters) * t / s * 1e-9 : 0;
+}
+double peak_gflops(const MedianReporter& rep, bool bf16, int t) {
+  return peak_gflops(rep, bf16 ? PeakKind::bf16 : PeakKind::fma, t);
+}
+
+void print_qmlp_table(const MedianReporter& rep) {
+  std::printf("\n| quantized MLP layer | threads | jit us | oneDNN us | jit GOPS | jit / oneDNN | "
+              "f32 const-W us | bf16 const-W us | int8 / f32 | int8 / bf16 |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  for (int t : {1, 2}) {
+    auto sec = [&](const char* w, const char* v) { return rep.seconds(name_of(w, t) + v); };
+    const double jit = sec(qmlp_name, "jit_const"), onednn = sec(qmlp_name, "onednn");
+    if (jit <= 0) continue;
+    const double f32_s = sec("mlp128x512x256", "jit_const"),
+                 bf16_s = sec("mlp128x512x256_bf16", "jit_const");
+    const double ops = 2.0 * double(q_m) * double(q_k) * double(q_n);
+    std::printf("| %s | %d | %.1f | %s | %.1f | %s | %s | %s | %s | %s |\n", qmlp_name, t,
+                jit * 1e6, cell(onednn * 1e6, "%.1f").c_str(), ops / jit * 1e-9,
+                cell(onednn > 0 ? onednn / jit : 0.0, "%.2fx").c_str(),
+                cell(f32_s * 1e6, "%.1f").c_str(), cell(bf16_s * 1e6, "%.1f").c_str(),
+                cell(f32_s > 0 ? f32_s / jit : 0.0, "%.2fx").c_str(),
+                cell(bf16_s > 0 ? bf16_s / jit : 0.0, "%.2fx").c_str());
+  }
+}
+
+void print_int8_table(const MedianReporter& rep) {
+  std::printf("\n| int8 workload | threads | jit GOPS | jit const-W GOPS | oneDNN GOPS | "
+              "VPDPBUSD peak GOPS | jit %% of peak | jit / oneDNN | const-W / oneDNN | "
+              "words GOPS |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  for (int t : {1, 2}) {
+    const std::string base = name_of(int8_name, t);
+    auto sec = [&](const char* v) { return rep.seconds(base + v); };
+    if (sec("jit") <= 0 && sec("jit_const") <= 0 && sec("onednn") <= 0) continue;
+    const double ops = 2.0 * double(int8_m) * double(int8_k) * double(int8_n);
+    auto gops = [&](const char* v) { return sec(v) > 0 ? ops / sec(v) * 1e-9 : 0.0; };
+    const double peak = peak_gflops(rep, PeakKind::vnni, t);
+    auto vs_onednn = [&](const char* v) { return sec(v) > 0 ? sec("onednn") / sec(v) : 0.0; };
+    std::printf("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", int8_name, t,
+                cell(gops("jit"), "%.1f").c_str(), cell(gops("jit_const"), "%.1f").c_str(),
+                cell(gops("onednn"), "%.1f").c_str(), cell(peak, "%.1f").c_str(),
+                cell(peak > 0 ? 100.0 * gops("jit") / peak : 0.0, "%.0f%%").c_str(),
+                cell(vs_onednn("jit"), "%.2fx").c_str(),
+                cell(vs_onednn("jit_const"), "%.2fx").c_str(),
+                cell(gops("jit_words"), "%.1f").c_str());
+  }
 }
 
 void print_table(const MedianReporter& rep) {
@@ -435,6 +755,8 @@ void print_table(const MedianReporter& rep) {
                   cell(sec("per_layer") / fused, "%.2fx").c_str(),
                   cell(sec("onednn") / fused, "%.2fx").c_str());
     }
+  print_int8_table(rep);
+  print_qmlp_table(rep);
 }
 
 } // namespace

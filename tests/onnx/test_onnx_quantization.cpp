@@ -2,7 +2,8 @@
 // Tests of frontend/onnx_ops_quantization.hpp: QuantizeLinear and DequantizeLinear per tensor
 // and per axis, with known and run-time scales and zero points, at opsets 10 and 13; ONNX's own
 // test vectors; QDQ chains and a QDQ MatMul as Programs (kernels against the reference, bit for
-// bit on the integer outputs); and the import errors.
+// bit on the integer outputs); MatMulInteger (ONNX's vector with run-time zero points, known
+// weights and zero points as one int8 kernel); and the import errors.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -258,4 +259,96 @@ TEST_CASE("onnx quantization errors: zero or infinite scales, shapes that do not
   int_scale.input("x", UINT8, {3}).initializer("s", INT32, {}, {2});
   int_scale.node("DequantizeLinear", {"x", "s"}, {"y"}).output("y", INT32, {3});
   CHECK(error_id([&] { load(int_scale); }) == "snippets.onnx.bad_quantization");
+}
+
+TEST_CASE("onnx MatMulInteger: ONNX's vector with run-time zero points, exactly in i32") {
+  ModelBuilder m(10);
+  m.input("a", UINT8, {4, 3}).input("b", UINT8, {3, 2});
+  m.input("az", UINT8, {}).input("bz", UINT8, {});
+  m.node("MatMulInteger", {"a", "b", "az", "bz"}, {"y"}).output("y", INT32, {4, 2});
+  const auto model = ox::load_from_bytes(m.bytes());
+  const std::vector<Tensor> in{values(u8, {4, 3}, {11, 7, 3, 10, 6, 2, 9, 5, 1, 8, 4, 0}),
+                               values(u8, {3, 2}, {1, 4, 2, 5, 3, 6}), values(u8, {}, {12}),
+                               values(u8, {}, {0})};
+  const std::vector<double> want{-38, -83, -44, -98, -50, -113, -56, -128};
+  const auto ref = snippets::reference::evaluate(model.graph, in);
+  REQUIRE(ref.at(0).type() == ElementType::i32);
+  for (std::size_t i = 0; i < want.size(); ++i) CHECK(ref[0].at(i) == want[i]);
+  const auto got = snippets::Program<>(model.graph).run(in);
+  for (std::size_t i = 0; i < want.size(); ++i) CHECK(got.at(0).at(i) == want[i]);
+}
+
+/// The whole model is one kernel step (the MatMul inside it, not on the reference path).
+bool one_kernel(const ox::Model<>& model) {
+  const snippets::Program<> p(model.graph);
+  return p.steps().size() == 1 && p.steps()[0].kind == StepKind::kernel;
+}
+
+TEST_CASE("onnx MatMulInteger: known weights and zero points are one int8 kernel, bit for bit") {
+  const snippets::Dim M = 9, K = 37, N = 20;
+  std::vector<double> a(static_cast<std::size_t>(M * K)), w(static_cast<std::size_t>(K * N));
+  std::vector<double> zb(static_cast<std::size_t>(N));
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = double(i * 53 % 256);
+  for (std::size_t j = 0; j < zb.size(); ++j) zb[j] = double(100 + j * 3);
+  SUBCASE("u8 activations less a zero point, i8 weights") {
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = double(int(i * 29 % 256) - 128);
+    ModelBuilder m;
+    m.input("a", UINT8, {M, K}).initializer("az", UINT8, {}, {131});
+    m.initializer("w", INT8, {K, N}, w);
+    m.node("MatMulInteger", {"a", "w", "az"}, {"y"}).output("y", INT32, {M, N});
+    const auto model = ox::load_from_bytes(m.bytes());
+    CHECK(count_ops(model.graph, "MatMul") == 1);
+    CHECK(count_ops(model.graph, "Subtract") == 0); // the zero point is the MatMul's
+    CHECK(one_kernel(model));
+    CHECK(run_and_check(model, {values(u8, {M, K}, a)}) == 1);
+  }
+  SUBCASE("u8 weights less a zero point per column, folded into i8 weights") {
+    for (std::size_t i = 0; i < w.size(); ++i) // within 100 of their column's zero point
+      w[i] = zb[i % std::size_t(N)] + double(int(i * 41 % 201) - 100);
+    ModelBuilder m;
+    m.input("a", UINT8, {M, K}).initializer("w", UINT8, {K, N}, w);
+    m.initializer("az", UINT8, {}, {7}).initializer("wz", UINT8, {N}, zb);
+    m.node("MatMulInteger", {"a", "w", "az", "wz"}, {"y"});
+    m.node("Cast", {"y"}, {"f"}, {{"to", std::int64_t{FLOAT}}}).output("f", FLOAT, {M, N});
+    const auto model = ox::load_from_bytes(m.bytes());
+    CHECK(count_ops(model.graph, "MatMul") == 1);
+    CHECK(one_kernel(model));
+    CHECK(run_and_check(model, {values(u8, {M, K}, a)}) == 1);
+  }
+}
+
+TEST_CASE("onnx MatMulInteger: dequantize, bias, relu and QuantizeLinear after it are one kernel "
+          "storing u8") {
+  const snippets::Dim M = 13, K = 70, N = 33;
+  std::vector<double> a(static_cast<std::size_t>(M * K)), w(static_cast<std::size_t>(K * N));
+  std::vector<double> bias(static_cast<std::size_t>(N));
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = double(i * 53 % 256);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = double(int(i * 29 % 256) - 128);
+  for (std::size_t j = 0; j < bias.size(); ++j) bias[j] = double(int(j * 7 % 11) - 5) / 4;
+  ModelBuilder m;
+  m.input("a", UINT8, {M, K}).initializer("az", UINT8, {}, {128});
+  m.initializer("w", INT8, {K, N}, w).initializer("s", FLOAT, {}, {0x1p-12});
+  m.initializer("b", FLOAT, {N}, bias);
+  m.initializer("qs", FLOAT, {}, {0.125}).initializer("qz", UINT8, {}, {9});
+  m.node("MatMulInteger", {"a", "w", "az"}, {"acc"});
+  m.node("Cast", {"acc"}, {"f"}, {{"to", std::int64_t{FLOAT}}});
+  m.node("Mul", {"f", "s"}, {"fs"}).node("Add", {"fs", "b"}, {"fb"});
+  m.node("Relu", {"fb"}, {"r"}).node("QuantizeLinear", {"r", "qs", "qz"}, {"q"});
+  m.output("q", UINT8, {M, N});
+  const auto model = ox::load_from_bytes(m.bytes());
+  CHECK(one_kernel(model));
+  CHECK(run_and_check(model, {values(u8, {M, K}, a)}) == 1);
+}
+
+TEST_CASE("onnx MatMulInteger errors: zero points of other shapes, float operands") {
+  auto load = [](ModelBuilder& m) { (void)ox::load_from_bytes(m.bytes()); };
+  ModelBuilder rows;
+  rows.input("a", UINT8, {4, 3}).input("b", INT8, {3, 2});
+  rows.initializer("az", UINT8, {2}, {1, 2}); // 4 rows
+  rows.node("MatMulInteger", {"a", "b", "az"}, {"y"}).output("y", INT32, {4, 2});
+  CHECK(error_id([&] { load(rows); }) == "snippets.onnx.bad_quantization");
+  ModelBuilder floats;
+  floats.input("a", FLOAT, {4, 3}).input("b", INT8, {3, 2});
+  floats.node("MatMulInteger", {"a", "b"}, {"y"}).output("y", INT32, {4, 2});
+  CHECK(error_id([&] { load(floats); }) == "snippets.onnx.unsupported_type");
 }

@@ -42,6 +42,8 @@ Lowered<T> lower_canonical(const ir::Graph<T>& body, typename T::Variant isa,
   ir::LinearIR<T> lir = passes::convert_to_linear_ir(body);
   lir.native_bf16 = opt.native_bf16 && backend_native_bf16<T>(isa);
   lir.kept_bits = opt.accuracy == Accuracy::relaxed ? 17 : 24;
+  lir.int8_products = backend_int8_products<T>(isa);
+  lir.int8_dot = opt.native_int8 && backend_int8_dot<T>(isa);
   const RegisterModel regs = T::registers(isa);
   passes::PassContext<T> ctx;
   ctx.verify = opt.verify;

@@ -118,6 +118,7 @@ template <class T> const std::map<std::string, OpConverter<T>, std::less<>>& op_
       {"MeanVarianceNormalization", C{convert_mean_variance_normalization<T>}},
       // quantization (onnx_ops_quantization.hpp)
       {"QuantizeLinear", C{convert_quantize_linear<T>}},
+      {"MatMulInteger", C{convert_matmul_integer<T>}},
       {"DequantizeLinear", C{convert_dequantize_linear<T>, h::dequantize_linear<T>}},
       // values known at load time
       {"Constant", C{convert_constant<T>}},

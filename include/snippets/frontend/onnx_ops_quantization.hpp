@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// snippets/frontend/onnx_ops_quantization.hpp: ONNX QuantizeLinear and DequantizeLinear.
+// snippets/frontend/onnx_ops_quantization.hpp: ONNX QuantizeLinear, DequantizeLinear and
+// MatMulInteger (convert_matmul_integer).
 //
 //  - QuantizeLinear(x, y_scale, y_zero_point) becomes ir::Quantize: saturate(round(x / y_scale)
 //    + y_zero_point) as the zero point's type (u8 or i8; u8 without one), with the quotient in
@@ -94,6 +95,13 @@ template <class T> ElementType zero_point_type(NodeContext<T>& c) {
   return t;
 }
 
+/// The element type of input `i`, known or not.
+template <class T> ElementType operand_type(NodeContext<T>& c, std::size_t i) {
+  const HostTensor* h = c.host(i);
+  return h ? require_element_type(h->dtype, c.who() + ": input " + std::to_string(i))
+           : c.type(c.in(i)).type;
+}
+
 template <class T> ElementType scale_type(NodeContext<T>& c) {
   const HostTensor* h = c.host(1);
   const ElementType t =
@@ -128,6 +136,71 @@ template <class T> void convert_dequantize_linear(NodeContext<T>& c) {
                                              [](double v) { return v == 0; });
   if (c.has_in(2) && !zero_is_0) y = c.op(ir::Subtract{}, {y, quantization_operand(c, 2, q, f)});
   c.set_out(0, c.op(ir::Multiply{}, {y, quantization_operand(c, 1, q, f)}));
+}
+
+/// MatMulInteger(A, B, a_zero_point, b_zero_point): (A - a_zero_point)(B - b_zero_point) summed
+/// exactly into int32, A and B u8 or i8. When A's zero point is one known value and B's is
+/// zero, or B and its zero point (per tensor or per column) are known and B less it fits int8,
+/// it is the IR's integer MatMul, which kernels compute (u8/i8 A by i8 B): A's zero point is
+/// MatMul::a_zero_point, B's is subtracted while loading. Otherwise (zero points computed at
+/// run time, per row of A, B's on a run-time B) the same exact value is a MatMul of i32
+/// operands less their zero points, which the reference interpreter computes. A zero point
+/// shaped neither as one value nor as one per row (A) or column (B):
+/// [snippets.onnx.bad_quantization].
+template <class T> void convert_matmul_integer(NodeContext<T>& c) {
+  const ir::Value a = c.in(0);
+  const ElementType a_type = c.type(a).type, b_type = operand_type(c, 1);
+  for (const ElementType t : {a_type, b_type})
+    if (!is_byte_integer(t))
+      raise("snippets.onnx.unsupported_type", c.who() + " multiplies " + std::string(to_string(t)) +
+                                                  "; MatMulInteger takes uint8 or int8");
+  const Shape sa = static_shape(c, a), sb = operand_shape(c, 1);
+  const Dim m = sa.rank() >= 2 ? sa[sa.rank() - 2] : 1, n = sb.rank() >= 2 ? sb[sb.rank() - 1] : 1;
+  // zero points: one value, or (a 1-D vector) one per row of A / column of B
+  auto zero_count = [&](std::size_t i, Dim per, const char* which) -> Dim {
+    if (!c.has_in(i)) return 0;
+    const Shape z = operand_shape(c, i);
+    if (z.element_count() == 1) return 1;
+    if (z.rank() == 1 && z[0] == per) return per;
+    raise("snippets.onnx.bad_quantization",
+          c.who() + ": " + which + " " + z.to_string() + " is neither one value nor one per " +
+              (i == 2 ? "row of A " : "column of B ") + (i == 2 ? sa : sb).to_string());
+  };
+  const Dim za_count = zero_count(2, m, "a_zero_point"),
+            zb_count = zero_count(3, n, "b_zero_point");
+  const HostTensor *za = c.host(2), *zb = c.host(3), *hb = c.host(1);
+  auto all_equal = [](const HostTensor* h, double v) {
+    return std::all_of(h->values.begin(), h->values.end(), [&](double x) { return x == v; });
+  };
+  const bool za_one = !c.has_in(2) || (za && (za->values.empty() || all_equal(za, za->values[0])));
+  const bool zb_zero = !c.has_in(3) || (zb && all_equal(zb, 0));
+  std::optional<std::vector<double>> b_less; // known B less its zero point, when it fits i8
+  if (hb && (zb_zero || zb)) {
+    std::vector<double> v = hb->values.empty() ? std::vector<double>{0} : hb->values;
+    for (std::size_t i = 0; i < v.size() && !zb_zero; ++i)
+      v[i] -= zb->values[zb_count == 1 ? 0 : i % std::size_t(n)];
+    if (std::all_of(v.begin(), v.end(), [](double x) { return round_to(ElementType::i8, x) == x; }))
+      b_less = std::move(v);
+  }
+  if (za_one && (b_less || (zb_zero && b_type == ElementType::i8))) { // the integer MatMul
+    const auto a_zero = static_cast<std::int32_t>(za && !za->values.empty() ? za->values[0] : 0);
+    const ir::Value b =
+        b_less ? c.g().constant(ElementType::i8, sb, std::move(*b_less), c.node().input(1))
+               : c.in(1);
+    c.set_out(0, c.op(ir::MatMul{false, false, a_zero}, {a, b}));
+    return;
+  }
+  // otherwise exactly, in i32 (the reference's)
+  constexpr ElementType i32 = ElementType::i32;
+  auto less_zero = [&](ir::Value x, std::size_t i, Dim count) {
+    x = c.op(ir::Convert{i32}, {x});
+    if (!c.has_in(i)) return x;
+    ir::Value z = c.op(ir::Convert{i32}, {c.in(i)});
+    const Dim rows[] = {count, 1};
+    if (i == 2 && count > 1) z = reshape_to<T>(c, z, rows); // one per row
+    return c.op(ir::Subtract{}, {x, z});
+  };
+  c.set_out(0, c.op(ir::MatMul{}, {less_zero(a, 2, za_count), less_zero(c.in(1), 3, zb_count)}));
 }
 
 namespace host {

@@ -64,6 +64,10 @@ constexpr bool is_float(ElementType t) {
 constexpr bool is_integer(ElementType t) {
   return t == ElementType::i32 || t == ElementType::i8 || t == ElementType::u8;
 }
+/// i8 or u8: the operands of an integer MatMul.
+constexpr bool is_byte_integer(ElementType t) {
+  return t == ElementType::i8 || t == ElementType::u8;
+}
 
 namespace detail {
 

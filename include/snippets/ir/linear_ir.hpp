@@ -355,6 +355,11 @@ public:
   /// Significand bits an approximation must give the values it computes (CompileOptions::
   /// accuracy): 24 for the standard tier, 17 for the relaxed one (targets may give more).
   int kept_bits = 24;
+  /// The target multiplies u8/i8 operands into int32 sums; false: LowerBrgemm refuses integer
+  /// products. `int8_dot`: as bytes, four depths at once (BrgemmShape::quads); otherwise as
+  /// 16-bit words, two depths at once (BrgemmShape::words).
+  bool int8_products = false;
+  bool int8_dot = false;
 
 private:
   ExprList exprs_;

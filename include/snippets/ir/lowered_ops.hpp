@@ -88,10 +88,28 @@ struct BrgemmShape {
   int m_r = 1, n_r = 1, lanes = 16;
   ElementType a_type = ElementType::f32, b_type = ElementType::f32;
   bool pairs = false;
+  /// u8/i8 operands multiplied as bytes into int32 sums (VPDPBUSD): a panel row holds four
+  /// depths of each column as the bytes of a dword (zero past K). VPDPBUSD reads A unsigned,
+  /// so an i8 A is read as A + 128; that and A's zero point (MatMul::a_zero_point) make the
+  /// panel's last row, int32s -a_offset() times the column's sum over B, that the sums start
+  /// from (compensated()).
+  bool quads = false;
+  /// u8/i8 operands multiplied as 16-bit words into int32 sums (VPMADDWD, where the target has
+  /// no byte dot products): a panel row holds two depths of each column as the words of a
+  /// dword (B sign-extended, zero past K), A is read as it is (zero- or sign-extended).
+  bool words = false;
+  std::int32_t a_zero = 0;
   std::int64_t panel_width() const { return std::int64_t{n_r} * lanes; }
   std::int64_t panels() const { return (n + panel_width() - 1) / panel_width(); }
-  /// Rows of a panel: one per depth, or one per pair of depths.
-  std::int64_t panel_rows() const { return pairs ? (k + 1) / 2 : k; }
+  /// What the kernel's A exceeds (A - a_zero) by: 128 for an i8 A, plus the zero point.
+  std::int32_t a_offset() const { return (quads && a_type == ElementType::i8 ? 128 : 0) + a_zero; }
+  bool compensated() const { return (quads || words) && a_offset() != 0; }
+  /// Depths per panel row: 4 (quads), 2 (bf16 pairs, words) or 1.
+  int depths_per_row() const { return quads ? 4 : pairs || words ? 2 : 1; }
+  /// Panel rows of B's depths: one per depth, pair of depths or group of four.
+  std::int64_t depth_rows() const { return (k + depths_per_row() - 1) / depths_per_row(); }
+  /// Rows of a panel: the depths', then the compensation row.
+  std::int64_t panel_rows() const { return depth_rows() + (compensated() ? 1 : 0); }
   /// 4-byte words of the packed B.
   std::int64_t packed_elements() const { return panels() * panel_rows() * panel_width(); }
   bool operator==(const BrgemmShape&) const = default;
@@ -101,7 +119,7 @@ struct BrgemmShape {
 /// `a_offset` elements) with all of B, and then the `epilogue` expressions that follow it in
 /// the LIR (elementwise ops on the product and Stores of their results), computed on the
 /// accumulator registers. `b_packed`: B's panels, packed at compile time (constant weights;
-/// 4-byte words: f32, or bf16 pairs);
+/// 4-byte words: f32, bf16 pairs, or quads of bytes);
 /// otherwise input 1 is the BrgemmCopyB that packed them into scratch (data pointer
 /// `b_pointer`, `b_offset` elements on). `row_scales` >= 0: row r of the product is first
 /// multiplied by the element at `row_scales` + r from A's data pointer (a SoftmaxRows left

@@ -415,12 +415,16 @@ struct Quantize {
   bool operator==(const Quantize&) const = default;
 };
 /// NUMPY matmul (batch dims broadcast; rank-1 operands are promoted and the added dim dropped);
-/// the transposes swap the last two dims of a rank >= 2 operand.
+/// the transposes swap the last two dims of a rank >= 2 operand. Operands of one type give a
+/// product of that type; i8 and u8 operands (in any mix) give the exact sum as i32 (ONNX
+/// MatMulInteger). `a_zero_point` is subtracted from A's values first (MatMulInteger's
+/// per-tensor a_zero_point; kernels take it on integer products only).
 struct MatMul {
   static constexpr std::string_view name = "MatMul";
   static constexpr OpCategory category = OpCategory::special;
   static constexpr bool float_only = false;
   bool transpose_a = false, transpose_b = false;
+  std::int32_t a_zero_point = 0;
   bool operator==(const MatMul&) const = default;
 };
 /// An op the framework cannot fuse, with declared outputs, so whole models can be described.

@@ -100,6 +100,7 @@ template <class T> std::string format_attributes(const Op<T>& op) {
         } else if constexpr (std::is_same_v<Tag, MatMul>) {
           os << "transpose_a=" << format_bool(tag.transpose_a)
              << ", transpose_b=" << format_bool(tag.transpose_b);
+          if (tag.a_zero_point != 0) os << ", a_zero_point=" << tag.a_zero_point;
         } else if constexpr (std::is_same_v<Tag, Opaque>) {
           os << "type_name=" << tag.type_name;
         } else if constexpr (std::is_same_v<Tag, Subgraph<T>>) {

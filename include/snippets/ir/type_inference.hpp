@@ -326,6 +326,9 @@ std::vector<TensorType> infer_types_unchecked(const Op<T>& op, std::span<const T
           return {{in[0].type, Shape(std::move(dims))}};
         } else if constexpr (std::is_same_v<Tag, MatMul>) {
           detail::check_arity(in, 2, who);
+          // an integer product: i8 and u8 operands in any mix, summed exactly into i32
+          if (in.size() == 2 && is_byte_integer(in[0].type) && is_byte_integer(in[1].type))
+            return {{ElementType::i32, detail::matmul(in[0].shape, in[1].shape, tag, who)}};
           detail::check_same_type(in, who);
           detail::check_not_boolean(in[0], who);
           return {{in[0].type, detail::matmul(in[0].shape, in[1].shape, tag, who)}};

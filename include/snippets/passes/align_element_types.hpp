@@ -12,6 +12,9 @@
 //    most 8 bits give results f32 holds exactly (or that truncate to the same integer), so the
 //    Convert applies the integer semantics of ir/op_tags.hpp. Other ops (Power) keep their
 //    integer inputs, and compile() rejects them;
+//  - a MatMul of i8/u8 operands (an i32 product) multiplies their f32 values and is followed
+//    by Convert(i32): the kernel still reads the bytes (LowerBrgemm takes the operand types
+//    from the kernel's arguments) and sums them exactly in int32;
 //  - a Result whose type was narrowed gets a Convert back to it.
 // i32 values are left alone: f32 does not hold every i32, so integer arithmetic on i32 stays
 // outside kernels, and an i32 input needs an explicit Convert. Boolean values are left alone,
@@ -97,6 +100,12 @@ struct AlignElementTypes {
             if (!widened(n.outputs[0].type) || only_results(body, n)) return std::nullopt;
             return std::vector{widen(out.make(n.op, in, n.name)[0])};
           }
+          // an integer product: computed on the f32 values of its bytes (exact in the
+          // reference's double; LowerBrgemm multiplies the bytes themselves in int32), its i32
+          // value formed by a Convert
+          if (ir::is<ir::MatMul>(n.op) && n.outputs[0].type == ElementType::i32)
+            return out.make(ir::Convert{ElementType::i32}, {out.make(n.op, in, n.name)[0]},
+                            n.name + "/i32");
           // an op on i8/u8 values
           bool on_small_int = n.outputs.size() == 1 && small_int(n.outputs[0].type);
           for (const ir::Output& o : n.inputs) on_small_int |= small_int(body.type(o).type);

@@ -7,7 +7,8 @@
 //  - ProductStrides: where an epilogue tensor's elements are, per row and per column;
 //  - EpiloguePlan: the vector temporaries an epilogue needs beside the accumulators;
 //  - choose_tile() / block_rows(): the register tile and the rows per Brgemm;
-//  - pack_b(): constant weights in the panel layout (f32 or bf16 pairs), at compile time.
+//  - pack_b(): constant weights in the panel layout (f32, bf16 pairs or quads of bytes), at
+//    compile time.
 #pragma once
 
 #include <algorithm>
@@ -33,13 +34,14 @@ struct ProductStrides {
 };
 
 /// The extents and strides of `mm` reading A and B through these ports (shapes right-aligned
-/// to the product's rank), of types `a_type` and `b_type` (f32 or bf16). `lanes`: elements per
-/// vector register; `pairs`: VDPBF16PS is there. Two bf16 operands are multiplied in pairs of
-/// depths when A's depths are contiguous and B's pairs can be packed (rows contiguous, or
+/// to the product's rank), of types `a_type` and `b_type` (f32 or bf16; u8 or i8: quads). `lanes`:
+/// elements per vector register; `pairs`: VDPBF16PS is there (`byte_dot`: u8/i8 operands are
+/// multiplied as bytes, quads, else as 16-bit words). Two bf16 operands are multiplied in
+/// pairs of depths when A's depths are contiguous and B's pairs can be packed (rows contiguous, or
 /// columns contiguous with an even depth and column stride, read as dwords).
 inline ir::BrgemmShape brgemm_shape(const ir::MatMul& mm, const ir::PortDescriptor& a,
                                     const ir::PortDescriptor& b, int lanes, ElementType a_type,
-                                    ElementType b_type, bool pairs) {
+                                    ElementType b_type, bool pairs, bool byte_dot = true) {
   const std::size_t R = a.shape.size();
   const std::size_t a_row = mm.transpose_a ? R - 1 : R - 2, a_depth = R + R - 3 - a_row;
   const std::size_t b_depth = mm.transpose_b ? R - 1 : R - 2, b_col = R + R - 3 - b_depth;
@@ -58,6 +60,10 @@ inline ir::BrgemmShape brgemm_shape(const ir::MatMul& mm, const ir::PortDescript
   const bool bf16 = a_type == ElementType::bf16 && b_type == ElementType::bf16;
   const bool b_pairs = s.b_col == 1 || (s.b_depth == 1 && s.k % 2 == 0 && s.b_col % 2 == 0);
   s.pairs = pairs && bf16 && s.a_depth == 1 && b_pairs;
+  const bool integer = is_byte_integer(a_type) && is_byte_integer(b_type);
+  s.quads = integer && byte_dot;
+  s.words = integer && !byte_dot;
+  s.a_zero = mm.a_zero_point;
   return s;
 }
 
@@ -115,8 +121,10 @@ void choose_tile(ir::BrgemmShape& s, Dim M, const ir::Expression<T>& mm,
   s.n_r = std::min(cfg.vector_registers >= 32 ? 4 : 2, vectors);
   const int temps = EpiloguePlan<T>(mm, epilogue).peak;
   const int for_epilogue = cfg.vector_registers - cfg.reserved_vector_registers - temps;
+  const int loop_temps = s.words ? 2 : 1; // A's broadcast, and the products of words
   for (s.m_r = static_cast<int>(std::min<Dim>(6, M)); s.m_r > 1; --s.m_r)
-    if (s.m_r * s.n_r + s.n_r + 1 <= cfg.vector_registers && s.m_r * s.n_r <= for_epilogue) break;
+    if (s.m_r * s.n_r + s.n_r + loop_temps <= cfg.vector_registers && s.m_r * s.n_r <= for_epilogue)
+      break;
   if (s.m_r * s.n_r > for_epilogue)
     raise("snippets.compile.register_pressure",
           "the epilogue of MatMul '" + mm.name + "' needs " + std::to_string(temps) +
@@ -136,24 +144,45 @@ inline std::int64_t block_rows(int m_r, Dim M, std::int64_t row_bytes, bool para
   return std::min<std::int64_t>(rows, M);
 }
 
-/// B (planar values of a [K, N] or transposed [N, K] constant) in the panels of `s` (f32, or
-/// bf16 pairs bit-cast into the 4-byte words).
+/// B (planar values of a [K, N] or transposed [N, K] constant) in the panels of `s` (f32,
+/// bf16 pairs or quads of bytes bit-cast into the 4-byte words, and the compensation row).
 inline std::shared_ptr<const std::vector<float>> pack_b(const std::vector<double>& values,
                                                         const ir::BrgemmShape& s) {
   auto out = std::make_shared<std::vector<float>>(std::size_t(s.packed_elements()), 0.0f);
-  const std::int64_t w = s.panel_width(), rows = s.panel_rows();
+  const std::int64_t w = s.panel_width(), rows = s.panel_rows(), depths = s.depth_rows();
   auto value = [&](std::int64_t k, std::int64_t col) {
     if (k >= s.k) return 0.0;
     return values.size() == 1 ? values[0] : values[std::size_t(k * s.b_depth + col * s.b_col)];
+  };
+  auto quad = [&](std::int64_t r, std::int64_t col) { // the bytes of depths 4r .. 4r + 3
+    std::uint32_t bits = 0;
+    for (int i = 0; i < 4; ++i)
+      bits |= std::uint32_t(std::uint8_t(std::int8_t(value(4 * r + i, col)))) << (8 * i);
+    return bits;
+  };
+  auto word_pair = [&](std::int64_t r, std::int64_t col) { // the words of depths 2r, 2r + 1
+    return std::uint32_t(std::uint16_t(std::int16_t(value(2 * r, col)))) |
+           std::uint32_t(std::uint16_t(std::int16_t(value(2 * r + 1, col)))) << 16;
+  };
+  auto compensation = [&](std::int64_t col) { // -a_offset x the column's sum (BrgemmShape)
+    std::uint32_t sum = 0;                    // modulo 2^32, as the kernel's sums
+    for (std::int64_t k = 0; k < s.k; ++k)
+      sum += static_cast<std::uint32_t>(static_cast<std::int32_t>(value(k, col)));
+    return std::uint32_t(0) - static_cast<std::uint32_t>(s.a_offset()) * sum;
   };
   for (std::int64_t p = 0; p < s.panels(); ++p)
     for (std::int64_t r = 0; r < rows; ++r)
       for (std::int64_t c = 0; c < w && p * w + c < s.n; ++c) {
         const std::int64_t col = p * w + c;
-        (*out)[std::size_t((p * rows + r) * w + c)] =
-            s.pairs ? std::bit_cast<float>(std::uint32_t{bf16_bits(value(2 * r, col))} |
-                                           std::uint32_t{bf16_bits(value(2 * r + 1, col))} << 16)
-                    : static_cast<float>(value(r, col));
+        float& word = (*out)[std::size_t((p * rows + r) * w + c)];
+        if (s.quads || s.words)
+          word = std::bit_cast<float>(r < depths ? (s.quads ? quad(r, col) : word_pair(r, col))
+                                                 : compensation(col));
+        else if (s.pairs)
+          word = std::bit_cast<float>(std::uint32_t{bf16_bits(value(2 * r, col))} |
+                                      std::uint32_t{bf16_bits(value(2 * r + 1, col))} << 16);
+        else
+          word = static_cast<float>(value(r, col));
       }
   return out;
 }

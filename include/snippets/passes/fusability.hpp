@@ -39,10 +39,10 @@
 //  - ReduceMean, ReduceSumSquare, ReduceL1 and ReduceL2 become a ReduceSum and elementwise ops
 //    (DecomposeCompositeReductions): in the model they count as such a reduction when T fuses
 //    them (its traits say so); in the body one left was not decomposed;
-//  - a MatMul becomes a Brgemm (LowerBrgemm): in the model it multiplies f32 or bf16 operands
-//    of rank >= 2 and T's attribute hook is not asked (compile()'s LowerBrgemm names a
-//    MatMul it cannot compute: [snippets.compile.unsupported_matmul]); in the body it is an
-//    op like the others.
+//  - a MatMul becomes a Brgemm (LowerBrgemm): in the model it multiplies f32 or bf16 operands,
+//    or u8/i8 A by i8 B (integer_product_types), of rank >= 2 and T's attribute hook is not asked
+//    (compile()'s LowerBrgemm names a MatMul it cannot compute:
+//    [snippets.compile.unsupported_matmul]); in the body it is an op like the others.
 // Not here, because they concern a whole body or Subgraph rather than one node: the number of
 // inputs and outputs, the kernel's input and output types, dynamic shapes (the tokenizer forms
 // static Subgraphs only; compile() takes dynamic elementwise bodies), i32 inputs, empty values
@@ -124,13 +124,14 @@ std::optional<Unfusable> op_fusability(const ir::Graph<T>& g, const ir::Node<T>&
     return Unfusable{"snippets.compile.unsupported_op",
                      n.describe() + " is not decomposed into ops a kernel computes; keep "
                                     "DecomposeQuantization in the data-flow pipeline"};
-  if (model && ir::is<ir::MatMul>(n.op)) { // a Brgemm: f32 or bf16 operands of rank >= 2
+  if (model && ir::is<ir::MatMul>(n.op)) { // a Brgemm: f32, bf16 or int8 operands, rank >= 2
+    const bool integer = integer_product_types(g.type(n.inputs[0]).type, g.type(n.inputs[1]).type);
     for (const ir::Output& o : n.inputs)
-      if (!product_type(g.type(o).type) || g.type(o).shape.rank() < 2)
+      if ((!integer && !product_type(g.type(o).type)) || g.type(o).shape.rank() < 2)
         return Unfusable{"snippets.compile.unsupported_type",
                          n.describe() + " reads " + g.type(o).to_string() +
-                             "; kernels multiply f32 or bf16 matrices of rank 2 or more "
-                             "(convert or reshape outside the subgraph)"};
+                             "; kernels multiply f32 or bf16 matrices, or u8/i8 by i8, of rank 2 "
+                             "or more (convert or reshape outside the subgraph)"};
     if (!T::template fusable<ir::MatMul>) return unfusable_op(n);
     return std::nullopt;
   }
@@ -200,6 +201,9 @@ std::optional<Unfusable> type_fusability(const ir::Graph<T>& g, const ir::Node<T
     return std::nullopt;
   }
   if (ir::is<ir::Quantize>(n.op)) return std::nullopt; // floats in, a Convert's i8 or u8 out
+  if (ir::is<ir::MatMul>(n.op) && // bytes in, exact int32 sums out (op_fusability checked them)
+      integer_product_types(g.type(n.inputs[0]).type, g.type(n.inputs[1]).type))
+    return std::nullopt;
   if (convert) { // a kernel holds an i32 as the f32 nearest to it (exact up to 2^24)
     if (convert->to == ElementType::i32 || convert->to == ElementType::bf16)
       for (const ir::Output& o : n.inputs)

@@ -220,10 +220,11 @@ private:
     for (const Stage<T>& s : f.stages)
       for (const E* x : {&s.mm->input_expr(0), s.b})
         if (x->data_index < lir.num_inputs && std::holds_alternative<ir::Parameter>(x->op) &&
-            !product_type(lir.arg_types.at(x->data_index)))
+            !product_type(lir.arg_types.at(x->data_index)) &&
+            !is_byte_integer(lir.arg_types.at(x->data_index)))
           fail(*s.mm, "reads '" + x->name + "' as " +
                           std::string(to_string(lir.arg_types.at(x->data_index))) +
-                          "; a MatMul multiplies f32 or bf16 (convert outside)");
+                          "; a MatMul multiplies f32, bf16, u8 or i8 (convert outside)");
     for (std::size_t i = 0; i < lir.num_inputs; ++i)
       if (lir.arg_types.at(i) == ElementType::boolean)
         fail(*mm1, "is in a kernel with a boolean input; its epilogue reads numbers only");
@@ -268,12 +269,19 @@ private:
     return s;
   }
 
-  /// The type a product reads `x` as: its argument's, or bf16 for a constant whose values all
-  /// are bf16 when A is bf16 (weights given as bf16, then widened by AlignElementTypes).
+  /// The type a product reads `x` as: its argument's, or for a constant the narrowest type
+  /// of A's kind that holds its values: bf16 when A is bf16, i8 or u8 when A is i8 or u8
+  /// (weights given in those types, then widened by AlignElementTypes).
   template <class T>
   static ElementType operand_type(const ir::LinearIR<T>& lir, const ir::Expression<T>& x,
                                   ElementType a_type) {
-    if (const auto* c = std::get_if<ir::Constant>(&x.op)) {
+    const auto* c = std::get_if<ir::Constant>(&x.op);
+    if (c && is_byte_integer(a_type)) // i8 or u8 weights, widened by AlignElementTypes
+      for (const ElementType t : {ElementType::i8, ElementType::u8})
+        if (std::all_of(c->values.begin(), c->values.end(),
+                        [&](double v) { return round_to(t, v) == v; }))
+          return t;
+    if (c) {
       const bool bf16 = std::all_of(c->values.begin(), c->values.end(),
                                     [](double v) { return round_to(ElementType::bf16, v) == v; });
       return bf16 && a_type == ElementType::bf16 ? ElementType::bf16 : ElementType::f32;
@@ -333,6 +341,7 @@ private:
   template <class T> static void build(ir::LinearIR<T>& lir, PassContext<T>& ctx, Form<T>& f) {
     Plan<T> p = plan(lir, f);           // the domain, M, the batch dims
     choose_shapes(p, ctx.config.lanes); // each product's BrgemmShape
+    check_integer_products(p);          // what the int8 path computes
     choose_tiles(p, ctx.config);        // register tiles, scratch for packed Bs
     choose_block_rows(p);               // m_blk
     if (!f.softmax.ops.empty())         // rows between two products go to scratch:
@@ -379,8 +388,9 @@ private:
     Stage<T>& s1 = p.f.stages.front();
     const ir::Expression<T>& a = s1.mm->input_expr(0);
     const ElementType a_type = operand_type(lir, a, ElementType::f32);
-    s1.shape = brgemm_shape(std::get<ir::MatMul>(s1.mm->op), a.out_desc(0), s1.b->out_desc(0),
-                            lanes, a_type, operand_type(lir, *s1.b, a_type), lir.native_bf16);
+    s1.shape =
+        brgemm_shape(std::get<ir::MatMul>(s1.mm->op), a.out_desc(0), s1.b->out_desc(0), lanes,
+                     a_type, operand_type(lir, *s1.b, a_type), lir.native_bf16, lir.int8_dot);
     for (std::size_t i = 1; i < p.f.stages.size(); ++i) { // A: rows of f32 in scratch
       Stage<T>& s = p.f.stages[i];
       s.shape =
@@ -389,6 +399,48 @@ private:
                        ElementType::f32, operand_type(lir, *s.b, ElementType::f32), false);
     }
   }
+
+  /// Integer products (BrgemmShape::quads or words): u8 or i8 A (less a zero point of its type)
+  /// times i8 B, on a target that has them, A's depths contiguous, sums that fit int32, the only
+  /// product of the kernel, and a B packed in the kernel read along its rows.
+  template <class T> static void check_integer_products(const Plan<T>& p) {
+    for (const Stage<T>& s : p.f.stages) {
+      const ir::BrgemmShape& sh = s.shape;
+      if (is_byte_integer(sh.a_type) != is_byte_integer(sh.b_type))
+        fail(*s.mm, "multiplies " + std::string(to_string(sh.a_type)) + " by " +
+                        std::string(to_string(sh.b_type)) +
+                        "; an integer product reads i8 or u8 on both sides (convert outside)");
+      if (!sh.quads && !sh.words) {
+        if (sh.a_zero != 0)
+          fail(*s.mm, "has an A zero point, which only integer products (u8/i8) take");
+        continue;
+      }
+      if (!p.lir.int8_products)
+        fail(*s.mm, "multiplies u8/i8 operands, and this target has no int8 products "
+                    "(docs/matmul.md, int8); convert them to f32 outside");
+      if (sh.b_type != ElementType::i8)
+        fail(*s.mm, "reads its B as u8; int8 products multiply u8 or i8 A by i8 B (give B as "
+                    "i8, or convert both to f32 outside)");
+      if (round_to(sh.a_type, sh.a_zero) != sh.a_zero)
+        fail(*s.mm, "has the A zero point " + std::to_string(sh.a_zero) + ", which A's type " +
+                        std::string(to_string(sh.a_type)) + " does not hold");
+      if (sh.a_depth != 1)
+        fail(*s.mm, "reads a u8/i8 A along strided depths (transposed); pass A planar");
+      if (sh.k > max_integer_depth)
+        fail(*s.mm, "sums " + std::to_string(sh.k) +
+                        " products of bytes, which may overflow "
+                        "int32 past K = " +
+                        std::to_string(max_integer_depth) + "; split the depth");
+      if (p.f.stages.size() > 1 || !p.f.softmax.ops.empty())
+        fail(*s.mm, "is an integer product in a chain or attention; an int8 product is the only "
+                    "product of its kernel: split the subgraph");
+      if (!std::holds_alternative<ir::Constant>(s.b->op) && sh.b_col != 1)
+        fail(*s.mm, "reads an i8 B input along its columns; pass B planar [K, N] (or give "
+                    "constant weights, packed at compile time in any layout)");
+    }
+  }
+  /// The deepest integer product whose sums fit int32: 255 x 128 x K < 2^31.
+  static constexpr std::int64_t max_integer_depth = 65793;
 
   /// Each product's register tile, which fixes its B panels: scratch for a B packed in the
   /// kernel; a constant B (packed at compile time) must be one matrix.

@@ -29,6 +29,12 @@ namespace snippets::passes {
 /// of these types only).
 inline bool product_type(ElementType t) { return t == ElementType::f32 || t == ElementType::bf16; }
 
+/// The operands of an integer product (an i32 sum of products of bytes) that kernels compute:
+/// u8 or i8 A, i8 B (LowerBrgemm names what it refuses besides).
+inline bool integer_product_types(ElementType a, ElementType b) {
+  return is_byte_integer(a) && b == ElementType::i8;
+}
+
 /// The rules of the form (see the file comment), as the tokenizer and LowerBrgemm ask them.
 struct MatMulForm {
   /// The stage of a value computed from inputs alone.

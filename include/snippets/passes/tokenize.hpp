@@ -27,10 +27,12 @@
 //    (backend_io_type_supported<T>); ops compute on f32, f16, bf16, i8, u8 or boolean values
 //    (AlignElementTypes computes the narrow ones in f32 and keeps their rounding), and i32
 //    values only go through a Convert (not to i32 or bf16: a kernel reads i32 as f32);
-//  - a MatMul (f32 or bf16, operands of rank >= 2) starts its own Subgraph: its
-//    operands come from outside (inputs, or Transposes of inputs; a constant B stays a
-//    Constant and is packed at compile time), and what joins it are elementwise ops of the
-//    product's shape on f32 or bf16 values (its epilogue, passes/lower_brgemm.hpp), within
+//  - a MatMul (f32 or bf16, or u8/i8 A by i8 B summed into i32, operands of rank >= 2)
+//    starts its own Subgraph: its operands come from outside (inputs, or Transposes of inputs;
+//    a constant B stays a Constant and is packed at compile time; a u8/i8 input only as a
+//    MatMul's operand), and what joins it are elementwise ops of the product's shape giving
+//    f32 or bf16 values, or a Convert or quantization giving u8 or i8 (its epilogue,
+//    passes/lower_brgemm.hpp: an i32 product is read by a Convert), within
 //    MatMulForm::max_operands tensors. A next MatMul whose A is a value of that epilogue
 //    joins with its own epilogue (an MLP: relu(relu(x W1 + b1) W2 + b2) ...) while the
 //    tensors stay within that budget and no other Subgraph or Result reads the values in
@@ -388,11 +390,17 @@ private:
         continue;
       }
       const ir::OpCategory cat = ir::op_category<T>(n.op);
+      // Converts and quantizations are elementwise too (DecomposeQuantization), and may give
+      // bytes (requantization: the kernel stores u8 or i8); other ops give f32 or bf16 values
+      const bool converts =
+          ir::is<ir::Convert>(n.op) || ir::is<ir::Quantize>(n.op) || ir::is<ir::FakeQuantize>(n.op);
       const bool elementwise = cat == ir::OpCategory::unary || cat == ir::OpCategory::binary ||
-                               ir::is<ir::Select>(n.op) || ir::is<ir::PRelu>(n.op);
+                               ir::is<ir::Select>(n.op) || ir::is<ir::PRelu>(n.op) || converts;
+      const ElementType type = n.outputs[0].type;
       // the tokenizer's seal: nothing elementwise after the Softmax, not even an epilogue of the
       // second product (which LowerBrgemm would lower: matmul_form.hpp)
-      if (late || !elementwise || n.outputs[0].shape != shape || !product_type(n.outputs[0].type))
+      if (late || !elementwise || n.outputs[0].shape != shape ||
+          !(product_type(type) || (converts && is_byte_integer(type))))
         return false;
     }
     for (const ir::Output& o : b.outputs) // what leaves is a value of the last product ...
@@ -403,8 +411,10 @@ private:
       if (ir::is<ir::Transpose>(g_.node(m).op) && !after(m))
         for (const ir::Use& u : g_.users(ir::Output{m, 0}))
           if (c.has(u.node) && !ir::is<ir::MatMul>(g_.node(u.node).op)) return false;
-    for (const ir::Output& o : b.inputs)
-      if (!product_type(g_.type(o).type)) return false;
+    for (const ir::Output& o : b.inputs) // u8/i8 only as the operands of integer products
+      if (!product_type(g_.type(o).type))
+        for (const ir::Use& u : g_.users(o))
+          if (c.has(u.node) && !ir::is<ir::MatMul>(g_.node(u.node).op)) return false;
     return b.inputs.size() + b.outputs.size() <= MatMulForm::max_operands;
   }
 

@@ -188,6 +188,7 @@ std::string kernel_cache_key(const ir::Graph<T>& body, const CompileOptions& opt
   key.append("|buffers=").append(opt.optimize_buffers ? "1" : "0");
   key.append("|bf16=").append(opt.native_bf16 ? "1" : "0");
   key.append("|accuracy=").append(opt.accuracy == Accuracy::relaxed ? "relaxed" : "standard");
+  key.append("|int8=").append(opt.native_int8 ? "1" : "0");
   key.append("|nt=").append(std::to_string(opt.streaming_threshold_bytes));
   key.append(",").append(std::to_string(opt.streaming_max_code_bytes)).append("\n");
   detail::append_body(key, body);

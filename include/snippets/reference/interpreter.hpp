@@ -139,7 +139,8 @@ std::vector<Values> eval_node(const ir::Node<T>& node, std::span<const Values> i
           return {slice(in[0], normalize_axis(tag.axis, in[0].shape.rank(), who), tag.start,
                         out[0].shape)};
         } else if constexpr (std::is_same_v<Tag, ir::MatMul>) {
-          return {matmul(in[0], in[1], tag.transpose_a, tag.transpose_b, out[0].shape)};
+          return {matmul(in[0], in[1], tag.transpose_a, tag.transpose_b, tag.a_zero_point,
+                         out[0].type, out[0].shape)};
         } else if constexpr (std::is_same_v<Tag, ir::Opaque>) {
           const auto fn = opt.opaque.find(tag.type_name);
           if (fn == opt.opaque.end())

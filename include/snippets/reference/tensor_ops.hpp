@@ -183,8 +183,11 @@ inline Values slice(const Values& x, std::size_t axis, std::int64_t start, const
   return r;
 }
 
-/// NUMPY matmul with optional transposes of the last two dims of rank >= 2 operands.
-inline Values matmul(const Values& a, const Values& b, bool ta, bool tb, const Shape& out) {
+/// NUMPY matmul with optional transposes of the last two dims of rank >= 2 operands, A's
+/// values less `a_zero`, of type `type` (i32 for i8/u8 operands: the sums of products of
+/// bytes are exact in double).
+inline Values matmul(const Values& a, const Values& b, bool ta, bool tb, double a_zero,
+                     ElementType type, const Shape& out) {
   // promote rank-1 operands, then view both as [batch..., rows, cols]
   std::vector<Dim> da(a.shape.begin(), a.shape.end()), db(b.shape.begin(), b.shape.end());
   const bool a_vec = da.size() == 1, b_vec = db.size() == 1;
@@ -196,8 +199,7 @@ inline Values matmul(const Values& a, const Values& b, bool ta, bool tb, const S
   const Shape batch_a(std::span<const Dim>(da).first(da.size() - 2));
   const Shape batch_b(std::span<const Dim>(db).first(db.size() - 2));
   const Shape batch = broadcast(batch_a, batch_b);
-  Values r{a.type, out,
-           std::vector<double>(static_cast<std::size_t>(batch.element_count() * m * n))};
+  Values r{type, out, std::vector<double>(static_cast<std::size_t>(batch.element_count() * m * n))};
   const std::vector<Shape> shapes{batch_a, batch_b};
   std::size_t batch_index = 0;
   for_each_broadcast(batch, shapes, [&](std::size_t, std::span<const std::int64_t> offs) {
@@ -208,11 +210,17 @@ inline Values matmul(const Values& a, const Values& b, bool ta, bool tb, const S
       for (std::int64_t j = 0; j < n; ++j) {
         double acc = 0;
         for (std::int64_t p = 0; p < k; ++p)
-          acc += pa[ta ? p * m + i : i * k + p] * pb[tb ? j * k + p : p * n + j];
+          acc += (pa[ta ? p * m + i : i * k + p] - a_zero) * pb[tb ? j * k + p : p * n + j];
         pc[i * n + j] = acc;
       }
   });
   return r;
+}
+
+/// The product of `a` and `b` in A's type, without a zero point (for callers that multiply
+/// values of one type, such as error bounds).
+inline Values matmul(const Values& a, const Values& b, bool ta, bool tb, const Shape& out) {
+  return matmul(a, b, ta, tb, 0.0, a.type, out);
 }
 
 } // namespace snippets::reference::detail

@@ -20,6 +20,8 @@
 // `Self` is the traits type the LIR was built for: a user's traits type derived from a
 // backend's (to fuse fewer ops, say) reuses its code generator. Optional hooks:
 //   static bool native_bf16(Variant);  // the target converts to bf16 itself (default false)
+//   static bool int8_products(Variant); // u8/i8 MatMuls summed in int32 (default false)
+//   static bool int8_dot(Variant);      // ... by byte dot products (default false: words)
 //   static constexpr bool dynamic_reductions = true;  // its code generator takes dynamic rows:
 //                        reductions and Softmax over a run-time innermost extent (rewinds,
 //                        run-time tails of ReduceAccumulate, Buffers of run-time rows;
@@ -163,6 +165,24 @@ template <class T> constexpr bool backend_dynamic_reductions() {
 template <class T> bool backend_native_bf16(typename T::Variant v) {
   if constexpr (requires { T::native_bf16(v); })
     return T::native_bf16(v);
+  else
+    return false;
+}
+
+/// T::int8_products(v) when T has that hook, else false: whether the target multiplies u8/i8
+/// operands as bytes with int32 sums (passes/lower_brgemm.hpp refuses them otherwise).
+template <class T> bool backend_int8_products(typename T::Variant v) {
+  if constexpr (requires { T::int8_products(v); })
+    return T::int8_products(v);
+  else
+    return false;
+}
+
+/// T::int8_dot(v) when T has that hook, else false: whether the target's integer products use
+/// byte dot products (four depths a step) rather than 16-bit words (two).
+template <class T> bool backend_int8_dot(typename T::Variant v) {
+  if constexpr (requires { T::int8_dot(v); })
+    return T::int8_dot(v);
   else
     return false;
 }

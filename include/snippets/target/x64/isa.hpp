@@ -52,6 +52,18 @@ inline bool host_has_avx512_bf16() {
   return has;
 }
 
+/// True when the CPU has AVX512_VNNI (EVEX VPDPBUSD: u8 x s8 products on zmm).
+inline bool host_has_avx512_vnni() {
+  static const bool has = Xbyak::util::Cpu().has(Xbyak::util::Cpu::tAVX512_VNNI);
+  return has;
+}
+
+/// True when the CPU has AVX-VNNI (VEX VPDPBUSD: u8 x s8 products on ymm, with AVX2).
+inline bool host_has_avx_vnni() {
+  static const bool has = Xbyak::util::Cpu().has(Xbyak::util::Cpu::tAVX_VNNI);
+  return has;
+}
+
 /// The SNIPPETS_MAX_ISA cap, read once; nothing when it is unset.
 /// @throws [snippets.isa.bad_env] when it names no ISA.
 inline std::optional<Isa> isa_cap() {

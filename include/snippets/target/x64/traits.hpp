@@ -41,6 +41,13 @@ struct Traits {
             .gp_registers = usable_gprs};
   }
   static bool native_bf16(Isa isa) { return isa == Isa::avx512 && host_has_avx512_bf16(); }
+  /// Products of u8/s8 bytes summed in int32 (optional hooks, target/codegen.hpp): on every
+  /// host, as 16-bit words into VPMADDWD, or with byte dot products (int8_dot) VPDPBUSD, which
+  /// AVX-512 kernels have with AVX512_VNNI and AVX2 kernels with AVX-VNNI.
+  static bool int8_products(Isa) { return true; }
+  static bool int8_dot(Isa isa) {
+    return isa == Isa::avx512 ? host_has_avx512_vnni() : host_has_avx_vnni();
+  }
   /// Reductions and Softmax over a dynamic innermost axis (optional hook, target/codegen.hpp).
   static constexpr bool dynamic_reductions = true;
   template <class Self> static int scratch_registers(const ir::LinearIR<Self>& lir, Isa isa) {

@@ -9,6 +9,16 @@
 // bf16 pairs (BrgemmShape::pairs) a step covers two depths: A's pair is broadcast as a dword
 // and VDPBF16PS adds both products to each f32 lane (it treats subnormal bf16 inputs and
 // results as zero); an odd last depth is a pair with a zero second half, read through eax.
+// With quads (BrgemmShape::quads, u8/i8 A times i8 B) a step covers four depths: A's four
+// bytes are broadcast as a dword (the last K % 4 through eax, zero above them; an i8 A has
+// its sign bits flipped, which adds 128) and VPDPBUSD (EVEX on AVX-512, VEX from AVX-VNNI on
+// AVX2) adds the four products of each int32 lane; the sums start from zero or from the
+// panel's compensation row (-BrgemmShape::a_offset() x B's column sums: the 128 added to an
+// i8 A, and A's zero point). With words (BrgemmShape::words, no VNNI) a step covers two
+// depths: A's two bytes widened to 16-bit words and broadcast as a dword, VPMADDWD into a
+// temporary and VPADDD to the sums. Before the epilogue the int32 sums go to the Stores of i32
+// outputs as they are (exact), then become f32 (VCVTDQ2PS, rounded to nearest even as the
+// reference's Convert) for the other ops.
 // Then the epilogue runs on each accumulator in turn (the ops' emitters
 // on vector temporaries above the tile, as EpiloguePlan assigns them; inputs and scalars are
 // read for each accumulator) and the Stores write the results. Columns past N in the last
@@ -20,7 +30,9 @@
 // BrgemmCopyB: copies B into panel order, rows of each panel contiguous, zero past N (a bf16
 // B widened to f32, or interleaved into pairs: VPMOVZXWD of two rows, the second shifted up);
 // a B whose columns are contiguous is transposed in registers (pairs: as dwords), other
-// strides are gathered (f32 only).
+// strides are gathered (f32 only). Quads: four rows of an i8 B along its rows are read as
+// int32s, masked to their bytes and shifted into the dwords of a panel row; their sums make the
+// compensation row.
 #pragma once
 
 #include <algorithm>
@@ -75,6 +87,7 @@ public:
     epilogue_ = epilogue;
     a_offset_ = static_cast<int>(b.a_offset * std::int64_t(size_of(s.a_type)));
     row_scales_ = b.row_scales;
+    integer_ = s.quads || s.words;
 
     if (s.k == 0) // depth 0: B is never read (its panels have no rows, and no scratch)
       h_.xor_(b_panel(), b_panel());
@@ -108,7 +121,9 @@ public:
     h_.lea(to, h_.ptr[dst + static_cast<int>(c.b_offset * 4)]);
     const std::int64_t w = s.panel_width(), full = s.n / w, tail = s.n % w;
     auto panel = [&](std::int64_t width) {
-      if (s.b_depth == 1 && s.b_col != 1)
+      if (s.quads || s.words)
+        integer_panel(s, width);
+      else if (s.b_depth == 1 && s.b_col != 1)
         transposed_panel(s, width);
       else
         row_panel(s, width);
@@ -164,6 +179,71 @@ private:
       h_.jnz(next, Xbyak::CodeGenerator::T_NEAR);
     }
     if (s.k % step) panel_row(false);
+  }
+
+  /// One panel of `width` columns of an i8 B read along its rows (b_col 1), in quads (words):
+  /// each panel row is four (two) depths of B as the bytes (16-bit words) of its dwords, zero
+  /// past K and past `width`, and with compensated() a last row holds -a_offset() x each
+  /// column's sum. Registers as row_panel; vectors: v0.. the panel row, v4.. the sums, v8 a row
+  /// of B as int32.
+  void integer_panel(const ir::BrgemmShape& s, std::int64_t width) {
+    const int per_row = s.depths_per_row(), bits = 32 / per_row;
+    const Xbyak::Reg64 from = t_[0], row = t_[1], to = t_[2], dst = t_[3], depth = t_[4];
+    const Vmm tmp(8);
+    h_.mov(row, from);
+    h_.mov(dst, to);
+    for (int j = 0; j < s.n_r; ++j) bitwise_xor(Vmm(4 + j), Vmm(4 + j), Vmm(4 + j));
+    auto panel_row = [&](int depths) { // the next `depths` (1 to per_row) rows of B
+      for (int j = 0; j < s.n_r; ++j) {
+        const Vmm acc(j), sum(4 + j);
+        const std::int64_t valid = std::clamp<std::int64_t>(width - j * lanes, 0, lanes);
+        bitwise_xor(acc, acc, acc);
+        for (int i = 0; i < depths && valid; ++i) {
+          load(tmp, row + static_cast<int>(i * s.b_depth + j * lanes), valid, s.b_type);
+          h_.vcvtps2dq(tmp, tmp); // the bytes' values, exact in f32
+          if (s.compensated()) h_.vpaddd(sum, sum, tmp);
+          bitwise_and(tmp, tmp, consts_.bits(per_row == 4 ? 0xffu : 0xffffu));
+          if (i) h_.vpslld(tmp, tmp, bits * i);
+          bitwise_or(acc, acc, tmp);
+        }
+        h_.vmovups(h_.ptr[dst + static_cast<int>(j * lanes * 4)], acc);
+      }
+      h_.add(dst, static_cast<int>(s.panel_width() * 4));
+      h_.add(row, static_cast<int>(per_row * s.b_depth));
+    };
+    if (const std::int64_t rows = s.k / per_row) {
+      h_.mov(depth, static_cast<std::uint32_t>(rows));
+      Xbyak::Label next;
+      h_.L(next);
+      panel_row(per_row);
+      h_.dec(depth);
+      h_.jnz(next, Xbyak::CodeGenerator::T_NEAR);
+    }
+    if (s.k % per_row) panel_row(static_cast<int>(s.k % per_row));
+    if (!s.compensated()) return;
+    for (int j = 0; j < s.n_r; ++j) { // dst is at the compensation row: -a_offset x sum
+      const Vmm sum(4 + j);
+      h_.vpmulld(sum, sum, consts_.bits(0u - static_cast<std::uint32_t>(s.a_offset())));
+      h_.vmovups(h_.ptr[dst + static_cast<int>(j * lanes * 4)], sum);
+    }
+  }
+  void bitwise_and(Vmm d, Vmm a, const Xbyak::Operand& b) {
+    if constexpr (avx512)
+      h_.vpandd(d, a, b);
+    else
+      h_.vpand(d, a, b);
+  }
+  void bitwise_or(Vmm d, Vmm a, const Xbyak::Operand& b) {
+    if constexpr (avx512)
+      h_.vpord(d, a, b);
+    else
+      h_.vpor(d, a, b);
+  }
+  void bitwise_xor(Vmm d, Vmm a, const Xbyak::Operand& b) {
+    if constexpr (avx512)
+      h_.vpxord(d, a, b);
+    else
+      h_.vpxor(d, a, b);
   }
 
   /// v = `count` dwords (zero past them), each the bf16 at `at` in its low half and (second >
@@ -338,33 +418,50 @@ private:
     for (int i = 0; i < rows * n_v; ++i) accs[i] = Vmm(i);
     for (int j = 0; j <= n_v; ++j) b[j] = Vmm(rows * n_v + j);
     const Vmm& bcast = b[n_v];
-    for (int i = 0; i < rows * n_v; ++i) h_.vxorps(accs[i], accs[i], accs[i]);
+    for (int i = 0; i < rows * n_v; ++i) // the compensation row: the same for every row
+      if (s.compensated())
+        h_.vmovups(
+            accs[i],
+            h_.ptr[b_panel() +
+                   static_cast<int>((s.depth_rows() * s.panel_width() + (i % n_v) * lanes) * 4)]);
+      else
+        h_.vxorps(accs[i], accs[i], accs[i]);
     const Xbyak::Reg64 a = t_[1], bk = t_[3], depth = t_[4];
     const std::int64_t a_bytes = std::int64_t(size_of(s.a_type));
     h_.mov(a, t_[0]);
     h_.mov(bk, b_panel());
-    auto step = [&](bool half) { // one panel row: a depth, or a pair of depths
+    // one panel row: a depth, a pair of depths or a quad; `last`: the depths of a last pair or
+    // quad that K leaves short (0: a whole one)
+    const Vmm product(rows * n_v + n_v + 1); // words: VPMADDWD's, then added
+    auto step = [&](int last) {
       for (int j = 0; j < n_v; ++j) h_.vmovups(b[j], h_.ptr[bk + j * lanes * 4]);
       for (int r = 0; r < rows; ++r) {
-        broadcast_a(bcast, a + static_cast<int>(r * s.a_row * a_bytes), s, half);
+        broadcast_a(bcast, a + static_cast<int>(r * s.a_row * a_bytes), s, last);
         for (int j = 0; j < n_v; ++j)
-          if (s.pairs)
+          if (s.quads) {
+            dot_bytes(accs[r * n_v + j], bcast, b[j]);
+          } else if (s.words) {
+            h_.vpmaddwd(product, bcast, b[j]);
+            h_.vpaddd(accs[r * n_v + j], accs[r * n_v + j], product);
+          } else if (s.pairs) {
             h_.vdpbf16ps(accs[r * n_v + j], b[j], bcast);
-          else
+          } else {
             h_.vfmadd231ps(accs[r * n_v + j], b[j], bcast);
+          }
       }
     };
-    if (const std::int64_t steps = s.pairs ? s.k / 2 : s.k) {
+    const int per_step = s.depths_per_row();
+    if (const std::int64_t steps = s.k / per_step) {
       h_.mov(depth, static_cast<std::uint32_t>(steps));
       Xbyak::Label loop;
       h_.L(loop);
-      step(false);
-      h_.add(a, static_cast<int>((s.pairs ? 2 : s.a_depth) * a_bytes));
+      step(0);
+      h_.add(a, static_cast<int>((per_step > 1 ? per_step : s.a_depth) * a_bytes));
       h_.add(bk, static_cast<int>(s.panel_width() * 4));
       h_.dec(depth);
       h_.jnz(loop, Xbyak::CodeGenerator::T_NEAR);
     }
-    if (s.pairs && s.k % 2) step(true);
+    if (s.k % per_step) step(static_cast<int>(s.k % per_step));
     if (row_scales_ >= 0) // A's rows were left unnormalised: the scale of each row, once
       for (int r = 0; r < rows; ++r) {
         h_.vbroadcastss(bcast, h_.ptr[a_ + static_cast<int>((row_scales_ + r) * 4)]);
@@ -377,9 +474,51 @@ private:
       }
   }
 
+  /// acc += the four products of the bytes of a (unsigned) and b (signed) in each dword.
+  void dot_bytes(Vmm acc, Vmm a, Vmm b) {
+    h_.vpdpbusd(acc, a, b, avx512 ? Xbyak::EvexEncoding : Xbyak::VexEncoding);
+  }
+
   /// dst = A's element at `at` as f32 in every lane; with pairs, A's two depths at `at` as a
-  /// dword (`half`: the last depth alone, the high half zero, through eax).
-  void broadcast_a(Vmm dst, Xbyak::RegExp at, const ir::BrgemmShape& s, bool half) {
+  /// dword (`last` 1: the last depth alone, the high half zero, through eax); with quads, A's
+  /// four bytes as a dword (`last` 1 to 3: only those, the rest zero), an i8 A plus 128.
+  void broadcast_a(Vmm dst, Xbyak::RegExp at, const ir::BrgemmShape& s, int last) {
+    const bool half = last != 0;
+    if (s.words) { // A's two bytes (the last depth alone, the other zero) widened to words
+      const Xbyak::Xmm low(dst.getIdx());
+      if (last == 0)
+        h_.movzx(h_.eax, h_.word[at]);
+      else
+        h_.movzx(h_.eax, h_.byte[at]);
+      h_.vmovd(low, h_.eax);
+      if (s.a_type == ElementType::i8)
+        h_.vpmovsxbw(low, low);
+      else
+        h_.vpmovzxbw(low, low);
+      h_.vpbroadcastd(dst, low);
+      return;
+    }
+    if (s.quads) {
+      const Xbyak::Xmm low(dst.getIdx());
+      if (last == 0) {
+        h_.vpbroadcastd(dst, h_.dword[at]);
+      } else {
+        if (last == 1)
+          h_.movzx(h_.eax, h_.byte[at]);
+        else
+          h_.movzx(h_.eax, h_.word[at]);
+        h_.vmovd(low, h_.eax);
+        if (last == 3) h_.vpinsrb(low, low, h_.byte[at + 2], 2);
+        h_.vpbroadcastd(dst, low);
+      }
+      if (s.a_type == ElementType::i8) { // the sign bit flipped: A + 128, as u8
+        if (last == 0)
+          bitwise_xor(dst, dst, consts_.bits(0x80808080u));
+        else // the depths past K stay zero
+          bitwise_xor(dst, dst, consts_.bits(0x80808080u >> (8 * (4 - last))));
+      }
+      return;
+    }
     if (s.pairs && half) {
       h_.movzx(h_.eax, h_.word[at]);
       h_.vpbroadcastd(dst, h_.eax);
@@ -396,17 +535,26 @@ private:
   /// The epilogue on one accumulator: row r of the tile, vector j of the panel.
   void emit_epilogue(Vmm accumulator, int r, int j, std::int64_t count, int first_temp) {
     auto temp = [&](int t) { return Vmm(first_temp + t); };
+    auto store_at = [&](const E& x, const ir::Store& st) -> Xbyak::RegExp {
+      const std::int64_t row = passes::ProductStrides(x.out_desc(0)).row;
+      return data_[x.data_index] +
+             static_cast<int>((st.offset + r * row + j * lanes) * std::int64_t(size_of(st.type)));
+    };
+    if (integer_) { // int32 sums: stored as they are where an i32 output takes them, then f32
+      for (const E* x : epilogue_)
+        if (raw_store(*x))
+          store(store_at(*x, std::get<ir::Store>(x->op)), accumulator, count,
+                ElementType::f32); // (the bits as they are)
+      h_.vcvtdq2ps(accumulator, accumulator);
+    }
     for (const E* x : epilogue_) {
       auto value = [&](std::size_t i) {
         const E* src = &x->input_expr(i);
         return src == brgemm_ ? accumulator : temp(plan_->temp.at(src));
       };
+      if (integer_ && raw_store(*x)) continue;
       if (const auto* st = std::get_if<ir::Store>(&x->op)) {
-        const std::int64_t row = passes::ProductStrides(x->out_desc(0)).row;
-        const Xbyak::RegExp at =
-            data_[x->data_index] +
-            static_cast<int>((st->offset + r * row + j * lanes) * std::int64_t(size_of(st->type)));
-        store(at, value(0), count, st->type);
+        store(store_at(*x, *st), value(0), count, st->type);
         continue;
       }
       Vmm in[4];
@@ -432,6 +580,17 @@ private:
           },
           x->op);
     }
+  }
+
+  /// A Store of an i32 output of an integer product's sums, or of their Convert to i32 (which
+  /// changes nothing): it takes the int32 accumulator as it is, exact beyond f32's 2^24.
+  bool raw_store(const E& x) const {
+    const auto* st = std::get_if<ir::Store>(&x.op);
+    if (!st || st->type != ElementType::i32) return false;
+    const E* src = &x.input_expr(0);
+    if (const auto* c = std::get_if<ir::Convert>(&src->op); c && c->to == ElementType::i32)
+      src = &src->input_expr(0);
+    return src == brgemm_;
   }
 
   /// A Scalar, or the input's elements at row r, vector j of the tile.
@@ -495,6 +654,7 @@ private:
   std::span<E* const> epilogue_;
   int a_offset_ = 0;             // bytes from A's data pointer
   std::int64_t row_scales_ = -1; // Brgemm::row_scales
+  bool integer_ = false;         // int32 sums (BrgemmShape::quads or words)
 };
 
 } // namespace snippets::x64
