@@ -190,6 +190,32 @@ TEST_CASE("every builder method adds its op with the inferred output type") {
        [](G& g, const Inputs& i) { return g.reduce_max(i.x, {1}, false); },
        "ReduceMax",
        {f32, {2, 4}}},
+      {"reduce_min",
+       [](G& g, const Inputs& i) { return g.reduce_min(i.x, {1}); },
+       "ReduceMin",
+       {f32, {2, 1, 4}}},
+      {"reduce_prod",
+       [](G& g, const Inputs& i) {
+         return g.reduce_prod(i.x, {0, 2}, false);
+       },
+       "ReduceProd",
+       {f32, {3}}},
+      {"reduce_mean",
+       [](G& g, const Inputs& i) { return g.reduce_mean(i.x, {-1}); },
+       "ReduceMean",
+       {f32, {2, 3, 1}}},
+      {"reduce_sum_square",
+       [](G& g, const Inputs& i) { return g.reduce_sum_square(i.x, {1}); },
+       "ReduceSumSquare",
+       {f32, {2, 1, 4}}},
+      {"reduce_l1",
+       [](G& g, const Inputs& i) { return g.reduce_l1(i.x, {2}, false); },
+       "ReduceL1",
+       {f32, {2, 3}}},
+      {"reduce_l2",
+       [](G& g, const Inputs& i) { return g.reduce_l2(i.x, {1}); },
+       "ReduceL2",
+       {f32, {2, 1, 4}}},
       {"softmax", [](G& g, const Inputs& i) { return g.softmax(i.x, 1); }, "Softmax", {f32, s}},
       {"transpose",
        [](G& g, const Inputs& i) {
@@ -231,9 +257,7 @@ TEST_CASE("every builder method adds its op with the inferred output type") {
        {f32, {2}}},
       {"scalar", [](G& g, const Inputs&) { return g.scalar(f32, 0.5); }, "Scalar", {f32, {}}},
       {"apply",
-       [](G& g, const Inputs& i) {
-         return g.apply(Clamp{-1, 1}, i.x);
-       },
+       [](G& g, const Inputs& i) { return g.apply(Clamp{-1, 1}, i.x); },
        "Clamp",
        {f32, s}},
   };

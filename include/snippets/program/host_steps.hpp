@@ -71,8 +71,9 @@ void run_host_step(const Op& op, const ConstTensorView& in, const TensorView& ou
   for (std::size_t d = rank; d-- > 1;) in_strides[d - 1] = in_strides[d] * in.shape[d];
   const auto* src = static_cast<const std::byte*>(in.data);
   if (std::holds_alternative<ir::Reshape>(op)) {
-    if (in.data != out.data)
-      std::memmove(out.data, in.data, std::size_t(in.shape.element_count()) * size_of(in.type));
+    // an empty tensor's pointers may be null (a dynamic model's arena of 0 bytes)
+    const auto bytes = std::size_t(in.shape.element_count()) * size_of(in.type);
+    if (bytes > 0 && in.data != out.data) std::memmove(out.data, in.data, bytes);
   } else if (const auto* t = std::get_if<ir::Transpose>(&op)) {
     std::vector<std::int64_t> strides(rank);
     for (std::size_t i = 0; i < rank; ++i) strides[i] = in_strides[t->order[i]];

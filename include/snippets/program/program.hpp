@@ -123,6 +123,9 @@ public:
   /// The plan for inputs of these shapes (checked as run() checks them), made at the first
   /// call with them and kept; the output shapes a run with them writes are in Plan::outputs.
   std::shared_ptr<const Plan> plan(std::span<const Shape> input_shapes) const;
+  std::shared_ptr<const Plan> plan(std::initializer_list<Shape> input_shapes) const {
+    return plan(std::span<const Shape>(input_shapes.begin(), input_shapes.size()));
+  }
 
   /// Runs the model on the caller's buffers (checked first, like CompiledKernel::run).
   void run(ExecutionContext& ctx, std::span<const ConstTensorView> in,
