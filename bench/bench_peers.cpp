@@ -7,6 +7,8 @@
 // (L2) and a 64 MiB tensor, with 1 and 2 threads, it times these peers:
 //   snippets          the fused JIT kernel (compiled once, run_unchecked), best host ISA
 //   snippets_avx2     the same kernel compiled for AVX2 (CompileOptions::isa)
+//   snippets_relaxed  the same kernel in the relaxed accuracy tier (CompileOptions::accuracy;
+//                     its gate allows the tier's 1.5e-5 relative where the workload says less)
 //   snippets_unfused  the same graph one JIT kernel per op (Gelu/Swish/Softmax decomposed)
 //   loop              a hand-written fused loop, -O3 -march=native, OpenMP (peers_loop.hpp)
 //   eigen             Eigen 3 expression templates on Map<ArrayXf>, OpenMP over rows
@@ -20,8 +22,8 @@
 // runs (medians of 5 repetitions, in random order unless
 // --benchmark_enable_random_interleaving=false) and one markdown table per workload is
 // printed, and the correctness table. "vs best peer" is a time over the fastest peer's;
-// snippets_avx2 gets its ratio too but never counts as the fastest: it is our own kernel on a
-// narrower ISA, not a way a user would run the graph instead of snippets.
+// snippets_avx2 and snippets_relaxed get their ratios too but never count as the fastest: our own
+// kernel on a narrower ISA, or in an opt-in tier, not a way to run the graph instead of snippets.
 // Usage:
 //   ./build/bench/bench_peers [--workloads=chain,softmax37,...] [--sizes=L2,64MiB]
 //                             [--peers=snippets,eigen,...] [Google Benchmark flags]
@@ -71,11 +73,13 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-const std::vector<std::string> all_peers = {"snippets", "snippets_avx2", "snippets_unfused",
-                                            "loop",     "eigen",         "onednn",
-                                            "halide",   "halide_exp"};
+const std::vector<std::string> all_peers = {"snippets",         "snippets_avx2", "snippets_relaxed",
+                                            "snippets_unfused", "loop",          "eigen",
+                                            "onednn",           "halide",        "halide_exp"};
 /// Peers whose time never sets "vs best peer" (see the file comment).
-bool competes(const std::string& peer) { return peer != "snippets_avx2"; }
+bool competes(const std::string& peer) {
+  return peer != "snippets_avx2" && peer != "snippets_relaxed";
+}
 
 /// Exits with a message when `list` names something not in `known`.
 void require_known(const char* flag, const std::vector<std::string>& list,
@@ -142,12 +146,14 @@ void register_case(Workload w, Dim n) {
   const Gate gate(*c);
   std::vector<std::pair<std::string, Runner>> peers;
   auto want = [](const char* p) { return Selection::allows(g_selection.peers, p); };
-  for (const char* name : {"snippets", "snippets_avx2"}) {
+  for (const char* name : {"snippets", "snippets_avx2", "snippets_relaxed"}) {
     if (!want(name)) continue;
     const bool avx2 = name == std::string("snippets_avx2");
+    const Accuracy tier =
+        name == std::string("snippets_relaxed") ? Accuracy::relaxed : Accuracy::standard;
     std::shared_ptr<CompiledKernel> k;
-    peers.emplace_back(name,
-                       make_fused(*c, avx2 ? std::optional(x64::Isa::avx2) : std::nullopt, &k));
+    peers.emplace_back(
+        name, make_fused(*c, avx2 ? std::optional(x64::Isa::avx2) : std::nullopt, &k, tier));
     g_notes.push_back(std::string(wi.name) + " " + size_label(n) + ": " + name + " kernel ISA " +
                       k->signature().isa +
                       ", non-temporal variant: " + (k->has_streaming_variant() ? "yes" : "no"));

@@ -3,7 +3,8 @@
 //
 //  - make_fused: the workload compiled once into one JIT kernel, timed through run_unchecked;
 //    for the host's best ISA ("snippets"), or for the one asked for ("snippets_avx2": the same
-//    graph compiled with CompileOptions::isa = avx2);
+//    graph compiled with CompileOptions::isa = avx2), in the standard or the relaxed accuracy
+//    tier ("snippets_relaxed": CompileOptions::accuracy = relaxed);
 //  - make_unfused: bench_util.hpp's Unfused (one JIT kernel per op, intermediates in memory,
 //    the Results in the caller's output buffers, where the correctness gate reads them). Gelu
 //    and Swish run in their decomposed form (Tanh, Multiply, Add, ... / Sigmoid, Multiply), as
@@ -23,8 +24,10 @@ namespace snippets::bench::peers {
 
 /// `isa`: empty for the host's best. `keep` receives the kernel (its signature for the notes).
 inline Runner make_fused(const Case& c, std::optional<x64::Isa> isa = {},
-                         std::shared_ptr<CompiledKernel>* keep = nullptr) {
-  auto k = std::make_shared<CompiledKernel>(compile(build_graph(c.w, c.rows), {.isa = isa}));
+                         std::shared_ptr<CompiledKernel>* keep = nullptr,
+                         Accuracy accuracy = Accuracy::standard) {
+  auto k = std::make_shared<CompiledKernel>(
+      compile(build_graph(c.w, c.rows), {.isa = isa, .accuracy = accuracy}));
   if (keep) *keep = k;
   const Case* cp = &c;
   return
