@@ -145,6 +145,19 @@ std::string name_of(const char* workload, int t) {
   return std::string(workload) + "/" + std::to_string(t) + "t/";
 }
 
+/// Planar weights [k,n] of `type` at `b`, reordered once into the format `pd` prefers (as a
+/// runtime would), or used in place when it takes them as they are.
+dnnl::memory onednn_weights(const dnnl::matmul::primitive_desc& pd, const dnnl::engine& eng,
+                            dnnl::stream& stream, Dim k, Dim n, dnnl::memory::data_type type,
+                            void* b) {
+  dnnl::memory user({{k, n}, type, dnnl::memory::format_tag::ab}, eng, b);
+  if (pd.weights_desc() == user.get_desc()) return user;
+  dnnl::memory packed(pd.weights_desc(), eng);
+  dnnl::reorder(user, packed).execute(stream, user, packed);
+  stream.wait();
+  return packed;
+}
+
 /// A oneDNN matmul out = a [m,k] x b [k,n] (+ bias [n], relu post-op with `epilogue`) created
 /// for `t` threads, weights reordered once into its preferred format, as a runtime would.
 DnnlStep onednn_matmul(const dnnl::engine& eng, dnnl::stream& stream, Dim m, Dim k, Dim n,
@@ -167,13 +180,7 @@ DnnlStep onednn_matmul(const dnnl::engine& eng, dnnl::stream& stream, Dim m, Dim
       epilogue
           ? dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_any, bias_md, c_md), attr, eng)
           : dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_any, c_md), eng);
-  dnnl::memory b_user({{k, n}, type, tag::ab}, eng, b);
-  dnnl::memory b_mem = b_user;
-  if (pd.weights_desc() != b_user.get_desc()) {
-    b_mem = dnnl::memory(pd.weights_desc(), eng);
-    dnnl::reorder(b_user, b_mem).execute(stream, b_user, b_mem);
-    stream.wait();
-  }
+  const dnnl::memory b_mem = onednn_weights(pd, eng, stream, k, n, type, b);
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, dnnl::memory(a_md, eng, a)},
                                              {DNNL_ARG_WEIGHTS, b_mem},
                                              {DNNL_ARG_DST, dnnl::memory(c_md, eng, out)}};
@@ -382,13 +389,8 @@ DnnlStep onednn_int8_matmul(Int8Case& c, int t) {
   const dnnl::memory::desc c_md({int8_m, int8_n}, dt::s32, tag::ab);
   const dnnl::memory::desc b_any({int8_k, int8_n}, dt::s8, tag::any);
   const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_any, c_md), c.eng);
-  dnnl::memory b_user({{int8_k, int8_n}, dt::s8, tag::ab}, c.eng, c.b.data());
-  dnnl::memory b_mem = b_user;
-  if (pd.weights_desc() != b_user.get_desc()) {
-    b_mem = dnnl::memory(pd.weights_desc(), c.eng);
-    dnnl::reorder(b_user, b_mem).execute(c.stream, b_user, b_mem);
-    c.stream.wait();
-  }
+  const dnnl::memory b_mem =
+      onednn_weights(pd, c.eng, c.stream, int8_k, int8_n, dt::s8, c.b.data());
   std::unordered_map<int, dnnl::memory> args{
       {DNNL_ARG_SRC, dnnl::memory(a_md, c.eng, c.a.data())},
       {DNNL_ARG_WEIGHTS, b_mem},
@@ -532,13 +534,7 @@ DnnlStep onednn_qmlp(QmlpCase& c, int t) {
   attr.set_post_ops(po);
   const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_any, bias_md, c_md), attr,
                                         c.eng);
-  dnnl::memory b_user({{q_k, q_n}, dt::s8, tag::ab}, c.eng, c.w.data());
-  dnnl::memory b_mem = b_user;
-  if (pd.weights_desc() != b_user.get_desc()) {
-    b_mem = dnnl::memory(pd.weights_desc(), c.eng);
-    dnnl::reorder(b_user, b_mem).execute(c.stream, b_user, b_mem);
-    c.stream.wait();
-  }
+  const dnnl::memory b_mem = onednn_weights(pd, c.eng, c.stream, q_k, q_n, dt::s8, c.w.data());
   std::unordered_map<int, dnnl::memory> args{
       {DNNL_ARG_SRC, dnnl::memory(a_md, c.eng, c.x.data())},
       {DNNL_ARG_WEIGHTS, b_mem},

@@ -110,7 +110,7 @@ public:
   const ir::Graph<T>& graph() const { return *graph_; }
   std::span<const Step> steps() const { return steps_; }
   /// Whether the model has dynamic dimensions (then arena_bytes() and values() are per Plan).
-  bool is_dynamic() const { return !static_plan_; }
+  bool is_dynamic() const { return dynamic_; }
   /// Every value's place and type: a static model's plan, or a dynamic model's partial types.
   std::span<const ValueSlot> values() const {
     return static_plan_ ? std::span<const ValueSlot>(static_plan_->values) : values_;
@@ -164,6 +164,8 @@ private:
   std::vector<ir::TensorType> value_types(std::span<const Shape> input_shapes,
                                           std::vector<std::optional<ir::Graph<T>>>& bodies) const;
   std::shared_ptr<const Plan> make_plan(std::span<const Shape> input_shapes) const;
+  /// A dynamic model's plan for these (checked) input shapes: found, or made and kept.
+  std::shared_ptr<const Plan> cached_plan(std::span<const Shape> input_shapes) const;
   /// `t` made static: its dynamic dimensions take the extents of `in[0]`'s (an Opaque's output
   /// declared with the partial shape of its input), or [snippets.program.dynamic_shape].
   static ir::TensorType resolved(ir::TensorType t, std::span<const ir::TensorType> in,
@@ -220,6 +222,7 @@ private:
   std::vector<std::pair<std::size_t, std::size_t>> copies_; // value -> output position
   std::vector<BufferRequest> lifetimes_;                    // per arena value (bytes set per plan)
   std::vector<std::size_t> arena_values_;
+  bool dynamic_ = false;                    // some value has a dynamic dimension
   std::shared_ptr<const Plan> static_plan_; // null for a dynamic model
   std::shared_ptr<Plans> plans_ = std::make_shared<Plans>();
 };
@@ -251,9 +254,9 @@ Program<T, Lowering, DataFlow>::Program(const ir::Graph<T>& model, ProgramOption
                                                     : passes::tokenize(model, opt_->tokenize));
   place_values();
   prepare_steps();
-  const bool dynamic = std::any_of(values_.begin(), values_.end(),
-                                   [](const ValueSlot& v) { return !v.type.shape.is_static(); });
-  if (!dynamic) {
+  dynamic_ = std::any_of(values_.begin(), values_.end(),
+                         [](const ValueSlot& v) { return !v.type.shape.is_static(); });
+  if (!dynamic_) {
     std::vector<Shape> shapes;
     for (const auto& t : input_types_) shapes.push_back(t.shape);
     static_plan_ = make_plan(shapes);
@@ -272,7 +275,12 @@ Program<T, Lowering, DataFlow>::plan(std::span<const Shape> input_shapes) const 
       raise("snippets.run.shape_mismatch",
             "input " + std::to_string(i) + " has shape " + input_shapes[i].to_string() +
                 " but the program was compiled for " + input_types_[i].shape.to_string());
-  if (static_plan_) return static_plan_;
+  return static_plan_ ? static_plan_ : cached_plan(input_shapes);
+}
+
+template <class T, class Lowering, class DataFlow>
+std::shared_ptr<const typename Program<T, Lowering, DataFlow>::Plan>
+Program<T, Lowering, DataFlow>::cached_plan(std::span<const Shape> input_shapes) const {
   std::vector<Dim> key;
   for (const Shape& s : input_shapes) {
     key.push_back(Dim(s.rank()));
@@ -293,15 +301,18 @@ template <class T, class Lowering, class DataFlow>
 void Program<T, Lowering, DataFlow>::run(ExecutionContext& ctx, std::span<const ConstTensorView> in,
                                          std::span<const TensorView> out,
                                          const RunOptions& run_opt) const {
-  check_views(in, input_types_, "input", "program", is_dynamic());
-  std::vector<Shape> shapes;
-  for (const ConstTensorView& v : in) shapes.push_back(v.shape);
-  const std::shared_ptr<const Plan> plan_ptr = plan(shapes);
+  check_views(in, input_types_, "input", "program", dynamic_);
+  std::shared_ptr<const Plan> plan_ptr = static_plan_;
+  if (dynamic_) { // the views are checked: their shapes fit the partial ones
+    std::vector<Shape> shapes;
+    for (const ConstTensorView& v : in) shapes.push_back(v.shape);
+    plan_ptr = cached_plan(shapes);
+  }
   const Plan& p = *plan_ptr;
   check_views(out, p.outputs, "output", "program");
   check_overlap(
       in, out, [](std::size_t) { return false; }, "program");
-  if (is_dynamic()) {
+  if (dynamic_) {
     ctx.reserve(p.arena_bytes);
   } else if (ctx.bytes() < p.arena_bytes) {
     raise("snippets.program.context_mismatch",
@@ -396,9 +407,7 @@ std::vector<ir::TensorType> Program<T, Lowering, DataFlow>::value_types(
     std::span<const Shape> input_shapes, std::vector<std::optional<ir::Graph<T>>>& bodies) const {
   std::vector<ir::TensorType> types(values_.size());
   for (std::size_t v = 0; v < values_.size(); ++v) types[v] = values_[v].type;
-  if (static_plan_ || std::all_of(values_.begin(), values_.end(),
-                                  [](const ValueSlot& v) { return v.type.shape.is_static(); }))
-    return types;
+  if (!dynamic_) return types;
   const ir::Graph<T>& g = *graph_;
   for (std::size_t i = 0; i < input_types_.size(); ++i)
     types[index_.at({g.parameters()[i], 0})] = {input_types_[i].type, input_shapes[i]};
