@@ -170,14 +170,7 @@ private:
       h_.add(dst, static_cast<int>(s.panel_width() * 4));
       h_.add(row, static_cast<int>(step * s.b_depth * bytes));
     };
-    if (const std::int64_t rows = s.k / step) {
-      h_.mov(depth, static_cast<std::uint32_t>(rows));
-      Xbyak::Label next;
-      h_.L(next);
-      panel_row(true);
-      h_.dec(depth);
-      h_.jnz(next, Xbyak::CodeGenerator::T_NEAR);
-    }
+    repeat(depth, s.k / step, [&] { panel_row(true); });
     if (s.k % step) panel_row(false);
   }
 
@@ -211,14 +204,7 @@ private:
       h_.add(dst, static_cast<int>(s.panel_width() * 4));
       h_.add(row, static_cast<int>(per_row * s.b_depth));
     };
-    if (const std::int64_t rows = s.k / per_row) {
-      h_.mov(depth, static_cast<std::uint32_t>(rows));
-      Xbyak::Label next;
-      h_.L(next);
-      panel_row(per_row);
-      h_.dec(depth);
-      h_.jnz(next, Xbyak::CodeGenerator::T_NEAR);
-    }
+    repeat(depth, s.k / per_row, [&] { panel_row(per_row); });
     if (s.k % per_row) panel_row(static_cast<int>(s.k % per_row));
     if (!s.compensated()) return;
     for (int j = 0; j < s.n_r; ++j) { // dst is at the compensation row: -a_offset x sum
@@ -285,16 +271,11 @@ private:
       const std::int64_t valid = std::clamp<std::int64_t>(width - g * lanes, 0, lanes);
       h_.lea(row, h_.ptr[from + static_cast<int>(g * lanes * column)]);
       h_.lea(dst, h_.ptr[to + static_cast<int>(g * lanes * 4)]);
-      if (blocks) {
-        h_.mov(depth, static_cast<std::uint32_t>(blocks));
-        Xbyak::Label next;
-        h_.L(next);
+      repeat(depth, blocks, [&] {
         transpose_block(column, t, valid, lanes, w);
         h_.add(row, static_cast<int>(lanes * unit));
         h_.add(dst, static_cast<int>(lanes * w * 4));
-        h_.dec(depth);
-        h_.jnz(next, Xbyak::CodeGenerator::T_NEAR);
-      }
+      });
       if (rest) transpose_block(column, t, valid, rest, w);
     }
   }
@@ -451,16 +432,11 @@ private:
       }
     };
     const int per_step = s.depths_per_row();
-    if (const std::int64_t steps = s.k / per_step) {
-      h_.mov(depth, static_cast<std::uint32_t>(steps));
-      Xbyak::Label loop;
-      h_.L(loop);
+    repeat(depth, s.k / per_step, [&] {
       step(0);
       h_.add(a, static_cast<int>((per_step > 1 ? per_step : s.a_depth) * a_bytes));
       h_.add(bk, static_cast<int>(s.panel_width() * 4));
-      h_.dec(depth);
-      h_.jnz(loop, Xbyak::CodeGenerator::T_NEAR);
-    }
+    });
     if (s.k % per_step) step(static_cast<int>(s.k % per_step));
     if (row_scales_ >= 0) // A's rows were left unnormalised: the scale of each row, once
       for (int r = 0; r < rows; ++r) {
@@ -616,6 +592,17 @@ private:
   /// `count` elements of type `t` (the rest zero) from memory, as f32. AVX2 partial vectors
   /// use `mask`, by default the first scratch register (AVX-512 uses k1, and its scratch list
   /// may be empty).
+  /// Emits `body` `count` times as a loop counted down in `counter` (nothing for 0).
+  template <class F> void repeat(Xbyak::Reg64 counter, std::int64_t count, F&& body) {
+    if (count == 0) return;
+    h_.mov(counter, static_cast<std::uint32_t>(count));
+    Xbyak::Label next;
+    h_.L(next);
+    body();
+    h_.dec(counter);
+    h_.jnz(next, Xbyak::CodeGenerator::T_NEAR);
+  }
+
   void load(Vmm dst, Xbyak::RegExp at, std::int64_t count, ElementType t) {
     load(dst, at, count, t, avx512 ? Vmm(0) : scratch_[0]);
   }
