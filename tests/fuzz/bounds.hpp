@@ -266,10 +266,21 @@ Values elementwise_bound(const Graph& g, const ir::Node<jit_test::TestedTraits>&
       });
 }
 
-/// Bounds of a reduction or Softmax over the last axis (the only axis the families use).
+/// Bounds of a reduction or Softmax over the last axes (the only axes the families use: the
+/// last one, or the last k of a reduction over k axes).
 inline Values row_bound(const ir::Node<jit_test::TestedTraits>& n, const Bounded& x,
                         const Values& value) {
-  const std::size_t len = x.v.shape.rank() ? static_cast<std::size_t>(x.v.shape.back()) : 1;
+  const std::size_t k = std::visit(
+      [](const auto& tag) -> std::size_t {
+        if constexpr (requires { tag.axes; })
+          return tag.axes.size();
+        else
+          return 1;
+      },
+      n.op);
+  std::size_t len = 1;
+  for (std::size_t d = x.v.shape.rank() - std::min(k, x.v.shape.rank()); d < x.v.shape.rank(); ++d)
+    len *= static_cast<std::size_t>(x.v.shape[d]);
   const std::size_t rows = len ? x.v.v.size() / len : value.v.size();
   Values e = like(value, 0);
   const ElementType t = n.outputs[0].type;
@@ -277,9 +288,10 @@ inline Values row_bound(const ir::Node<jit_test::TestedTraits>& n, const Bounded
   const bool sum = ir::is<ir::ReduceSum>(n.op) || mean;
   for (std::size_t r = 0; r < rows; ++r) {
     double mag = 0, worst = 0, top = -std::numeric_limits<double>::infinity();
-    bool finite = true, exact = true;
+    bool finite = true, exact = true, zeros[2] = {false, false}; // +0, -0 among the elements
     for (std::size_t i = 0; i < len; ++i) {
       const double xi = x.v.v[r * len + i], ei = x.e.v[r * len + i];
+      if (xi == 0) zeros[std::signbit(xi) ? 1 : 0] = true;
       finite = finite && std::isfinite(xi);
       exact = exact && ei == 0;
       worst = std::max(worst, ei);
@@ -310,6 +322,8 @@ inline Values row_bound(const ir::Node<jit_test::TestedTraits>& n, const Bounded
         if (std::fabs(v) + b > max_finite(t)) b = unbounded;
       } else {
         b = worst > 0 ? worst + ulp_at(t, std::fabs(v) + worst) : 0;
+        // the max (min) of +0 and -0 is either (op_tags.hpp): a zero of unknown sign
+        if (v == 0 && zeros[0] && zeros[1]) b = std::max(b, 0x1p-149);
       }
       e.v[r * out_len + i] = b;
     }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // tests/fuzz/reduce.hpp: the reduction family: ReduceSum, ReduceMax (NaN propagating or
-// ignoring), ReduceMin, ReduceMean and Softmax over the innermost axis with keep_dims, inside
+// ignoring), ReduceMin, ReduceMean and Softmax over the innermost axis with keep_dims (and sum,
+// max and mean over the last two axes: the tokenizer keeps them from the others), inside
 // random chains of elementwise ops before and after them (a reduced value broadcast back along the
 // row, a second reduction of a value that used the first: layer-norm style), rows of 1 to 129
 // elements, an empty row now and then (the reduction of an empty row runs on the reference
@@ -40,10 +41,33 @@ inline std::vector<OpMaker> reduce_ops() {
   return ops;
 }
 
+/// Reductions over the last two axes (the last one of a rank-1 value), for static models: a
+/// kernel walks the two as its row, as one dimension or as two (a value broadcast along one).
+inline std::vector<OpMaker> trailing_reduce_ops() {
+  auto last_two = [](Graph& g, Value v) {
+    const auto rank = std::int64_t(g.type(v).shape.rank());
+    std::vector<std::int64_t> axes;
+    for (std::int64_t a = -std::min<std::int64_t>(rank, 2); a < 0; ++a) axes.push_back(a);
+    return axes;
+  };
+  auto reduce = [=](auto tag) {
+    return [=](Graph& g, std::span<const Value> v) {
+      if (g.type(v[0]).shape.rank() == 0) return g.abs(v[0]); // a scalar has no axis
+      auto t = tag;
+      t.axes = last_two(g, v[0]);
+      return g.apply(t, v[0]);
+    };
+  };
+  return {{"ReduceSumLast2", 1, reduce(ir::ReduceSum{})},
+          {"ReduceMaxLast2", 1, reduce(ir::ReduceMax{})},
+          {"ReduceMeanLast2", 1, reduce(ir::ReduceMean{})}};
+}
+
 inline Case reduce_case(std::uint64_t seed) {
   static const ModelSpec spec = [] {
     ModelSpec s;
     s.ops = reduce_ops();
+    for (const OpMaker& op : trailing_reduce_ops()) s.ops.push_back(op);
     s.max_ops = 14;
     s.max_rank = 4;
     s.max_elements = 1024;

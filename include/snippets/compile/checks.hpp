@@ -53,11 +53,14 @@ template <class T> void check_dynamic_body(const ir::Graph<T>& body) {
             body.node(id).describe() + ": " + std::string(T::name) +
                 " kernels with reductions take static shapes; give the body static shapes "
                 "(compile one kernel per shape, the kernel cache keeps them)");
-    if (reduction && !passes::innermost_reduction(body, body.node(id)))
+    if (reduction &&
+        (passes::row_axes(body, body.node(id)) != 1 || !passes::reduced_dims_kept(body.node(id))))
       raise("snippets.compile.dynamic_reduce",
             body.node(id).describe() +
-                ": kernels with dynamic dimensions reduce over the innermost axis only (keeping "
-                "it); reduce other axes with static shapes, or outside the subgraph");
+                ": kernels with dynamic dimensions reduce over the innermost axis only, keeping "
+                "it; reduce several axes or drop them with static shapes (a Program compiles one "
+                "kernel per shape set), "
+                "or outside the subgraph");
   }
   for (ir::NodeId id = 0; id < body.size(); ++id)
     for (const auto& t : body.node(id).outputs)

@@ -326,6 +326,10 @@ public:
 
   /// The scheduling domain: the iteration space the kernel walks (after OptimizeDomain).
   std::vector<Dim> domain;
+  /// With reductions: how many trailing domain dimensions a row holds (OptimizeDomain merges
+  /// the reduced axes into one where every argument allows it; MarkLoops gives each stage of
+  /// a row one loop per row dimension).
+  std::size_t row_dims = 1;
   /// Kernel arguments: the Parameters' data pointers, then the Results'.
   std::size_t num_inputs = 0, num_outputs = 0;
   /// The element type in memory of each kernel argument (by data_index; registers hold f32).

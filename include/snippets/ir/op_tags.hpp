@@ -22,7 +22,9 @@
 //    type. NaN in gives NaN out (but see ReduceMax::ignore_nan). Over no elements (an axis of
 //    extent 0): ReduceSum, ReduceSumSquare, ReduceL1 and ReduceL2 give 0, ReduceProd 1,
 //    ReduceMax -inf, ReduceMin +inf and ReduceMean NaN (0 / 0). ReduceMean of an integer
-//    type truncates its quotient toward zero, as Convert does.
+//    type truncates its quotient toward zero, as Convert does. The ReduceMax (ReduceMin) of
+//    zeros of both signs is a zero of either sign (kernels compare lanes in their own order);
+//    the reference keeps the first.
 // Adding an op: add a tag here and to OpList below, give it a reference formula
 // (reference/eltwise.hpp or the interpreter), an emitter if a target can fuse it, and tests.
 #pragma once

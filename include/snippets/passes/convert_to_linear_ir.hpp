@@ -5,9 +5,10 @@
 //  - @pre the body has at least one Result; every Result has the shape of the scheduling
 //    domain (the NUMPY broadcast of all outputs and reduction inputs; of the outputs only
 //    in a body with a MatMul, whose Softmax works on its rows), or, in a body with
-//    reductions, that shape with an innermost 1 (a per-row value). Shapes may have dynamic
-//    dimensions: then the LIR is marked `dynamic` and its domain holds `dynamic` where the extent
-//    is unknown;
+//    reductions, that shape with 1 in the reduced trailing axes (a per-row value; every
+//    reduction reduces the same number of trailing axes, else [snippets.compile.reduce_axis]).
+//    Shapes may have dynamic dimensions: then the LIR is marked `dynamic` and its domain holds
+//    `dynamic` where the extent is unknown;
 //  - @post Parameters come first (data_index = parameter position), then Scalars, then the
 //    computation in topological order, then Results (data_index = num_inputs + position);
 //    every port shape is right-aligned to the domain rank with leading 1s; a Parameter read
@@ -32,6 +33,7 @@
 #include "snippets/ir/graph.hpp"
 #include "snippets/ir/linear_ir.hpp"
 #include "snippets/passes/convert_constants_to_scalars.hpp"
+#include "snippets/passes/decompose_softmax.hpp"
 #include "snippets/passes/slice_reads.hpp"
 
 namespace snippets::passes {
@@ -69,21 +71,42 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T>& body
   bool matmul = false; // a Softmax around MatMuls works on their rows (LowerBrgemm)
   for (ir::NodeId id = 0; id < body.size(); ++id)
     matmul = matmul || ir::is<ir::MatMul>(body.node(id).op);
+  std::size_t row_axes = 0; // the trailing axes a row holds (one count for every reduction)
   for (ir::NodeId id = 0; id < body.size() && !matmul; ++id)
-    if (ir::is_row_reduction(body.node(id).op)) {
-      domain = broadcast(domain, body.type(body.node(id).inputs[0]).shape);
+    if (const auto& n = body.node(id); ir::is_row_reduction(n.op)) {
+      domain = broadcast(domain, body.type(n.inputs[0]).shape);
       rows = true;
+      const std::size_t k = passes::row_axes(body, n);
+      if (row_axes != 0 && k != row_axes)
+        raise("snippets.compile.reduce_axis",
+              n.describe() + " reduces over the last " + std::to_string(k) +
+                  " axes, another reduction of the subgraph over the last " +
+                  std::to_string(row_axes) +
+                  "; a kernel walks one kind of row: split the subgraph");
+      row_axes = k;
+    }
+  for (ir::NodeId id = 0; id < body.size() && row_axes > 1; ++id)
+    if (const auto& n = body.node(id); ir::is_row_reduction(n.op)) {
+      const Shape& s = body.type(n.inputs[0]).shape;
+      for (std::size_t j = 1; j <= row_axes; ++j)
+        if (j > s.rank() || s[s.rank() - j] != domain[domain.rank() - j])
+          raise("snippets.compile.reduce_axis",
+                n.describe() + " reduces " + s.to_string() + ", which the kernel's domain " +
+                    domain.to_string() +
+                    " broadcasts along the reduced axes; reduce it in a subgraph of its own");
     }
   for (ir::NodeId r : body.results()) {
     const Shape& s = body.type(body.node(r).inputs[0]).shape;
     std::vector<Dim> reduced(domain.begin(), domain.end());
-    if (!reduced.empty()) reduced.back() = 1;
+    for (std::size_t d = reduced.size() - std::min(row_axes, reduced.size()); d < reduced.size();
+         ++d)
+      reduced[d] = 1;
     if (s != domain && (!rows || s != Shape(reduced)))
       raise("snippets.compile.output_shape",
             "output '" + body.node(r).name + "' has shape " + s.to_string() +
                 " but the kernel computes " + domain.to_string() +
                 "; every output of a subgraph must have that shape (or, in a subgraph with "
-                "reductions, that shape reduced over the innermost axis)");
+                "reductions, that shape reduced over the reduced axes)");
   }
   // an unused input (or dead branch) may have a higher rank than the outputs: leading 1s make room
   std::size_t rank = std::max<std::size_t>(domain.rank(), 1);

@@ -5,7 +5,8 @@
 //   ReduceSumSquare(x) = ReduceSum(x * x)
 //   ReduceL1(x)        = ReduceSum(Abs(x))
 //   ReduceL2(x)        = Sqrt(ReduceSum(x * x))
-// over the same axes, keeping or dropping them alike, so DecomposeSoftmax then treats the
+// over the same axes, keeping or dropping them alike (keeping them where Results alone read
+// the op: the kept form has the same bytes), so DecomposeSoftmax then treats the
 // ReduceSum as any other (and compile() judges its axes). The ReduceSum is named after the op
 // with "/sum"; the op's result keeps its name.
 //
@@ -17,6 +18,7 @@
 #pragma once
 
 #include "snippets/passes/data_flow.hpp"
+#include "snippets/passes/decompose_softmax.hpp"
 #include "snippets/passes/properties.hpp"
 
 namespace snippets::passes {
@@ -47,9 +49,12 @@ struct DecomposeCompositeReductions {
                      return std::visit(
                          [&](const auto& tag) -> std::optional<std::vector<ir::Value>> {
                            using Tag = std::decay_t<decltype(tag)>;
-                           if constexpr (ir::composite_reduction<Tag>)
-                             return decompose<T>(out, body.type(n.inputs[0]), tag, in[0], n.name);
-                           else
+                           if constexpr (ir::composite_reduction<Tag>) {
+                             // Results alone read it: the kept form has the same bytes
+                             const bool keep = tag.keep_dims || read_by_results_only(body, n);
+                             return decompose<T>(out, body.type(n.inputs[0]), tag, keep, in[0],
+                                                 n.name);
+                           } else
                              return std::nullopt;
                          },
                          n.op);
@@ -59,9 +64,10 @@ struct DecomposeCompositeReductions {
 private:
   template <class T, class Tag>
   static std::vector<ir::Value> decompose(ir::Graph<T>& out, const ir::TensorType& t,
-                                          const Tag& tag, ir::Value x, const std::string& name) {
+                                          const Tag& tag, bool keep, ir::Value x,
+                                          const std::string& name) {
     auto sum = [&](ir::Value v, const std::string& as) {
-      return out.make(ir::ReduceSum{tag.axes, tag.keep_dims}, {v}, as)[0];
+      return out.make(ir::ReduceSum{tag.axes, keep}, {v}, as)[0];
     };
     auto square = [&](ir::Value v) { return out.make(ir::Multiply{}, {v, v}, name + "/sq")[0]; };
     if constexpr (std::is_same_v<Tag, ir::ReduceMean>) {

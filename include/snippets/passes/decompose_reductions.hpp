@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // snippets/passes/decompose_reductions.hpp: DecomposeReductions lowers ReduceSum, ReduceMax,
-// ReduceMin and ReduceProd over the innermost dimension (the seed's reduce decomposition).
+// ReduceMin and ReduceProd over the row (the seed's reduce decomposition).
 //
-// MarkLoops left each reduction with the ids of the innermost loop that walks its input, at
-// the place its result is ready (after that loop). It becomes
-//   acc = ReduceInit            before that loop (0, -inf, +inf or 1: the neutral element),
-//   ReduceAccumulate(acc, x)    at the end of that loop's body (masked in tail iterations),
+// MarkLoops left each reduction with the ids of the row's loops that walk its input (one per
+// row dimension, LinearIR::row_dims), at the place its result is ready (after them). It becomes
+//   acc = ReduceInit            before those loops (0, -inf, +inf or 1: the neutral element),
+//   ReduceAccumulate(acc, x)    at the end of the innermost one's body (masked in tail
+//                               iterations; the outer row loops carry acc from one to the next),
 //   HorizonReduce(acc)          where the reduction was (the row's value in every lane).
 // The accumulator is defined before the loop and read after it, so it keeps its register
 // through the loop and ReduceAccumulate may update it in place.
@@ -36,7 +37,8 @@ struct DecomposeReductions {
       if (std::holds_alternative<ir::ReduceProd>(r->op)) kind = ir::ReduceKind::prod;
       const std::vector<std::size_t> loop = r->loop_ids;
       SNIPPETS_ASSERT(!loop.empty()) << r->name << " is in no loop (run MarkLoops first)";
-      const std::vector<std::size_t> outer(loop.begin(), loop.end() - 1);
+      SNIPPETS_ASSERT(loop.size() >= lir.row_dims) << r->name << " is outside its row's loops";
+      const std::vector<std::size_t> outer(loop.begin(), loop.end() - std::ptrdiff_t(lir.row_dims));
       ir::Expression<T>*first = nullptr, *last = nullptr; // the loop's body before r
       for (auto& e : lir) {
         if (e.get() == r) break;

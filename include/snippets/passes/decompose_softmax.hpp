@@ -2,13 +2,15 @@
 // snippets/passes/decompose_softmax.hpp: DecomposeSoftmax (data flow), the seed's Softmax
 // decomposition, and the normal form of the reductions a kernel computes.
 //
-// A kernel reduces over the innermost axis only, keeping it (innermost_reduction). For such ops:
+// A kernel reduces over trailing axes (row_axes: the last k of its input), walked as one row;
+// a reduction drops them (no keep_dims) only where Results alone read it. For such ops:
 //  - Softmax becomes m = ReduceMax(x), e = Exp(x - m), s = ReduceSum(e), e * (1 / s):
 //    numerically stable (Exp never sees a positive argument, so large inputs do not overflow)
 //    and one division per row instead of one per element;
-//  - ReduceSum, ReduceMax, ReduceMin and ReduceProd get axes {-1}, so later rank alignment
-//    (Canonicalize) keeps them on the innermost axis;
-//  - a reduction over an axis of extent 1 is its input (a NaN-ignoring ReduceMax: its input
+//  - ReduceSum, ReduceMax, ReduceMin and ReduceProd get axes {-k, ..., -1} and keep_dims, so
+//    later rank alignment (Canonicalize) keeps them on the trailing axes (the kept form has the
+//    bytes of the dropped one: the kernel stores it);
+//  - a reduction over axes of extent 1 is its input (a NaN-ignoring ReduceMax: its input
 //    where it is a number, -inf for NaN: a Select). No loop then walks the axis, which matters
 //    in a dynamic kernel whose rows may be empty at run time: the value stays the element's.
 // Anything else is left as it is (compile() then names the op it cannot fuse). It runs first,
@@ -22,22 +24,54 @@
 
 namespace snippets::passes {
 
-/// True for Softmax and the reductions (ir::reduction: keep_dims) over exactly the innermost
-/// axis of a static-rank input: the forms a kernel computes (passes/decompose_reductions.hpp;
-/// the composite ones after DecomposeCompositeReductions).
-template <class T> bool innermost_reduction(const ir::Graph<T>& g, const ir::Node<T>& n) {
-  if (n.inputs.empty()) return false;
-  const auto rank = static_cast<std::int64_t>(g.type(n.inputs[0]).shape.rank());
-  auto last = [&](std::int64_t a) { return rank > 0 && (a == -1 || a == rank - 1); };
-  if (const auto* s = std::get_if<ir::Softmax>(&n.op)) return last(s->axis);
+/// How many axes a Softmax or a reduction (ir::reduction) reduces over when they are the last
+/// k axes of its static-rank input (k >= 1; a Softmax has one axis), else 0. These are the
+/// forms a kernel computes: it walks the k axes as one row (passes/optimize_domain.hpp merges
+/// them), per row a reduce loop (passes/decompose_reductions.hpp; the composite reductions
+/// after DecomposeCompositeReductions). keep_dims is not looked at here (reduced_dims_kept).
+template <class T> std::size_t row_axes(const ir::Graph<T>& g, const ir::Node<T>& n) {
+  if (n.inputs.empty()) return 0;
+  const std::size_t rank = g.type(n.inputs[0]).shape.rank();
+  auto trailing = [&](const std::vector<std::int64_t>& axes) -> std::size_t {
+    std::vector<bool> reduced(rank, false);
+    for (std::int64_t a : axes) {
+      if (a < -std::int64_t(rank) || a >= std::int64_t(rank)) return 0;
+      reduced[static_cast<std::size_t>(a < 0 ? a + std::int64_t(rank) : a)] = true;
+    }
+    const auto k = static_cast<std::size_t>(std::count(reduced.begin(), reduced.end(), true));
+    for (std::size_t d = rank - k; d < rank; ++d)
+      if (!reduced[d]) return 0;
+    return k;
+  };
+  if (rank == 0) return 0;
+  if (const auto* s = std::get_if<ir::Softmax>(&n.op)) return trailing({s->axis});
   return std::visit(
-      [&](const auto& r) {
+      [&](const auto& r) -> std::size_t {
         if constexpr (ir::reduction<std::decay_t<decltype(r)>>)
-          return r.keep_dims && r.axes.size() == 1 && last(r.axes[0]);
+          return trailing(r.axes);
         else
-          return false;
+          return 0;
       },
       n.op);
+}
+
+/// False for a reduction without keep_dims (true for any other node).
+template <class T> bool reduced_dims_kept(const ir::Node<T>& n) {
+  return std::visit(
+      [](const auto& r) {
+        if constexpr (ir::reduction<std::decay_t<decltype(r)>>)
+          return r.keep_dims;
+        else
+          return true;
+      },
+      n.op);
+}
+
+/// Whether every user of `n`'s output is a Result: a reduction without keep_dims computes in a
+/// kernel only then (its result has the bytes of the kept form; the kernel stores that).
+template <class T> bool read_by_results_only(const ir::Graph<T>& g, const ir::Node<T>& n) {
+  return std::all_of(n.users[0].begin(), n.users[0].end(),
+                     [&](const ir::Use& u) { return ir::is<ir::Result>(g.node(u.node).op); });
 }
 
 struct DecomposeSoftmax {
@@ -50,13 +84,17 @@ struct DecomposeSoftmax {
     return rebuild(body,
                    [&](ir::Graph<T>& out, const ir::Node<T>& n,
                        std::span<const ir::Value> in) -> std::optional<std::vector<ir::Value>> {
-                     if (!innermost_reduction(body, n) ||
-                         (!ir::is_row_reduction(n.op) && !ir::is<ir::Softmax>(n.op)))
+                     const std::size_t k = row_axes(body, n);
+                     if (k == 0 || (!ir::is_row_reduction(n.op) && !ir::is<ir::Softmax>(n.op)) ||
+                         (!reduced_dims_kept(n) && !read_by_results_only(body, n)))
                        return std::nullopt;
-                     const std::vector<std::int64_t> inner{-1};
+                     std::vector<std::int64_t> inner; // -k .. -1
+                     for (auto a = -std::int64_t(k); a < 0; ++a) inner.push_back(a);
                      const ir::TensorType& shape_type = body.type(n.inputs[0]);
                      const Shape& shape = shape_type.shape;
-                     const bool one = shape.rank() > 0 && shape[shape.rank() - 1] == 1;
+                     bool one = true; // every reduced axis has extent 1: no loop walks them
+                     for (std::size_t d = shape.rank() - k; d < shape.rank(); ++d)
+                       one = one && shape[d] == 1;
                      auto reduce = [&](auto tag, ir::Value v, const std::string& name) {
                        return one ? v : out.make(tag, {v}, name)[0];
                      };

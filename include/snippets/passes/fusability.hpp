@@ -10,8 +10,9 @@
 //  - Parameter, Result, Constant and Scalar compute nothing: no reason (their types are the
 //    kernel's inputs and outputs, checked per body);
 //  - an op T does not fuse, a Subgraph among them [snippets.compile.unsupported_op];
-//  - a Softmax or a reduction (ReduceSum ... ReduceL2) that does not reduce over the innermost
-//    axis alone, keeping it [snippets.compile.reduce_axis];
+//  - a Softmax or a reduction (ReduceSum ... ReduceL2) that does not reduce over the last axes
+//    of its input, or (in the body) drops them and is read by other ops than Results
+//    [snippets.compile.reduce_axis];
 //  - an op whose attributes T::supports refuses [snippets.compile.unsupported_attribute];
 //  - an op computing on types a kernel does not compute on [snippets.compile.unsupported_type].
 // The tokenizer asks about model nodes, before the data-flow passes; compile() about the
@@ -90,7 +91,27 @@ template <class T> Unfusable unsupported_attributes(const ir::Node<T>& n) {
               " emitter does not support; run it outside the kernel"};
 }
 
-/// The op rules: fused by T, with attributes it supports, reductions over the innermost axis.
+/// A Softmax or a reduction: over trailing axes, and without keep_dims only as an output (in
+/// the model the tokenizer arranges that; in the body DecomposeSoftmax kept the dims of one).
+template <class T>
+std::optional<Unfusable> reduction_fusability(const ir::Graph<T>& g, const ir::Node<T>& n,
+                                              bool model) {
+  if (!row_axes(g, n))
+    return Unfusable{"snippets.compile.reduce_axis",
+                     n.describe() +
+                         " does not reduce over the last axes of its input; kernels reduce "
+                         "rows of trailing axes: transpose the axes to the end, or run it "
+                         "outside the subgraph"};
+  if (!model && !reduced_dims_kept(n))
+    return Unfusable{"snippets.compile.reduce_axis",
+                     n.describe() +
+                         " drops the reduced axes (keep_dims false) and is read by ops of the "
+                         "subgraph; a kernel computes that form only as an output: keep the "
+                         "dims, or reshape outside the subgraph"};
+  return std::nullopt;
+}
+
+/// The op rules: fused by T, with attributes it supports, reductions over trailing axes.
 template <class T>
 std::optional<Unfusable> op_fusability(const ir::Graph<T>& g, const ir::Node<T>& n,
                                        FusabilityStage stage) {
@@ -160,12 +181,7 @@ std::optional<Unfusable> op_fusability(const ir::Graph<T>& g, const ir::Node<T>&
                                               "keep DecomposeCompositeReductions in the "
                                               "data-flow pipeline"};
           if constexpr (ir::reduction<Tag> || std::is_same_v<Tag, ir::Softmax>)
-            if (!innermost_reduction(g, n))
-              return Unfusable{"snippets.compile.reduce_axis",
-                               n.describe() +
-                                   " does not reduce over the innermost axis alone (with "
-                                   "keep_dims); kernels reduce rows: transpose the axis to the "
-                                   "end, or run it outside the subgraph"};
+            if (auto why = reduction_fusability(g, n, model)) return why;
           if (!backend_supports<T>(tag)) return unsupported_attributes(n);
           return std::nullopt;
         } else if constexpr (std::is_same_v<Tag, ir::Transpose>) { // (the body stage)

@@ -41,11 +41,13 @@ struct InsertBuffers {
       ir::Expression<T>* last = e;
       for (auto& x : lir)
         if (row_loop(*x) == loop) last = x.get();
-      const std::vector<std::size_t> outer(e->loop_ids.begin(), e->loop_ids.end() - 1);
-      auto& buffer = lir.insert_node(std::next(lir.find(*last)), ir::Buffer{lir.domain.back()},
-                                     {&e->output(0)}, 1, outer, e->name);
+      const std::vector<std::size_t> outer(e->loop_ids.begin(),
+                                           e->loop_ids.end() - std::ptrdiff_t(lir.row_dims));
       std::vector<Dim> row(rank, 1);
-      row.back() = lir.domain.back();
+      Dim elements = 1;
+      for (std::size_t d = rank - lir.row_dims; d < rank; ++d) elements *= row[d] = lir.domain[d];
+      auto& buffer = lir.insert_node(std::next(lir.find(*last)), ir::Buffer{elements},
+                                     {&e->output(0)}, 1, outer, e->name);
       buffer.out_desc(0).shape = row;
       buffer.data_index = lir.num_inputs + lir.num_outputs + count++;
       for (ir::Operand<T>* u : later) {

@@ -7,16 +7,16 @@
 // loop is the parallel one: its work amount is the executor's chunk, passed at run time. In a
 // dynamic LIR every loop's work amount is passed at run time.
 // Parameters, Results and Scalars stay outside the loops.
-// A body with reductions over the innermost dimension (ReduceSum, ReduceMax, ReduceMin,
-// ReduceProd) runs row by row:
-// one nest of the outer dimensions holds everything, and the innermost dimension is walked by
-// one loop per stage. Stage 0 holds the values computed from the inputs alone; a value that
-// needs a reduction's result is computed in a later stage (the stage after the reduction's
-// input) because the row must be complete first. Values of one element per row (reduction
-// results and what is computed from them alone) sit between the innermost loops. Expressions are
-// reordered stage by stage: per-row values, then the stage's innermost loop. A reduction keeps
-// the ids of the loop that accumulates it and sits where its result is ready (right after that
-// loop); DecomposeReductions lowers it there.
+// A body with reductions (ReduceSum, ReduceMax, ReduceMin, ReduceProd) over its row (the last
+// LinearIR::row_dims dimensions, usually one) runs row by row: one nest of the outer
+// dimensions holds everything, and the row is walked by one nest of loops per stage. Stage 0
+// holds the values computed from the inputs alone; a value that needs a reduction's result is
+// computed in a later stage (the stage after the reduction's input) because the row must be
+// complete first. Values of one element per row (reduction results and what is computed from
+// them alone) sit between the row's loop nests. Expressions are reordered stage by stage:
+// per-row values, then the stage's loop nest. A reduction keeps the ids of the loops that
+// accumulate it and sits where its result is ready (right after them); DecomposeReductions
+// lowers it there.
 #pragma once
 
 #include <map>
@@ -69,19 +69,33 @@ struct MarkLoops {
 
 private:
   template <class T> static void mark_rows(ir::LinearIR<T>& lir, const LoweringConfig& cfg) {
-    const std::size_t inner = lir.domain.size() - 1;
+    const std::size_t rank = lir.domain.size(), first_row_dim = rank - lir.row_dims;
     std::vector<std::size_t> outer = make_nest(lir, cfg);
-    const std::size_t spare = outer.back(); // the innermost loop: one LoopInfo per stage
-    outer.pop_back();
-    std::map<std::size_t, std::size_t> stage_loop;
-    auto loop_of = [&](std::size_t s) {
-      if (!stage_loop.count(s))
-        stage_loop[s] = stage_loop.empty() ? spare : lir.loops().add(lir.loops().at(spare));
-      return stage_loop[s];
+    // the row's loops: one nest of them per stage (the first stage's are the ones made here)
+    const std::vector<std::size_t> spare(outer.begin() + std::ptrdiff_t(first_row_dim),
+                                         outer.end());
+    outer.resize(first_row_dim);
+    std::map<std::size_t, std::vector<std::size_t>> stage_loops;
+    auto loops_of = [&](std::size_t s) -> const std::vector<std::size_t>& {
+      if (!stage_loops.count(s)) {
+        std::vector<std::size_t> ids = spare;
+        if (!stage_loops.empty())
+          for (std::size_t& id : ids) id = lir.loops().add(lir.loops().at(id));
+        stage_loops[s] = ids;
+      }
+      return stage_loops[s];
+    };
+    auto in_row = [&](const ir::PortDescriptor& d) { // not one value per row (rows of one
+      bool walked = false;                           // element: everything is in the row)
+      for (std::size_t i = first_row_dim; i < rank; ++i) {
+        if (d.shape[i] != 1 && lir.domain[i] != 1) return true;
+        walked = walked || lir.domain[i] != 1;
+      }
+      return !walked;
     };
     std::map<const ir::Expression<T>*, std::size_t> stage;
     struct Key {
-      std::size_t stage, part; // part 0: per-row values, 1: the stage's innermost loop
+      std::size_t stage, part; // part 0: per-row values, 1: the stage's row loops
       auto operator<=>(const Key&) const = default;
     };
     std::vector<std::pair<Key, ir::Expression<T>*>> body;
@@ -93,9 +107,12 @@ private:
         if (it != stage.end()) s = std::max(s, it->second + (is_reduction(*it->first) ? 1 : 0));
       }
       stage[e.get()] = s;
-      const bool per_row = e->out_desc(0).shape[inner] == 1 && lir.domain[inner] != 1;
+      const bool per_row = !in_row(e->out_desc(0));
       e->loop_ids = outer;
-      if (!per_row || is_reduction(*e)) e->loop_ids.push_back(loop_of(s));
+      if (!per_row || is_reduction(*e)) {
+        const auto& row = loops_of(s);
+        e->loop_ids.insert(e->loop_ids.end(), row.begin(), row.end());
+      }
       body.push_back({is_reduction(*e) ? Key{s + 1, 0} : Key{s, per_row ? 0u : 1u}, e.get()});
     }
     std::stable_sort(body.begin(), body.end(),

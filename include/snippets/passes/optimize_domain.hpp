@@ -11,9 +11,13 @@
 // An argument that is a part of a larger tensor (PortDescriptor::memory, a folded Slice) keeps
 // a dimension where it is not whole apart from the one before it, and its memory extents are
 // collapsed alike.
-// Reductions over the innermost dimension count as arguments (their [..., 1] outputs), and a
-// domain with reductions keeps at least two dimensions: the innermost loop walks a row, the
-// outer one the rows (and is the one the threads split).
+// Reductions count as arguments (their outputs, 1 along the reduced dimensions). They reduce
+// the last k dimensions (the same k for all, passes/decompose_softmax.hpp: row_axes): those
+// are a row, merged by the same rule among themselves but never with the dimensions before
+// ([2,3,4,5] reduced over the last two: [6, 20]; with a [4,1] scale along the row: [6, 4, 5],
+// a row of two dimensions, LinearIR::row_dims). A domain with reductions keeps a dimension
+// before the row: the loops of the row walk it, the outer one the rows (and is the one the
+// threads split).
 // A dynamic LIR keeps its domain: the run-time configurator collapses the actual shapes the
 // same way (runtime/runtime_config.hpp), so the kernel's loop nest fits every shape; with
 // reductions it too gets a leading 1 if it has one dimension only.
@@ -38,10 +42,15 @@ struct OptimizeDomain {
     const std::vector<Dim> dom = lir.domain;
     std::vector<ir::PortDescriptor> io; // the kernel arguments and the row reductions
     bool reductions = false;
+    std::size_t row_axes = 1; // the trailing dimensions a row holds (convert_to_linear_ir: one
+                              // count for every reduction)
     for (auto& e : lir) {
       if (holds_io(*e))
         io.push_back(std::holds_alternative<ir::Parameter>(e->op) ? e->out_desc(0) : e->in_desc(0));
-      if (is_reduction(*e)) io.push_back(e->out_desc(0)), reductions = true;
+      if (is_reduction(*e)) {
+        io.push_back(e->out_desc(0)), reductions = true;
+        row_axes = std::min(reduced_axes(*e), dom.size());
+      }
     }
     // groups[g] = the original dims merged into new dim g
     std::vector<std::vector<std::size_t>> groups;
@@ -51,25 +60,39 @@ struct OptimizeDomain {
         return !desc.memory.empty() && desc.memory[d] != desc.shape[d];
       });
     };
-    for (std::size_t d = 0; d < dom.size(); ++d) {
-      const bool row = reductions && d + 1 == dom.size(); // stays a dimension of its own
-      if (dom[d] == 1 && !row && !partial(d)) continue;
-      bool merge = !groups.empty() && !row && !partial(d);
-      if (merge) {
-        const std::size_t prev = groups.back().back();
-        for (const auto& desc : io) {
-          const auto& s = desc.shape;
-          const bool full_prev = s[prev] == dom[prev], full_d = s[d] == dom[d];
-          const bool one_prev = s[prev] == 1, one_d = s[d] == 1;
-          if (!((full_prev && full_d) || (one_prev && one_d))) merge = false;
-          if (merge && full_d && !one_d && !desc.layout.empty() && !next_in_memory(desc, prev, d))
-            merge = false;
-        }
+    // walking `prev` and then `d` as one dimension touches every argument's elements in order
+    auto mergeable = [&](std::size_t prev, std::size_t d) {
+      if (partial(d)) return false;
+      for (const auto& desc : io) {
+        const auto& s = desc.shape;
+        const bool full_prev = s[prev] == dom[prev], full_d = s[d] == dom[d];
+        const bool one_prev = s[prev] == 1, one_d = s[d] == 1;
+        if (!((full_prev && full_d) || (one_prev && one_d))) return false;
+        if (full_d && !one_d && !desc.layout.empty() && !next_in_memory(desc, prev, d))
+          return false;
       }
-      if (merge)
+      return true;
+    };
+    const std::size_t row_begin = reductions ? dom.size() - row_axes : dom.size();
+    for (std::size_t d = 0; d < row_begin; ++d) {
+      if (dom[d] == 1 && !partial(d)) continue;
+      if (!groups.empty() && mergeable(groups.back().back(), d))
         groups.back().push_back(d);
       else
         groups.push_back({d});
+    }
+    std::size_t row_groups = 1;
+    if (reductions) { // the row: its dimensions merged where every argument allows it
+      const std::size_t first = groups.size();
+      for (std::size_t d = row_begin; d < dom.size(); ++d) {
+        if (dom[d] == 1 && !partial(d)) continue;
+        if (groups.size() > first && mergeable(groups.back().back(), d))
+          groups.back().push_back(d);
+        else
+          groups.push_back({d});
+      }
+      if (groups.size() == first) groups.push_back({dom.size() - 1});
+      row_groups = groups.size() - first;
     }
     if (groups.empty()) groups.push_back({dom.size() - 1}); // a one-element domain
     auto collapse = [&](const std::vector<Dim>& s) {
@@ -106,7 +129,7 @@ struct OptimizeDomain {
       desc.layout = collapse_layout(desc);
       desc.shape = collapse(desc.shape);
       if (!desc.memory.empty()) desc.memory = collapse(desc.memory);
-      if (!reductions || desc.shape.size() >= 2) return;
+      if (!reductions || desc.shape.size() >= row_groups + 1) return;
       desc.shape.insert(desc.shape.begin(), 1); // one row
       if (!desc.memory.empty()) desc.memory.insert(desc.memory.begin(), 1);
       if (desc.layout.empty()) return;
@@ -114,14 +137,37 @@ struct OptimizeDomain {
       desc.layout.insert(desc.layout.begin(), 0);
     };
     lir.domain = collapse(dom);
-    if (reductions && lir.domain.size() < 2) lir.domain.insert(lir.domain.begin(), 1);
+    lir.row_dims = row_groups;
+    if (reductions && lir.domain.size() < row_groups + 1) lir.domain.insert(lir.domain.begin(), 1);
     for (auto& e : lir) {
       for (std::size_t i = 0; i < e->num_inputs(); ++i) collapse_desc(e->in_desc(i));
       for (std::size_t i = 0; i < e->num_outputs(); ++i) collapse_desc(e->out_desc(i));
+      if (is_reduction(*e)) set_row_axes(*e, row_groups);
     }
   }
 
 private:
+  template <class T> static std::size_t reduced_axes(const ir::Expression<T>& e) {
+    return std::visit(
+        [](const auto& tag) -> std::size_t {
+          if constexpr (requires { tag.axes; })
+            return tag.axes.size();
+          else
+            return 1;
+        },
+        e.op);
+  }
+  template <class T> static void set_row_axes(ir::Expression<T>& e, std::size_t row_dims) {
+    std::visit(
+        [&](auto& tag) {
+          if constexpr (requires { tag.axes; }) {
+            tag.axes.clear();
+            for (auto a = -std::int64_t(row_dims); a < 0; ++a) tag.axes.push_back(a);
+          }
+        },
+        e.op);
+  }
+
   /// A dynamic domain of one dimension with reductions: [1, W], one row.
   template <class T> static void add_row_dimension(ir::LinearIR<T>& lir) {
     bool reductions = false;

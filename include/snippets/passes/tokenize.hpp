@@ -50,6 +50,10 @@
 //    Subgraph output when it keeps the innermost axis innermost: the data flow then folds it into
 //    the kernel's load or store (FuseTransposeIntoParameter / FuseTransposeIntoResult), so it costs
 //    no pass over memory;
+//  - the reductions of a Subgraph reduce the same number of trailing axes (the kernel's row) of
+//    inputs whole along them (not broadcast by the Subgraph's outputs), its outputs have the
+//    domain's shape or that shape reduced (the row's values, or one per row), and a reduction
+//    without keep_dims is an output, read by nothing inside;
 //  - a Slice of the innermost axis (a part of an ONNX Split, when the backend fuses Slice) is
 //    taken only on a Subgraph input that nothing but Slices of one length read inside the
 //    Subgraph: the kernel reads the parts where they lie (slice_reads.hpp).
@@ -147,6 +151,7 @@ private:
     std::vector<ir::NodeId> transposes; // members that are Transposes
     std::vector<ir::NodeId> slices;     // members that are Slices
     bool matmul = false;                // a member is a MatMul
+    std::size_t row_axes = 0;           // the trailing axes its reductions reduce (0: none)
   };
 
   bool takeable(const ir::Node<T>& n) const {
@@ -181,6 +186,7 @@ private:
           g.transposes.insert(g.transposes.end(), from.transposes.begin(), from.transposes.end());
           g.slices.insert(g.slices.end(), from.slices.begin(), from.slices.end());
           g.matmul |= from.matmul;
+          g.row_axes = std::max(g.row_axes, from.row_axes);
           from = Group{};
         }
       g.boundary = std::move(*b);
@@ -220,6 +226,7 @@ private:
     if (ir::is<ir::Transpose>(g_.node(id).op)) g.transposes.push_back(id);
     if (ir::is<ir::Slice>(g_.node(id).op)) g.slices.push_back(id);
     g.matmul |= ir::is<ir::MatMul>(g_.node(id).op);
+    g.row_axes = std::max(g.row_axes, row_axes(g_, g_.node(id)));
   }
 
   /// Appends `more` to `members`, both in topological order, keeping that order.
@@ -321,7 +328,57 @@ private:
     bool matmul = ir::is<ir::MatMul>(g_.node(c.id).op);
     for (std::size_t p : c.merge) matmul |= groups_[p].matmul;
     if (matmul && !matmul_form(c, b)) return false;
+    if (!rows_fit(c, b)) return false;
     return acyclic_with(c);
+  }
+
+  /// The reductions' rule: every reduction reduces the same number of trailing axes (the
+  /// kernel's row, passes/optimize_domain.hpp) of an input that is whole along them in the
+  /// kernel's domain (the loops walk the domain: a broadcast input would be summed again and
+  /// again), and one without keep_dims is read by nothing inside (it is an output: the kernel
+  /// stores the kept form, which has its bytes).
+  bool rows_fit(const Candidate& c, const Boundary& b) const {
+    const ir::Node<T>& n = g_.node(c.id);
+    for (const ir::Output& o : n.inputs)
+      if (o.node != c.id && c.has(o.node) && !reduced_dims_kept(g_.node(o.node))) return false;
+    std::size_t k = row_axes(g_, n);
+    for (std::size_t p : c.merge) {
+      const std::size_t pk = groups_[p].row_axes;
+      if (pk != 0 && k != 0 && pk != k) return false;
+      k = std::max(k, pk);
+    }
+    if (k < 2) return true; // over one axis, a broadcast input is one element: its own value
+    std::vector<const Shape*> shapes; // the outputs' and the reductions' inputs'
+    for (const ir::Output& o : b.outputs) shapes.push_back(&g_.type(o).shape);
+    const std::size_t outputs = shapes.size();
+    auto visit = [&](ir::NodeId m) {
+      if (row_axes(g_, g_.node(m))) shapes.push_back(&g_.type(g_.node(m).inputs[0]).shape);
+    };
+    visit(c.id);
+    for (std::size_t p : c.merge)
+      for (ir::NodeId m : groups_[p].members) visit(m);
+    auto dim = [&](const Shape& s, std::size_t j) { return j > s.rank() ? 1 : s[s.rank() - j]; };
+    for (std::size_t r = outputs; r < shapes.size(); ++r) // no shape is larger along the row
+      for (const Shape* x : shapes)
+        for (std::size_t j = 1; j <= k; ++j)
+          if (dim(*x, j) != 1 && dim(*x, j) != dim(*shapes[r], j)) return false;
+    // the outputs: the domain (the largest extents), or the domain reduced along the row
+    std::size_t rank = 0;
+    for (const Shape* x : shapes) rank = std::max(rank, x->rank());
+    std::vector<Dim> domain(rank, 1);
+    for (const Shape* x : shapes)
+      for (std::size_t j = 1; j <= x->rank(); ++j)
+        domain[rank - j] = std::max(domain[rank - j], dim(*x, j));
+    for (std::size_t o = 0; o < outputs; ++o) {
+      bool whole = true, reduced = true;
+      for (std::size_t j = 1; j <= rank; ++j) {
+        const Dim want = j <= k ? 1 : domain[rank - j];
+        whole = whole && dim(*shapes[o], j) == domain[rank - j];
+        reduced = reduced && dim(*shapes[o], j) == want;
+      }
+      if (!whole && !reduced) return false;
+    }
+    return true;
   }
 
   /// LowerBrgemm's form (its rules: passes/matmul_form.hpp): a chain of MatMuls, each with its

@@ -68,14 +68,9 @@ struct Traits {
       HasEmitter<Op> || ir::reduction<Op> || std::is_same_v<Op, ir::Softmax> ||
       std::is_same_v<Op, ir::MatMul> || std::is_same_v<Op, ir::Slice> ||
       std::is_same_v<Op, ir::FakeQuantize> || std::is_same_v<Op, ir::Quantize>;
-  /// Reductions keep their dimension and reduce one axis, the innermost
-  /// (passes::innermost_reduction, checked where the input's rank is known).
-  template <class Op> static bool supports(const Op& op) {
-    if constexpr (requires { op.keep_dims; })
-      return op.keep_dims && op.axes.size() == 1;
-    else
-      return emitter_supports(op);
-  }
+  /// Reductions take any axes here: which a kernel reduces (trailing ones, walked as one row) is
+  /// passes::row_axes, checked where the input's rank is known.
+  template <class Op> static bool supports(const Op& op) { return emitter_supports(op); }
   /// Element types a kernel reads and writes: all of them; loads and stores convert
   /// (memory_access.hpp; bf16 stores round as Convert does; a boolean is one byte, read as
   /// 0.0f or 1.0f and written as 0 or 1).

@@ -69,14 +69,9 @@ struct Traits {
       std::is_same_v<Op, ir::MatMul> || std::is_same_v<Op, ir::Slice> ||
       std::is_same_v<Op, ir::FakeQuantize> || std::is_same_v<Op, ir::Quantize>;
   /// Whether the emitter accepts these attributes (optional hook, read by the tokenizer and
-  /// compile()). Reductions keep their dimension and reduce one axis (which must be the
-  /// innermost: passes::innermost_reduction, checked where the input's rank is known).
-  template <class Op> static bool supports(const Op& op) {
-    if constexpr (requires { op.keep_dims; })
-      return op.keep_dims && op.axes.size() == 1;
-    else
-      return emitter_supports(op);
-  }
+  /// compile()). Reductions take any axes here: which a kernel reduces (trailing ones, walked as
+  /// one row) is passes::row_axes, checked where the input's rank is known.
+  template <class Op> static bool supports(const Op& op) { return emitter_supports(op); }
   /// Element types a kernel reads and writes (optional hook; f32 when a traits type omits it):
   /// all of them. Loads and stores convert to and from f32 (memory_access.hpp; a boolean is one
   /// byte, read as 0.0f or 1.0f and written as 0 or 1).

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: Apache-2.0
+// JIT tests of reductions over several trailing axes and without keep_dims
+// (passes/decompose_softmax.hpp: row_axes, passes/optimize_domain.hpp: the row walked as one
+// dimension, the tokenizer's rule for them) against the reference interpreter in double, on
+// both ISAs, 1 to 3 threads: every reduction over the last two or three axes and over all of
+// them, LayerNorm over the last two axes, InstanceNorm and GroupNorm as one kernel each (in a
+// Program too), reduced outputs without keep_dims, and what stays refused. Over one axis:
+// test_jit_reduce.cpp and test_jit_reduce_ops.cpp.
+//
+// Tolerances as test_jit_reduce_ops.cpp: the sums within 16 ulp or 1e-6 per element times the
+// largest term, products of n factors 2n ulp, min and max exact; the normalizations 64 ulp or
+// 1e-5 absolutely (a deviation divided by a root of a mean).
+#include "error_id.hpp"
+#include "jit_test_util.hpp"
+
+using namespace snippets;
+using namespace snippets::jit_test;
+
+namespace {
+
+std::size_t kernels_of(const Graph& model) {
+  const Graph tokenized = passes::tokenize(model);
+  std::size_t kernels = 0;
+  for (ir::NodeId id = 0; id < tokenized.size(); ++id)
+    kernels += ir::is<ir::Subgraph<x64::Traits>>(tokenized.node(id).op);
+  return kernels;
+}
+
+/// (x - mean) / sqrt(var + eps) over `axes` of x, then * scale + shift.
+ir::Value normalize(Graph& g, ir::Value x, const std::vector<std::int64_t>& axes, ir::Value scale,
+                    ir::Value shift) {
+  const auto d = g.subtract(x, g.reduce_mean(x, axes, true));
+  const auto var = g.reduce_mean(g.multiply(d, d), axes, true);
+  const auto y = g.divide(d, g.sqrt(g.add(var, g.scalar(f32, 1e-5))));
+  return g.add(g.multiply(y, scale), shift);
+}
+
+/// Runs `model` as a Program (every Subgraph a kernel) and compares it with the reference.
+void check_program(const Graph& model, const std::vector<Tensor>& in, Tolerance tol) {
+  const auto want = reference::evaluate(model, in);
+  const Program<> program(model);
+  check_steps_are_kernels(program);
+  for (int threads : {1, 2}) {
+    const auto got = program.run(in, with_threads(threads));
+    for (std::size_t i = 0; i < want.size(); ++i) CHECK(compare(got[i], want[i], tol) == "");
+  }
+}
+
+} // namespace
+
+TEST_CASE("reduce axes: every reduction over the last two, three and all axes") {
+  std::uint64_t seed = 1;
+  for (const Shape& s : {Shape{3, 4, 5}, Shape{2, 3, 17, 9}, Shape{5, 1, 8, 16}, Shape{7, 3, 1}}) {
+    for (std::int64_t k = 2; k <= std::int64_t(s.rank()); ++k) {
+      std::vector<std::int64_t> axes;
+      for (std::int64_t a = std::int64_t(s.rank()) - k; a < std::int64_t(s.rank()); ++a)
+        axes.push_back(k % 2 ? a : a - std::int64_t(s.rank())); // positive and negative
+      std::reverse(axes.begin(), axes.end());                   // in any order
+      INFO("shape = " << s.to_string() << ", last " << k << " axes");
+      Dim n = 1;
+      for (std::size_t d = s.rank() - std::size_t(k); d < s.rank(); ++d) n *= s[d];
+      Graph g;
+      const auto x = g.parameter(f32, s);
+      g.result(g.reduce_sum(x, axes, true));
+      g.result(g.reduce_max(x, axes, true));
+      g.result(g.reduce_min(x, axes, true));
+      g.result(g.reduce_mean(x, axes, true));
+      g.result(g.reduce_l2(x, axes, true));
+      const double per = 1e-6 * static_cast<double>(n);
+      check_jit(g, {uniform(s, ++seed, -2, 2)},
+                {.threads = {1, 3},
+                 .output_tol = {{16, per * 2}, exact, exact, {16, per}, {16, 1e-6 * 2}},
+                 .unroll = {1, 4}});
+      Graph p;
+      p.result(p.reduce_prod(p.parameter(f32, s), axes, true));
+      check_jit(p, {uniform(s, ++seed, 0.9, 1.1)}, {.tol = {2 * n, 0}, .threads = {1, 3}});
+    }
+  }
+}
+
+TEST_CASE("reduce axes: LayerNorm over the last two axes is one kernel") {
+  for (const Shape& s : {Shape{4, 6, 5, 7}, Shape{2, 3, 16, 48}}) {
+    INFO("shape = " << s.to_string());
+    const Shape inner{s[2], s[3]};
+    Graph model;
+    const auto x = model.parameter(f32, s, "x");
+    const auto gamma = model.parameter(f32, inner, "gamma");
+    const auto beta = model.parameter(f32, inner, "beta");
+    model.result(normalize(model, x, {-2, -1}, gamma, beta), "y");
+    const std::vector<Tensor> in{uniform(s, 1, -3, 3), uniform(inner, 2, 0.5, 1.5),
+                                 uniform(inner, 3, -1, 1)};
+    check_jit(model, in, {.tol = {64, 1e-5}, .threads = {1, 3}});
+    CHECK(kernels_of(model) == 1);
+    check_program(model, in, {64, 1e-5});
+  }
+}
+
+TEST_CASE("reduce axes: InstanceNorm and GroupNorm are one kernel each") {
+  SUBCASE("InstanceNorm over H and W, a scale and shift per channel") {
+    const Shape s{2, 3, 9, 11};
+    Graph model;
+    const auto x = model.parameter(f32, s, "x");
+    const auto scale = model.parameter(f32, Shape{3, 1, 1}, "scale");
+    const auto shift = model.parameter(f32, Shape{3, 1, 1}, "shift");
+    model.result(normalize(model, x, {2, 3}, scale, shift), "y");
+    const std::vector<Tensor> in{uniform(s, 4, -3, 3), uniform(Shape{3, 1, 1}, 5, 0.5, 1.5),
+                                 uniform(Shape{3, 1, 1}, 6, -1, 1)};
+    check_jit(model, in, {.tol = {64, 1e-5}, .threads = {1, 3}});
+    CHECK(kernels_of(model) == 1);
+    check_program(model, in, {64, 1e-5});
+  }
+  SUBCASE("GroupNorm [N, G, C/G, H, W] over the last three axes, per channel [G, C/G, 1, 1]") {
+    const Shape s{2, 4, 3, 5, 7};
+    const Shape channel{4, 3, 1, 1};
+    Graph model;
+    const auto x = model.parameter(f32, s, "x");
+    const auto scale = model.parameter(f32, channel, "scale");
+    const auto shift = model.parameter(f32, channel, "shift");
+    model.result(normalize(model, x, {2, 3, 4}, scale, shift), "y");
+    const std::vector<Tensor> in{uniform(s, 7, -3, 3), uniform(channel, 8, 0.5, 1.5),
+                                 uniform(channel, 9, -1, 1)};
+    check_jit(model, in, {.tol = {64, 1e-5}, .threads = {1, 3}});
+    CHECK(kernels_of(model) == 1);
+    check_program(model, in, {64, 1e-5});
+  }
+}
+
+TEST_CASE("reduce axes: a reduction without keep_dims is an output of its kernel") {
+  Graph g;
+  const auto x = g.parameter(f32, Shape{4, 6, 5});
+  const auto e = g.exp(x);
+  g.result(g.reduce_sum(e, {-1}, false));     // [4, 6]
+  g.result(g.reduce_max(e, {-2, -1}, false)); // [4]: another count of axes, another kernel
+  const std::vector<Tensor> in{uniform(Shape{4, 6, 5}, 11, -2, 2)};
+  Graph one;
+  one.result(one.reduce_mean(one.exp(one.parameter(f32, Shape{4, 6, 5})), {1, 2}, false));
+  check_jit(one, in, {.tol = {16, 1e-5}, .threads = {1, 3}});
+  Graph all; // every axis: a rank-0 result
+  all.result(all.reduce_sum(all.parameter(f32, Shape{4, 6, 5}), {0, 1, 2}, false));
+  check_jit(all, in, {.tol = {16, 1e-4}, .threads = {1, 2}});
+  CHECK(kernels_of(g) == 3); // the Exp is an output of its own: the sum's kernel has one shape
+  check_program(g, in, {16, 1e-5});
+
+  // read by an op of the model: that op runs in another kernel
+  Graph m;
+  const auto y = m.parameter(f32, Shape{4, 6, 5});
+  const auto s = m.reduce_sum(m.abs(y), {-1}, false);
+  m.result(m.multiply(s, m.parameter(f32, Shape{4, 6})));
+  CHECK(kernels_of(m) == 2);
+  check_program(m, {in[0], uniform(Shape{4, 6}, 12, -1, 1)}, {16, 1e-5});
+}
+
+TEST_CASE("reduce axes: what stays refused") {
+  SUBCASE("an axis that is not among the last ones") {
+    Graph g;
+    g.result(g.reduce_sum(g.parameter(f32, Shape{4, 8, 3}), {0, 2}, true));
+    CHECK(error_id([&] { compile(g); }) == "snippets.compile.reduce_axis");
+  }
+  SUBCASE("reductions over different numbers of axes in one body") {
+    Graph g;
+    const auto x = g.parameter(f32, Shape{4, 5, 6});
+    const auto a = g.reduce_sum(x, {-1}, true);
+    g.result(g.add(g.subtract(x, a), g.reduce_max(x, {-2, -1}, true)));
+    CHECK(error_id([&] { compile(g); }) == "snippets.compile.reduce_axis");
+  }
+  SUBCASE("a reduction without keep_dims read by an op of the body") {
+    Graph g;
+    const auto s = g.reduce_sum(g.parameter(f32, Shape{4, 6}), {-1}, false);
+    g.result(g.relu(s));
+    CHECK(error_id([&] { compile(g); }) == "snippets.compile.reduce_axis");
+  }
+  SUBCASE("several axes, or no keep_dims, with dynamic shapes") {
+    Graph g;
+    g.result(g.reduce_sum(g.parameter(f32, Shape{dynamic, 8, 3}), {-2, -1}, true));
+    CHECK(error_id([&] { compile(g); }) == "snippets.compile.dynamic_reduce");
+    Graph k;
+    k.result(k.reduce_sum(k.parameter(f32, Shape{dynamic, 8}), {-1}, false));
+    CHECK(error_id([&] { compile(k); }) == "snippets.compile.dynamic_reduce");
+  }
+}
