@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// bench/bench_norm.cpp: LayerNorm over the last axis, fused, against the alternatives, in one
-// run.
+// bench/bench_norm.cpp: LayerNorm over the last axis and GroupNorm, fused, against the
+// alternatives, in one run.
 //
 // y = (x - mean) / sqrt(var + 1e-5) * gamma + beta over rows of 768 and of 4096, 16 Mi
 // elements (f32: 64 MiB, bf16: 32 MiB, both far beyond the caches), f32 and bf16 tensors
@@ -17,6 +17,10 @@
 // and prints a table of medians: GB/s of useful traffic, % of the copy ceiling measured in the
 // same run, the ratios (dynamic / static: the static kernel's time over the dynamic one's), and
 // the largest difference between the JIT's and oneDNN's outputs.
+// GroupNorm [N=16, G=32, C/G=8, H=64, W=64] f32 (64 MiB), a scale and shift per channel, is
+// timed the same way against a hand-written loop (oneDNN 2.6 has no group normalization: it
+// came in 3.3): per (n, g) group of 128 KiB, a pass for the sums and one for the output,
+// OpenMP over the groups, compiled with the benchmark's flags.
 // Usage (built when oneDNN is installed, as bench_peers):
 //   ./build/bench/bench_norm [--benchmark_repetitions=N] [--benchmark_filter=...]
 #include <oneapi/dnnl/dnnl.hpp>
@@ -128,7 +132,117 @@ void run_onednn(Case& c, int t) {
 
 std::vector<std::shared_ptr<Case>> cases;
 
+// ---- GroupNorm ----
+
+constexpr Dim gn_n = 16, gn_groups = 32, gn_per_group = 8, gn_hw = 64 * 64;
+constexpr std::size_t gn_elements = std::size_t(gn_n * gn_groups * gn_per_group * gn_hw);
+
+/// GroupNorm over [N, G, C/G, H, W]: the statistics over the last three axes, a scale and a
+/// shift per channel ([G, C/G, 1, 1]).
+G group_norm() {
+  G g;
+  const auto x = g.parameter(f32, {gn_n, gn_groups, gn_per_group, 64, 64});
+  const auto scale = g.parameter(f32, {gn_groups, gn_per_group, 1, 1});
+  const auto shift = g.parameter(f32, {gn_groups, gn_per_group, 1, 1});
+  const std::vector<std::int64_t> axes{2, 3, 4};
+  const auto n = g.scalar(f32, double(gn_per_group * gn_hw));
+  const auto d = g.subtract(x, g.divide(g.reduce_sum(x, axes), n));
+  const auto var = g.divide(g.reduce_sum(g.multiply(d, d), axes), n);
+  const auto y = g.divide(d, g.sqrt(g.add(var, g.scalar(f32, 1e-5))));
+  g.result(g.add(g.multiply(y, scale), shift));
+  return g;
+}
+
+/// The hand-written peer: per group, the mean, the variance of the deviations (as the graph),
+/// then the output with one reciprocal of the deviation per group.
+void group_norm_loop(const float* x, const float* scale, const float* shift, float* y, int t) {
+  constexpr std::size_t group = std::size_t(gn_per_group * gn_hw);
+#pragma omp parallel for num_threads(t) schedule(static)
+  for (std::int64_t ng = 0; ng < gn_n * gn_groups; ++ng) {
+    const float* in = x + std::size_t(ng) * group;
+    float* out = y + std::size_t(ng) * group;
+    float sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (std::size_t i = 0; i < group; ++i) sum += in[i];
+    const float mean = sum / float(group);
+    float sq = 0;
+#pragma omp simd reduction(+ : sq)
+    for (std::size_t i = 0; i < group; ++i) sq += (in[i] - mean) * (in[i] - mean);
+    const float inv = 1.0f / std::sqrt(sq / float(group) + 1e-5f);
+    const std::size_t c0 = std::size_t(ng % gn_groups) * std::size_t(gn_per_group);
+    for (std::size_t c = 0; c < std::size_t(gn_per_group); ++c) {
+      const float a = inv * scale[c0 + c], b = shift[c0 + c] - mean * a;
+      const float* ic = in + c * std::size_t(gn_hw);
+      float* oc = out + c * std::size_t(gn_hw);
+#pragma omp simd
+      for (std::size_t i = 0; i < std::size_t(gn_hw); ++i) oc[i] = ic[i] * a + b;
+    }
+  }
+}
+
+struct GroupNormCase {
+  std::unique_ptr<Buffer> in, out, ref_out, scale, shift;
+  std::optional<CompiledKernel> jit;
+  std::unique_ptr<Unfused> unfused;
+};
+std::shared_ptr<GroupNormCase> gn;
+
+std::string gn_name(int t) { return "groupnorm/" + std::to_string(t) + "t/"; }
+
+void register_group_norm() {
+  gn = std::make_shared<GroupNormCase>();
+  const auto channels = static_cast<std::size_t>(gn_groups * gn_per_group);
+  gn->in = std::make_unique<Buffer>(gn_elements, -3.0f, 5.0f);
+  gn->out = std::make_unique<Buffer>(gn_elements);
+  gn->ref_out = std::make_unique<Buffer>(gn_elements);
+  gn->scale = std::make_unique<Buffer>(channels, 0.5f, 1.5f);
+  gn->shift = std::make_unique<Buffer>(channels, -0.25f, 0.25f);
+  const G g = group_norm();
+  gn->jit.emplace(compile(g));
+  gn->unfused = std::make_unique<Unfused>(g);
+  for (int t : {1, 2}) {
+    auto c = gn;
+    register_benchmark(gn_name(t) + "jit", [c, t] {
+      const void* in[] = {c->in->p, c->scale->p, c->shift->p};
+      void* out[] = {c->out->p};
+      c->jit->run_unchecked(in, out, {.threads = t});
+    });
+    register_benchmark(gn_name(t) + "unfused", [c, t] {
+      c->unfused->run({c->in->p, c->scale->p, c->shift->p}, {c->out->p}, t);
+    });
+    register_benchmark(gn_name(t) + "loop", [c, t] {
+      group_norm_loop(c->in->p, c->scale->p, c->shift->p, c->ref_out->p, t);
+    });
+    register_benchmark(gn_name(t) + "copy",
+                       [c, t] { copy_streams({c->in->p}, c->out->p, gn_elements, t, false); });
+  }
+}
+
+void print_group_norm(const MedianReporter& rep) {
+  if (!gn || rep.seconds(gn_name(1) + "jit") == 0) return;
+  const void* in[] = {gn->in->p, gn->scale->p, gn->shift->p};
+  void* out[] = {gn->out->p};
+  gn->jit->run_unchecked(in, out, {.threads = 1});
+  group_norm_loop(gn->in->p, gn->scale->p, gn->shift->p, gn->ref_out->p, 1);
+  double worst = 0;
+  for (std::size_t i = 0; i < gn_elements; ++i)
+    worst = std::max(worst, double(std::fabs(gn->out->p[i] - gn->ref_out->p[i])));
+  std::printf("\n| GroupNorm [16,32,8,64,64] f32 64 MiB | jit GB/s | unfused GB/s | loop GB/s | "
+              "copy GB/s | jit %% of copy | jit / unfused | jit / loop | max \\|jit - loop\\| |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  for (int t : {1, 2}) {
+    auto sec = [&](const char* v) { return rep.seconds(gn_name(t) + v); };
+    const double bytes = 2.0 * double(gn_elements) * 4;
+    auto gbs = [&](const char* v) { return sec(v) > 0 ? bytes / sec(v) * 1e-9 : 0.0; };
+    std::printf("| %d thread(s) | %.1f | %.1f | %.1f | %.1f | %.0f%% | %.2fx | %.2fx | %.2g |\n", t,
+                gbs("jit"), gbs("unfused"), gbs("loop"), gbs("copy"),
+                gbs("copy") > 0 ? 100.0 * gbs("jit") / gbs("copy") : 0.0,
+                sec("unfused") / sec("jit"), sec("loop") / sec("jit"), worst);
+  }
+}
+
 void register_all() {
+  register_group_norm();
   for (const Size& s : sizes) {
     const auto n = static_cast<std::size_t>(s.rows * s.cols);
     auto c = std::make_shared<Case>();
@@ -205,6 +319,7 @@ double max_difference(Case& c) {
 }
 
 void print_table(const MedianReporter& rep) {
+  print_group_norm(rep);
   std::printf("\n| shape | threads | jit GB/s | unfused GB/s | oneDNN GB/s | copy GB/s | jit %% of "
               "copy | jit / unfused | jit / oneDNN | dynamic / static | max \\|jit - oneDNN\\| "
               "|\n");

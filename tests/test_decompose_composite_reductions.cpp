@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // DecomposeCompositeReductions (passes/decompose_composite_reductions.hpp): what each composite
-// reduction becomes, that axes, keep_dims and the result's name carry over, how a mean over a
+// reduction becomes, that axes and the result's name carry over, keep_dims too unless Results
+// alone read the op (then the kept form, which has the same bytes), how a mean over a
 // dynamic axis counts its elements, and how the tokenizer judges the ops before the pass runs.
 #include <doctest/doctest.h>
 
@@ -77,10 +78,10 @@ TEST_CASE("DecomposeCompositeReductions writes each as a ReduceSum and elementwi
     for (ir::NodeId id = 0; id < out.size(); ++id)
       if (const auto* s = std::get_if<ir::ReduceSum>(&out.node(id).op)) {
         CHECK(s->axes == std::vector<std::int64_t>{1, 2});
-        CHECK(!s->keep_dims);
+        CHECK(s->keep_dims); // a Result alone reads it: the kept form, the same bytes
       }
     CHECK(producer_of_result(out).name == "y");
-    CHECK(out.type(out.node(out.results()[0]).inputs[0]).shape == Shape{2});
+    CHECK(out.type(out.node(out.results()[0]).inputs[0]).shape == Shape{2, 1, 1});
     // the same values as the op itself
     using reference::Tensor;
     const auto in = std::vector<Tensor>{
@@ -90,6 +91,18 @@ TEST_CASE("DecomposeCompositeReductions writes each as a ReduceSum and elementwi
     const auto got = reference::evaluate(out, in);
     for (std::size_t i = 0; i < 2; ++i) CHECK(got[0].at(i) == doctest::Approx(want[0].at(i)));
   }
+}
+
+TEST_CASE("DecomposeCompositeReductions drops the axes where an op reads the result") {
+  G g;
+  g.result(g.relu(g.reduce_mean(g.parameter(f32, {2, 3, 4}), {1, 2}, false)));
+  const G out = passes::DecomposeCompositeReductions{}.run(g);
+  bool seen = false;
+  for (ir::NodeId id = 0; id < out.size(); ++id)
+    if (const auto* s = std::get_if<ir::ReduceSum>(&out.node(id).op))
+      seen = true, CHECK(!s->keep_dims);
+  CHECK(seen);
+  CHECK(out.type(out.node(out.results()[0]).inputs[0]).shape == Shape{2});
 }
 
 TEST_CASE("DecomposeCompositeReductions divides the mean's sum by the count of its axes") {

@@ -232,6 +232,26 @@ TEST_CASE("aarch64: ReduceMin, ReduceProd, ReduceMean, ReduceSumSquare, ReduceL1
   }
 }
 
+TEST_CASE("aarch64: reductions over the last axes, rows of one or two loop dimensions") {
+  std::uint64_t seed = 10500;
+  for (const Dim w : {1, 3, 4, 7, 17}) {
+    INFO("w = " << w);
+    const Shape s{2, 4, 3, w};
+    G g; // over [3, w] with a scale along the first of them: the row keeps two dimensions
+    const auto x = g.parameter(f32, s);
+    const auto scale = g.parameter(f32, {3, 1});
+    const auto d = g.subtract(x, g.reduce_mean(x, {-2, -1}, true));
+    const auto var = g.reduce_mean(g.multiply(d, d), {-1, -2}, true);
+    g.result(g.multiply(g.divide(d, g.sqrt(g.add(var, g.scalar(f32, 1e-5)))), scale));
+    check_kernel(g, {make_tensor(s, ++seed, Pattern::finite), make_tensor({3, 1}, ++seed)},
+                 Tolerance{64, 1e-5});
+    G m; // max and a sum without keep_dims over all three last axes: rows of 12 w
+    const auto y = m.parameter(f32, s);
+    m.result(m.reduce_max(y, {1, 2, 3}, false));
+    check_kernel(m, {make_tensor(s, ++seed, Pattern::finite)}, exact);
+  }
+}
+
 TEST_CASE("aarch64: Softmax over the innermost axis, rows of every length from 1 to 67") {
   std::uint64_t seed = 11000;
   for (Dim n = 1; n <= 67; ++n) {

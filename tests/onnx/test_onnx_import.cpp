@@ -356,7 +356,12 @@ TEST_CASE("onnx: LayerNormalization and InstanceNormalization fuse into one kern
     m.node("LayerNormalization", {"x", "s", "b"}, {"y"}, {{"axis", 1}});
     m.output("y", FLOAT, {2, 3, 8});
     const auto model = ox::load_from_bytes(m.bytes());
+    CHECK(count_ops(model.graph, "Reshape") == 0); // the kernel's row: both axes
     const snippets::Program<> program(model.graph);
+    std::size_t kernels = 0;
+    for (const auto& s : program.steps())
+      kernels += s.kind == snippets::Program<>::StepKind::kernel;
+    CHECK(kernels == 1);
     const auto y =
         program.run(std::vector{x, Tensor::from_values(ElementType::f32, {3, 8}, scale24)});
     const auto want = normalized_blocks(x, 24, 1e-5, scale24, bias24, 1);
@@ -373,6 +378,28 @@ TEST_CASE("onnx: LayerNormalization and InstanceNormalization fuse into one kern
     const auto model = ox::load_from_bytes(m.bytes());
     CHECK(count_ops(model.graph, "Reshape") == 0);
     check(model, normalized_blocks(x, 8, 1e-4, scale3, bias3, 8), 1);
+  }
+  SUBCASE("InstanceNormalization of [N=2, C=3, 2, 4]: over both spatial axes, one kernel") {
+    const std::vector<double> scale3{0.5, 1, -1.5}, bias3{1, -0.25, 0};
+    ModelBuilder m;
+    m.input("x4", FLOAT, {2, 3, 2, 4}).initializer("s", FLOAT, {3}, scale3);
+    m.initializer("b", FLOAT, {3}, bias3);
+    m.node("InstanceNormalization", {"x4", "s", "b"}, {"y"});
+    m.output("y", FLOAT, {2, 3, 2, 4});
+    const auto model = ox::load_from_bytes(m.bytes());
+    CHECK(count_ops(model.graph, "Reshape") == 0);
+    const snippets::Program<> program(model.graph);
+    CHECK(program.steps().size() == 1);
+    CHECK(program.steps()[0].kind == snippets::Program<>::StepKind::kernel);
+    const Tensor x4 = Tensor::from_values(ElementType::f32, {2, 3, 2, 4}, [&] {
+      std::vector<double> v;
+      for (std::size_t i = 0; i < x.size(); ++i) v.push_back(x.at(i));
+      return v;
+    }());
+    const auto y = program.run(std::vector{x4});
+    const auto want = normalized_blocks(x, 8, 1e-5, scale3, bias3, 8);
+    for (std::size_t i = 0; i < want.size(); ++i)
+      CHECK(y[0].at(i) == doctest::Approx(want[i]).epsilon(1e-5));
   }
   SUBCASE("stash_type other than float32 is refused") {
     ModelBuilder m;

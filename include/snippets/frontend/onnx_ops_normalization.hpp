@@ -6,10 +6,10 @@
 // Both normalize over trailing axes: the mean, the variance as the mean of the squared
 // deviations (the definition ONNX's function bodies use: no cancellation of E[x^2] - E[x]^2),
 // then (x - mean) / sqrt(var + epsilon) scaled and shifted. The reductions run over the
-// innermost axis, where kernels reduce: several trailing axes are first reshaped into one, and
-// the result back. The graph is the one a model exported as separate ops carries, so the
-// tokenizer fuses it into one kernel per normalization (the row is read from memory once; the
-// passes over it after the first read it from cache). stash_type (the precision of the
+// trailing axes, which kernels walk as their rows (no Reshape). The graph is the one a model
+// exported as separate ops carries, so the tokenizer fuses it into one kernel per
+// normalization (the row is read from memory once; the passes over it after the first read it
+// from cache). stash_type (the precision of the
 // statistics) must be float32, which our kernels compute in anyway.
 #pragma once
 
@@ -19,18 +19,20 @@
 
 namespace snippets::onnx::detail {
 
-/// The statistics and the normalized value of x [..., n] over its last axis (keep_dims).
+/// The statistics and the normalized value of x over its axes [first, rank) (keep_dims).
 struct Normalized {
   ir::Value mean, inv_std_dev, y;
 };
-template <class T> Normalized normalize_last_axis(NodeContext<T>& c, ir::Value x, double epsilon) {
+template <class T>
+Normalized normalize_trailing(NodeContext<T>& c, ir::Value x, std::size_t first, double epsilon) {
   const Shape& s = c.type(x).shape;
-  const std::vector<std::int64_t> last{static_cast<std::int64_t>(s.rank()) - 1};
-  const ir::Value n = c.scalar(x, double(s[s.rank() - 1]));
-  const ir::Value mean = c.op(ir::Divide{}, {c.op(ir::ReduceSum{last, true}, {x}), n});
+  std::vector<std::int64_t> axes;
+  for (std::size_t a = first; a < s.rank(); ++a) axes.push_back(static_cast<std::int64_t>(a));
+  const ir::Value n = c.scalar(x, double(product(s.dims().subspan(first))));
+  const ir::Value mean = c.op(ir::Divide{}, {c.op(ir::ReduceSum{axes, true}, {x}), n});
   const ir::Value d = c.op(ir::Subtract{}, {x, mean});
   const ir::Value var =
-      c.op(ir::Divide{}, {c.op(ir::ReduceSum{last, true}, {c.op(ir::Multiply{}, {d, d})}), n});
+      c.op(ir::Divide{}, {c.op(ir::ReduceSum{axes, true}, {c.op(ir::Multiply{}, {d, d})}), n});
   const ir::Value inv =
       c.op(ir::Divide{},
            {c.scalar(x, 1.0), c.op(ir::Sqrt{}, {c.op(ir::Add{}, {var, c.scalar(x, epsilon)})})});
@@ -69,18 +71,13 @@ template <class T> void convert_layer_normalization(NodeContext<T>& c) {
   const Shape s = static_shape(c, x);
   if (s.rank() == 0) throw NotExpressible{c.who() + ": a scalar has no axis to normalize"};
   const std::size_t k = normalize_axis(c.attr_int("axis", -1), s.rank(), c.who());
-  std::vector<Dim> flat(s.dims().begin(), s.dims().begin() + static_cast<std::ptrdiff_t>(k));
-  flat.push_back(product(s.dims().subspan(k)));
-  const Normalized r =
-      normalize_last_axis(c, reshape_to<T>(c, x, flat), c.attr_float("epsilon", 1e-5));
-  const Dim inner[] = {flat.back()};
+  const Normalized r = normalize_trailing(c, x, k, c.attr_float("epsilon", 1e-5));
+  const std::span<const Dim> inner = s.dims().subspan(k);
   ir::Value y = c.op(ir::Multiply{}, {r.y, per_element(c, 1, inner, "Scale")});
   if (c.has_in(2)) y = c.op(ir::Add{}, {y, per_element(c, 2, inner, "B")});
-  c.set_out(0, reshape_to<T>(c, y, s.dims()));
-  std::vector<Dim> stats(s.dims().begin(), s.dims().end());
-  for (std::size_t a = k; a < stats.size(); ++a) stats[a] = 1;
-  if (c.has_out(1)) c.set_out(1, reshape_to<T>(c, r.mean, stats));
-  if (c.has_out(2)) c.set_out(2, reshape_to<T>(c, r.inv_std_dev, stats));
+  c.set_out(0, y);
+  if (c.has_out(1)) c.set_out(1, r.mean);
+  if (c.has_out(2)) c.set_out(2, r.inv_std_dev);
 }
 
 /// InstanceNormalization: Y = normalize(X over its spatial axes, per batch and channel)
@@ -91,13 +88,11 @@ template <class T> void convert_instance_normalization(NodeContext<T>& c) {
   if (s.rank() < 3)
     throw NotExpressible{c.who() + ": input of rank " + std::to_string(s.rank()) +
                          " has no spatial axes"};
-  const Dim flat[] = {s[0], s[1], product(s.dims().subspan(2))};
-  const Normalized r =
-      normalize_last_axis(c, reshape_to<T>(c, x, flat), c.attr_float("epsilon", 1e-5));
-  const Dim channel[] = {s[1], 1};
+  const Normalized r = normalize_trailing(c, x, 2, c.attr_float("epsilon", 1e-5));
+  std::vector<Dim> channel(s.rank() - 1, 1); // [C, 1, ...]: along axis 1 of X
+  channel[0] = s[1];
   ir::Value y = c.op(ir::Multiply{}, {r.y, per_element(c, 1, channel, "scale")});
-  y = c.op(ir::Add{}, {y, per_element(c, 2, channel, "B")});
-  c.set_out(0, reshape_to<T>(c, y, s.dims()));
+  c.set_out(0, c.op(ir::Add{}, {y, per_element(c, 2, channel, "B")}));
 }
 
 /// MeanVarianceNormalization (opsets 9 and 13): (X - E[X]) / (sqrt(E[X^2] - E[X]^2) + 1e-9),
