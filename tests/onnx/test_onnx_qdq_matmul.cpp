@@ -170,3 +170,28 @@ TEST_CASE("onnx QLinearMatMul: ONNX's vector with run-time scales and zero point
     CHECK(got.at(0).at(i) == want[i]);
   }
 }
+
+TEST_CASE("onnx QLinearMatMul errors: a zero or infinite known scale, operands other than bytes") {
+  auto load = [](double a_scale, int a_type) {
+    ModelBuilder m(10);
+    m.input("a", a_type, {2, 4}).initializer("as", FLOAT, {}, {a_scale});
+    m.initializer("az", UINT8, {}, {0}).initializer("b", INT8, {4, 3}, std::vector<double>(12, 1));
+    m.initializer("bs", FLOAT, {}, {0.5}).initializer("bz", INT8, {}, {0});
+    m.initializer("ys", FLOAT, {}, {0.5}).initializer("yz", UINT8, {}, {0});
+    m.node("QLinearMatMul", {"a", "as", "az", "b", "bs", "bz", "ys", "yz"}, {"y"});
+    m.output("y", UINT8, {2, 3});
+    return ox::load_from_bytes(m.bytes());
+  };
+  auto id = [](auto&& f) {
+    try {
+      f();
+    } catch (const snippets::Error& e) {
+      return e.id();
+    }
+    return std::string("no error");
+  };
+  CHECK(id([&] { load(0.25, UINT8); }) == "no error");
+  CHECK(id([&] { load(0.0, UINT8); }) == "snippets.onnx.bad_quantization");
+  CHECK(id([&] { load(INFINITY, UINT8); }) == "snippets.onnx.bad_quantization");
+  CHECK(id([&] { load(0.25, FLOAT); }) == "snippets.onnx.unsupported_type");
+}
