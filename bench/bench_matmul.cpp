@@ -340,11 +340,6 @@ void register_chain(const ChainWorkload& w) {
         c->per_layer[std::size_t(l)].run_unchecked(in, out, {.threads = t});
       }
     };
-    auto jit_qdq = [c, t] {
-      const void* in[] = {c->x.data(), c->bias.data()};
-      void* out[] = {c->out.data()};
-      c->jit_qdq->run_unchecked(in, out, {.threads = t});
-    };
     auto onednn = [c, t, i] { run_onednn(c->stream, c->dnnl_by_threads[i], t); };
     if (t == 1) {
       onednn();
@@ -473,11 +468,6 @@ void register_int8() {
       const void* in[] = {c->a.data(), c->b.data()};
       void* out[] = {c->out.data()};
       c->jit_words->run_unchecked(in, out, {.threads = t});
-    };
-    auto jit_qdq = [c, t] {
-      const void* in[] = {c->x.data(), c->bias.data()};
-      void* out[] = {c->out.data()};
-      c->jit_qdq->run_unchecked(in, out, {.threads = t});
     };
     auto onednn = [c, t, i] { run_onednn(c->stream, c->dnnl_by_threads[i], t); };
     if (t == 1) {
@@ -682,11 +672,6 @@ void register_all() {
         c->jit_const->run_unchecked(in, out, {.threads = t});
       };
       const std::size_t i = c->dnnl_by_threads.size() - 1;
-      auto jit_qdq = [c, t] {
-        const void* in[] = {c->x.data(), c->bias.data()};
-        void* out[] = {c->out.data()};
-        c->jit_qdq->run_unchecked(in, out, {.threads = t});
-      };
       auto onednn = [c, t, i] { run_onednn(c->stream, c->dnnl_by_threads[i], t); };
       if (t == 1) {
         onednn();

@@ -170,6 +170,21 @@ struct FoldDequantizeIntoMatMul {
   static constexpr std::string_view name = "FoldDequantizeIntoMatMul";
   using before = Properties<property::RanksAligned>;
 
+  /// Whether `g` has a MatMul whose operands are both dequantized bytes (the pass may change
+  /// it; a graph without one it only copies, less its dead nodes).
+  template <class T> static bool finds_candidates(const ir::Graph<T>& g) {
+    for (ir::NodeId id = 0; id < g.size(); ++id) {
+      const ir::Node<T>& n = g.node(id);
+      if (!ir::is<ir::MatMul>(n.op) || n.outputs[0].type != ElementType::f32) continue;
+      const ir::Value a{g.id(), n.inputs[0]}, b{g.id(), n.inputs[1]};
+      const Shape& sb = g.type(b).shape;
+      if (sb.rank() >= 2 && detail::match_dequantized(g, a, std::nullopt) &&
+          detail::match_dequantized(g, b, std::optional{sb.rank() - 1}))
+        return true;
+    }
+    return false;
+  }
+
   template <class T> ir::Graph<T> run(const ir::Graph<T>& body) const {
     return rebuild(body,
                    [&](ir::Graph<T>& out, const ir::Node<T>& n,

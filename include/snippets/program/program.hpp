@@ -255,7 +255,8 @@ Program<T, Lowering, DataFlow>::Program(const ir::Graph<T>& model, ProgramOption
   // outside its Subgraph, when the backend multiplies bytes on the chosen variant
   bool fold_dequantize = false;
   if constexpr (CodeGenerator<T>)
-    fold_dequantize = backend_int8_products<T>(detail::chosen_variant<T>(opt_->compile));
+    fold_dequantize = passes::FoldDequantizeIntoMatMul::finds_candidates(model) &&
+                      backend_int8_products<T>(detail::chosen_variant<T>(opt_->compile));
   graph_ = std::make_shared<const ir::Graph<T>>(
       opt_->tokenized || opt_->reference_only ? passes::remove_dead_nodes(model)
       : fold_dequantize
