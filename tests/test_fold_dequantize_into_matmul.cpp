@@ -225,6 +225,15 @@ TEST_CASE("FoldDequantizeIntoMatMul: left an f32 product where the int8 product 
   // a zero point that is not an integer, or outside x's range
   unchanged(qdq_matmul({.zx = 0.5}, 4, 8, 4, 1).g);
   unchanged(qdq_matmul({.x_type = i8, .zx = 200}, 4, 8, 4, 1).g);
+  // constant weights with batches of their own (packed once, for one batch)
+  {
+    Graph g;
+    const auto x = g.parameter(u8, Shape{2, 4, 8}, "x");
+    const auto w = g.constant(i8, Shape{2, 8, 4}, std::vector<double>(64, 1));
+    const std::vector<double> z{0}, s{0.5};
+    g.result(g.matmul(dequantize(g, x, z, s), dequantize(g, w, z, s)));
+    unchanged(g);
+  }
   // a transposed A; per-row scales of A; an f32 B
   {
     Graph g;

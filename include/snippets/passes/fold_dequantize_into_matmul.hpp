@@ -18,7 +18,8 @@
 // alone and it stays an f32 product of the dequantized values: a nonzero weight zero point on a
 // B computed at run time, values of wq - zw outside i8, scales or zero points computed at run
 // time or per row, a zero point that is not an integer of its operand's range, a transposed A,
-// a B input read along its columns (transpose_b), depths past MatMulForm::max_integer_depth.
+// a B input read along its columns (transpose_b), constant weights with batches, a depth of 0
+// or past MatMulForm::max_integer_depth.
 //
 // Exactness: the i32 sums are exact; the f32 result differs from the dequantized f32 product
 // (whose reference is computed in double) by the roundings of s, of the sum to f32 (past 2^24)
@@ -124,10 +125,15 @@ std::optional<ir::Value> fold_dequantized_product(ir::Graph<T>& g, const ir::Mat
   if (sb.rank() < 2 || g.type(a).shape.rank() < 2) return std::nullopt;
   const std::size_t col_axis = sb.rank() - (mm.transpose_b ? 2 : 1);
   const Dim k = sb[sb.rank() - (mm.transpose_b ? 1 : 2)], n = sb[col_axis];
-  if (k == dynamic || k > MatMulForm::max_integer_depth || n == dynamic) return std::nullopt;
+  if (k == dynamic || k < 1 || k > MatMulForm::max_integer_depth || n == dynamic)
+    return std::nullopt;
   const auto x = detail::match_dequantized(g, a, std::nullopt);
   const auto w = detail::match_dequantized(g, b, col_axis);
   if (!x || !w) return std::nullopt;
+  // constant weights are packed once, for one batch (LowerBrgemm)
+  if (ir::is<ir::Constant>(g.node(w->q.output.node).op))
+    for (std::size_t i = 0; i + 2 < sb.rank(); ++i)
+      if (sb[i] != 1) return std::nullopt;
   auto column = [&](const std::vector<double>& v, Dim j) {
     return v.size() == 1 ? v[0] : v[std::size_t(j)];
   };
