@@ -17,7 +17,9 @@
 //   qmlp layer     quantize(relu(dequant(x W) + b)) to u8, x u8 [128,512], W s8 [512,256]
 //                  constant: one snippets kernel against oneDNN's int8 matmul with an output
 //                  scale, f32 bias, relu and linear post-ops and a u8 destination (outputs agree
-//                  within one u8 step), and against the f32 and bf16 MLP layers of this run
+//                  within one u8 step), and against the f32 and bf16 MLP layers of this run;
+//                  `jit_qdq`: the same layer written as a QDQ MatMul (DequantizeLinear of x and
+//                  W around an f32 MatMul), folded into the same int8 kernel
 //   mlp chain      three layers of relu(x W + b), [m,256] -> 256 -> 256 -> 256, m = 8 and 128,
 //                  constant weights: snippets as one kernel (the hidden activations stay in
 //                  the thread's scratch), snippets as one kernel per layer, and oneDNN as a
@@ -496,7 +498,7 @@ struct QmlpCase {
   std::vector<std::int8_t> w;
   std::vector<float> bias;
   std::vector<float> bias_dnnl; // in units of the sums: oneDNN 2.x adds it before the scale
-  std::optional<CompiledKernel> jit;
+  std::optional<CompiledKernel> jit, jit_qdq;
   dnnl::engine eng{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{eng};
   std::vector<std::vector<DnnlStep>> dnnl_by_threads;
@@ -512,6 +514,22 @@ G qmlp_graph(const QmlpCase& c) {
       g.constant(ElementType::i8, {q_k, q_n}, std::vector<double>(c.w.begin(), c.w.end()), "W");
   const auto acc = g.convert(g.matmul(x, w), f32);
   const auto y = g.relu(g.add(g.multiply(acc, g.scalar(f32, q_scale)), bias));
+  g.result(g.quantize(y, g.scalar(f32, q_out_scale), g.scalar(f32, q_out_zero), ElementType::u8));
+  return g;
+}
+
+/// The same layer as quantization tools export it (QDQ): DequantizeLinear of x (scale 2^-8) and
+/// of the s8 weights (2^-8), an f32 MatMul, bias, relu, QuantizeLinear; compile() folds the
+/// dequantizations into the int8 product (passes/fold_dequantize_into_matmul.hpp), so it is the
+/// kernel of qmlp_graph.
+G qmlp_qdq_graph(const QmlpCase& c) {
+  G g;
+  const auto x = g.parameter(ElementType::u8, {q_m, q_k}, "x");
+  const auto bias = g.parameter(f32, {q_n}, "bias");
+  const auto w =
+      g.constant(ElementType::i8, {q_k, q_n}, std::vector<double>(c.w.begin(), c.w.end()), "W");
+  auto dequantize = [&](auto v) { return g.multiply(g.convert(v, f32), g.scalar(f32, 0x1p-8)); };
+  const auto y = g.relu(g.add(g.matmul(dequantize(x), dequantize(w)), bias));
   g.result(g.quantize(y, g.scalar(f32, q_out_scale), g.scalar(f32, q_out_zero), ElementType::u8));
   return g;
 }
@@ -558,6 +576,7 @@ void register_qmlp() {
   for (auto& v : c->bias) v = float(int(rng() % 2001) - 1000) / 1000.0f;
   for (float v : c->bias) c->bias_dnnl.push_back(v / q_scale); // exact: a power of two
   c->jit.emplace(compile(qmlp_graph(*c)));
+  c->jit_qdq.emplace(compile(qmlp_qdq_graph(*c)));
   std::vector<std::uint8_t> want;
   for (int t : {1, 2}) {
     c->dnnl_by_threads.push_back({onednn_qmlp(*c, t)});
@@ -566,6 +585,11 @@ void register_qmlp() {
       const void* in[] = {c->x.data(), c->bias.data()};
       void* out[] = {c->out.data()};
       c->jit->run_unchecked(in, out, {.threads = t});
+    };
+    auto jit_qdq = [c, t] {
+      const void* in[] = {c->x.data(), c->bias.data()};
+      void* out[] = {c->out.data()};
+      c->jit_qdq->run_unchecked(in, out, {.threads = t});
     };
     auto onednn = [c, t, i] { run_onednn(c->stream, c->dnnl_by_threads[i], t); };
     if (t == 1) { // the f32 steps differ (x / s against x * (1 / s)): a u8 step at most
@@ -586,9 +610,21 @@ void register_qmlp() {
                      qmlp_name);
         std::exit(1);
       }
+      const std::vector<std::uint8_t> fused = c->out; // the QDQ form folds into the same kernel
+      std::fill(c->out.begin(), c->out.end(), std::uint8_t{0});
+      jit_qdq();
+      std::size_t qdq_off = 0;
+      for (std::size_t j = 0; j < want.size(); ++j) qdq_off += c->out[j] != fused[j];
+      std::printf("check %s jit_qdq: %zu of %zu u8 results differ from the int8 kernel's\n",
+                  qmlp_name, qdq_off, want.size());
+      if (qdq_off) {
+        std::fprintf(stderr, "%s: the QDQ form differs from the int8 kernel\n", qmlp_name);
+        std::exit(1);
+      }
     }
     const std::string base = name_of(qmlp_name, t);
     register_benchmark(base + "jit_const", jit);
+    register_benchmark(base + "jit_qdq", jit_qdq);
     register_benchmark(base + "onednn", onednn);
   }
 }
@@ -672,19 +708,22 @@ double peak_gflops(const MedianReporter& rep, bool bf16, int t) {
 }
 
 void print_qmlp_table(const MedianReporter& rep) {
-  std::printf("\n| quantized MLP layer | threads | jit us | oneDNN us | jit GOPS | jit / oneDNN | "
-              "f32 const-W us | bf16 const-W us | int8 / f32 | int8 / bf16 |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("\n| quantized MLP layer | threads | jit us | QDQ jit us | oneDNN us | jit GOPS | "
+              "jit / oneDNN | QDQ / oneDNN | f32 const-W us | bf16 const-W us | int8 / f32 | "
+              "int8 / bf16 |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (int t : {1, 2}) {
     auto sec = [&](const char* w, const char* v) { return rep.seconds(name_of(w, t) + v); };
-    const double jit = sec(qmlp_name, "jit_const"), onednn = sec(qmlp_name, "onednn");
+    const double jit = sec(qmlp_name, "jit_const"), onednn = sec(qmlp_name, "onednn"),
+                 qdq = sec(qmlp_name, "jit_qdq");
     if (jit <= 0) continue;
     const double f32_s = sec("mlp128x512x256", "jit_const"),
                  bf16_s = sec("mlp128x512x256_bf16", "jit_const");
     const double ops = 2.0 * double(q_m) * double(q_k) * double(q_n);
-    std::printf("| %s | %d | %.1f | %s | %.1f | %s | %s | %s | %s | %s |\n", qmlp_name, t,
-                jit * 1e6, cell(onednn * 1e6, "%.1f").c_str(), ops / jit * 1e-9,
-                cell(onednn > 0 ? onednn / jit : 0.0, "%.2fx").c_str(),
+    std::printf("| %s | %d | %.1f | %s | %s | %.1f | %s | %s | %s | %s | %s | %s |\n", qmlp_name, t,
+                jit * 1e6, cell(qdq * 1e6, "%.1f").c_str(), cell(onednn * 1e6, "%.1f").c_str(),
+                ops / jit * 1e-9, cell(onednn > 0 ? onednn / jit : 0.0, "%.2fx").c_str(),
+                cell(onednn > 0 && qdq > 0 ? onednn / qdq : 0.0, "%.2fx").c_str(),
                 cell(f32_s * 1e6, "%.1f").c_str(), cell(bf16_s * 1e6, "%.1f").c_str(),
                 cell(f32_s > 0 ? f32_s / jit : 0.0, "%.2fx").c_str(),
                 cell(bf16_s > 0 ? bf16_s / jit : 0.0, "%.2fx").c_str());

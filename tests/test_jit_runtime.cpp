@@ -344,7 +344,8 @@ TEST_CASE("jit runtime: CompileOptions selects the ISA") {
 
 TEST_CASE("jit runtime: CompileOptions.trace lists the passes in the documented order") {
   // passes/default_pipelines.hpp: DefaultDataFlow, DefaultControlFlow, DefaultPreparation
-  const std::vector<std::string_view> expected = {"DecomposeCompositeReductions",
+  const std::vector<std::string_view> expected = {"FoldDequantizeIntoMatMul",
+                                                  "DecomposeCompositeReductions",
                                                   "DecomposeSoftmax",
                                                   "DecomposeQuantization",
                                                   "FuseTransposeIntoParameter",

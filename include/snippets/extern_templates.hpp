@@ -82,6 +82,7 @@ tokenize<DefaultTraits>(const ir::Graph<DefaultTraits>&, const TokenizeOptions<D
 #define SNIPPETS_DETAIL_DATA_FLOW_PASS(P)                                                          \
   SNIPPETS_DETAIL_EXTERN template ir::Graph<DefaultTraits>                                         \
   detail::run_data_flow_pass<P, DefaultTraits>(const ir::Graph<DefaultTraits>&);
+SNIPPETS_DETAIL_DATA_FLOW_PASS(FoldDequantizeIntoMatMul)
 SNIPPETS_DETAIL_DATA_FLOW_PASS(DecomposeCompositeReductions)
 SNIPPETS_DETAIL_DATA_FLOW_PASS(DecomposeSoftmax)
 SNIPPETS_DETAIL_DATA_FLOW_PASS(DecomposeQuantization)

@@ -11,7 +11,10 @@
 //    read transposed), scale, an optional mask broadcast over heads or rows, an elementwise op
 //    before the Softmax, the output transposed back; zero keys run on the reference path
 //    (snippets.compile.empty_value);
-//  - a product followed by a Softmax.
+//  - a product followed by a Softmax;
+//  - one case in 11, a QDQ MatMul: DequantizeLinear of u8/i8 x and of constant weights around
+//    an f32 MatMul with an epilogue, which a Program folds into the int8 product
+//    (passes/fold_dequantize_into_matmul.hpp); its error is within the f32 product's bound.
 // f32 or bf16 operands (bf16 pairs by VDPBF16PS on AVX512_BF16 hosts, or widened:
 // native_bf16), inputs in [-1, 1] with now and then a NaN or an infinity, 1-3 threads. Oracle:
 // fuzz/bounds.hpp, whose product bound grows with K: (K + 2) 2^-24 |A| |B|.
@@ -248,9 +251,45 @@ inline void attention(Graph& g, Rng& rng, ElementType t, bool softmax_only) {
   g.result(out, "out");
 }
 
+/// A QDQ MatMul (see the header): u8/i8 x less a zero point times a scale, by constant i8
+/// weights (or u8 less 128) times one scale or one per column, and an f32 epilogue.
+inline void qdq_product(Graph& g, Rng& rng) {
+  const Dim m = pick(rng, {1, 5, 13, 17, 33}), k = pick(rng, {1, 3, 16, 17, 48, 130}),
+            n = pick(rng, {1, 8, 15, 17, 33, 48});
+  const bool x_u8 = rng.integer(0, 2) != 0, w_u8 = rng.integer(0, 3) == 0;
+  const ElementType xt = x_u8 ? ElementType::u8 : ElementType::i8;
+  const Value x = g.parameter(xt, Shape{m, k}, "x");
+  Value da = g.convert(x, ElementType::f32);
+  if (rng.integer(0, 1))
+    da = g.subtract(da, g.scalar(ElementType::f32,
+                                 double(x_u8 ? rng.integer(0, 255) : rng.integer(-128, 127))));
+  da = g.multiply(da, g.scalar(ElementType::f32, rng.uniform(0.001, 0.05)));
+  std::vector<double> w(std::size_t(k * n));
+  for (double& v : w) v = double(rng.integer(-128, 127)) + (w_u8 ? 128 : 0);
+  Value dw = g.convert(g.constant(w_u8 ? ElementType::u8 : ElementType::i8, Shape{k, n}, w, "w"),
+                       ElementType::f32);
+  if (w_u8) dw = g.subtract(dw, g.scalar(ElementType::f32, 128));
+  std::vector<double> sw(rng.integer(0, 1) ? std::size_t(n) : 1);
+  for (double& v : sw) v = rng.uniform(0.001, 0.05);
+  dw = g.multiply(dw, sw.size() == 1 ? g.scalar(ElementType::f32, sw[0])
+                                     : g.constant(ElementType::f32, Shape{n}, sw));
+  int inputs = 0;
+  g.result(epilogue(g, rng, g.matmul(da, dw), ElementType::f32, inputs, 3), "y");
+}
+
 } // namespace detail
 
 inline Case matmul_case(std::uint64_t seed) {
+  if (seed % 11 == 10) { // one case in 11: a QDQ MatMul, which a Program folds into int8
+    Rng rng(seed);
+    Case c;
+    detail::qdq_product(c.model, rng);
+    c.check = Check::bounds;
+    c.fill = Fill::unit;
+    c.fma = true;
+    c.threads = 1 + int(seed % 3);
+    return c;
+  }
   Rng rng(seed);
   ElementType t = rng.integer(0, 2) == 0 ? ElementType::bf16 : ElementType::f32;
   Case c;

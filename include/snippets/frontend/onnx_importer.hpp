@@ -93,7 +93,7 @@ public:
     const pb::GraphProto& gp = m_.graph();
     for (const auto& init : gp.initializer()) {
       define(init.name(), "an initializer");
-      values_[init.name()] = Entry{std::nullopt, to_host(init, "initializer")};
+      values_[init.name()] = Entry{std::nullopt, to_host(init, "initializer"), nullptr};
     }
     for (const auto& v : gp.value_info()) declared_shape(v.type(), "value '" + v.name() + "'");
     add_inputs(gp);
@@ -143,7 +143,7 @@ private:
       const auto given = opt_.input_values.find(name);
       if (given != opt_.input_values.end() && !data_uses_.count(name) &&
           constant_uses_.count(name)) {
-        values_[name] = Entry{std::nullopt, given->second};
+        values_[name] = Entry{std::nullopt, given->second, nullptr};
         model_.folded_inputs.push_back(name);
         continue;
       }
@@ -173,7 +173,7 @@ private:
       // symbolic dimensions stay dynamic: a Program compiles the model once for every size
       // (ops that need a static shape say so, snippets.onnx.dynamic_shape)
       if (shape.is_static()) counted(shape, "graph input '" + name + "'");
-      values_[name] = Entry{model_.graph.parameter(type, shape, name), std::nullopt};
+      values_[name] = Entry{model_.graph.parameter(type, shape, name), std::nullopt, nullptr};
       model_.inputs.push_back(name);
       fixed_shapes_[name] = shape;
     }

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <span>
@@ -42,10 +43,20 @@ struct NotExpressible {
   std::string reason;
 };
 
+/// A known value computed by DequantizeLinear from known inputs (quantized weights): those
+/// inputs, so that a MatMul reading it can multiply the integers instead
+/// (onnx_ops_quantization.hpp).
+struct Dequantization {
+  HostTensor x, scale;
+  std::optional<HostTensor> zero;
+  std::optional<std::size_t> axis; // of per-axis scales and zero points
+};
+
 /// One ONNX value during import.
 struct Entry {
-  std::optional<ir::Value> value; // in the graph
-  std::optional<HostTensor> host; // known at load time
+  std::optional<ir::Value> value;                         // in the graph
+  std::optional<HostTensor> host;                         // known at load time
+  std::shared_ptr<const Dequantization> dequantized = {}; // how `host` was computed, if so
 };
 
 template <class T> class NodeContext {
@@ -74,6 +85,10 @@ public:
     if (!has_in(i)) return nullptr;
     const Entry& e = entry(i);
     return e.host ? &*e.host : nullptr;
+  }
+  /// The DequantizeLinear that computed the known input i, or null.
+  const Dequantization* dequantized(std::size_t i) const {
+    return has_in(i) ? entry(i).dequantized.get() : nullptr;
   }
   bool all_inputs_known() const {
     for (std::size_t i = 0; i < input_count(); ++i)
@@ -159,10 +174,12 @@ public:
   std::size_t output_count() const { return static_cast<std::size_t>(node_.output_size()); }
   bool has_out(std::size_t i) const { return i < output_count() && !node_.output(int(i)).empty(); }
   void set_out(std::size_t i, ir::Value v) {
-    if (has_out(i)) values_[node_.output(int(i))] = Entry{v, std::nullopt};
+    if (has_out(i)) values_[node_.output(int(i))] = Entry{v, std::nullopt, nullptr};
   }
-  void set_out_host(std::size_t i, HostTensor h) {
-    if (has_out(i)) values_[node_.output(int(i))] = Entry{std::nullopt, std::move(h)};
+  void set_out_host(std::size_t i, HostTensor h,
+                    std::shared_ptr<const Dequantization> dequantized = {}) {
+    if (has_out(i))
+      values_[node_.output(int(i))] = Entry{std::nullopt, std::move(h), std::move(dequantized)};
   }
 
   // ---- building ----

@@ -97,7 +97,7 @@ template <class T> const std::map<std::string, OpConverter<T>, std::less<>>& op_
       {"Unsqueeze", C{convert_unsqueeze<T>, h::reshape_op<T>, 1}},
       {"Transpose", C{convert_transpose<T>}},
       {"Expand", C{convert_expand<T>, nullptr, 1}},
-      {"MatMul", C{convert_matmul<T>}},
+      {"MatMul", C{convert_matmul_dequantized<T>}},
       {"Gemm", C{convert_gemm<T>}},
       // reductions and Softmax
       {"ReduceSum", C{convert_reduce<Reduction::sum, T>, nullptr, 1}},
@@ -119,6 +119,7 @@ template <class T> const std::map<std::string, OpConverter<T>, std::less<>>& op_
       // quantization (onnx_ops_quantization.hpp)
       {"QuantizeLinear", C{convert_quantize_linear<T>}},
       {"MatMulInteger", C{convert_matmul_integer<T>}},
+      {"QLinearMatMul", C{convert_qlinear_matmul<T>}},
       {"DequantizeLinear", C{convert_dequantize_linear<T>, h::dequantize_linear<T>}},
       // values known at load time
       {"Constant", C{convert_constant<T>}},

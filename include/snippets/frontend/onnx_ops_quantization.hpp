@@ -21,12 +21,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "snippets/frontend/onnx_ops_host.hpp"
 #include "snippets/frontend/onnx_ops_tensor.hpp"
+#include "snippets/passes/fold_dequantize_into_matmul.hpp"
 #include "snippets/reference/quantization.hpp"
+#include "snippets/target/codegen.hpp"
 
 namespace snippets::onnx::detail {
 
@@ -203,6 +206,104 @@ template <class T> void convert_matmul_integer(NodeContext<T>& c) {
   c.set_out(0, c.op(ir::MatMul{}, {less_zero(a, 2, za_count), less_zero(c.in(1), 3, zb_count)}));
 }
 
+/// Whether models for T fold QDQ MatMuls when they load: T's code generator multiplies bytes.
+template <class T> bool folds_int8_products() {
+  if constexpr (CodeGenerator<T>)
+    return backend_int8_products<T>(T::default_variant());
+  else
+    return false;
+}
+
+/// (Convert_f32(x) - zero) * scale in the graph, the form FoldDequantizeIntoMatMul matches; the
+/// scale and zero point one value or a vector along x's last axis (per column).
+template <class T>
+ir::Value dequantized_value(NodeContext<T>& c, ir::Value x, const HostTensor& scale,
+                            const std::optional<HostTensor>& zero) {
+  ir::Graph<T>& g = c.g();
+  auto operand = [&](const HostTensor& h) {
+    return h.values.size() == 1
+               ? g.scalar(ElementType::f32, h.values[0])
+               : g.constant(ElementType::f32, Shape{Dim(h.values.size())}, h.values);
+  };
+  ir::Value d = c.op(ir::Convert{ElementType::f32}, {x});
+  if (zero && std::any_of(zero->values.begin(), zero->values.end(), [](double v) { return v; }))
+    d = c.op(ir::Subtract{}, {d, operand(*zero)});
+  return c.op(ir::Multiply{}, {d, operand(scale)});
+}
+
+/// MatMul(A, DequantizeLinear(W)) with A a dequantized u8/i8 value and W known u8/i8 weights
+/// (a QDQ MatMul): the int8 product of passes::fold_dequantized_product when it applies and T
+/// multiplies bytes, else the f32 MatMul of the dequantized weights.
+template <class T> void convert_matmul_dequantized(NodeContext<T>& c) {
+  const Dequantization* w = c.dequantized(1);
+  if (w && !c.host(0) && folds_int8_products<T>()) {
+    const ir::Value a = c.in(0);
+    const Shape sb = w->x.shape();
+    // B's ops are built only where the fold takes them (else they would stay, dead, in the
+    // model): A dequantized, weights less their zero points within i8, per tensor or column
+    bool fits = sb.rank() >= 2 && (!w->axis || *w->axis == sb.rank() - 1) &&
+                passes::detail::match_dequantized(c.g(), a, std::nullopt).has_value();
+    const std::size_t n = sb.rank() >= 1 ? std::size_t(sb[sb.rank() - 1]) : 1;
+    for (std::size_t i = 0; fits && i < w->x.values.size(); ++i)
+      fits = passes::detail::holds_integer(
+          ElementType::i8,
+          w->x.values[i] -
+              (w->zero ? w->zero->values[w->zero->values.size() == 1 ? 0 : i % n] : 0));
+    if (fits) {
+      const ir::Value q = c.g().constant(require_element_type(w->x.dtype, c.who() + ": B"), sb,
+                                         w->x.values, c.node().input(1) + "/quantized");
+      const ir::Value b = dequantized_value(c, q, w->scale, w->zero);
+      if (const auto y = passes::fold_dequantized_product(c.g(), ir::MatMul{}, a, b, c.name()))
+        return c.set_out(0, *y); // the unused dequantization of B is dead
+    }
+  }
+  convert_matmul(c);
+}
+
+/// QLinearMatMul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point):
+/// QuantizeLinear(MatMul(DequantizeLinear(a), DequantizeLinear(b)), y_scale, y_zero_point), built
+/// as those ops are. With known scales and zero points (per tensor; b's may be per column) and b
+/// i8 or known, the product is the int8 one (fold_dequantized_product) and the requantization
+/// runs on its accumulators; otherwise the dequantized values are multiplied in f32.
+template <class T> void convert_qlinear_matmul(NodeContext<T>& c) {
+  const ElementType f32 = ElementType::f32;
+  auto operand = [&](std::size_t i) {
+    if (const HostTensor* h = c.host(i);
+        h && h->values.size() > 1) // per column: along the last axis
+      return c.g().constant(f32, Shape{Dim(h->values.size())}, h->values, c.node().input(int(i)));
+    if (const HostTensor* h = c.host(i)) return c.g().scalar(f32, h->values.at(0));
+    ir::Value v = c.in(i);
+    return c.type(v).type == f32 ? v : c.op(ir::Convert{f32}, {v});
+  };
+  auto dequantized = [&](std::size_t x) {
+    const ElementType t = operand_type(c, x);
+    if (!is_byte_integer(t))
+      raise("snippets.onnx.unsupported_type", c.who() + " multiplies " + std::string(to_string(t)) +
+                                                  "; QLinearMatMul takes uint8 or int8");
+    const HostTensor* zero = c.host(x + 2);
+    ir::Value d = c.op(ir::Convert{f32}, {c.in(x)});
+    if (!zero || std::any_of(zero->values.begin(), zero->values.end(), [](double v) { return v; }))
+      d = c.op(ir::Subtract{}, {d, operand(x + 2)});
+    return c.op(ir::Multiply{}, {d, operand(x + 1)});
+  };
+  for (const std::size_t i : {1, 4, 6}) {
+    const HostTensor* h = c.host(i);
+    for (double v : h ? h->values : std::vector<double>{})
+      if (v == 0 || !std::isfinite(v))
+        raise("snippets.onnx.bad_quantization", c.who() + ": a scale of " + std::to_string(v) +
+                                                    "; a quantization step is finite and not 0");
+  }
+  const ir::Value a = dequantized(0), b = dequantized(3);
+  std::optional<ir::Value> y;
+  if (folds_int8_products<T>())
+    y = passes::fold_dequantized_product(c.g(), ir::MatMul{}, a, b, c.name());
+  if (!y) y = c.op(ir::MatMul{}, {a, b});
+  const ElementType to = operand_type(c, 7);
+  const HostTensor* zero = c.host(7);
+  const ir::Value z = zero ? c.g().scalar(f32, zero->values.at(0)) : operand(7);
+  c.set_out(0, c.op(ir::Quantize{to}, {*y, operand(6), z}));
+}
+
 namespace host {
 
 /// DequantizeLinear of known values (weights): the graph's arithmetic, in f32 steps.
@@ -220,7 +321,13 @@ template <class T> void dequantize_linear(NodeContext<T>& c) {
     const double d = reference::quantization::f32(x.values[i] - zero[k]);
     y.values[i] = round_host(s.dtype, d * s.values[k]);
   }
-  c.set_out_host(0, std::move(y));
+  std::shared_ptr<const Dequantization> from;
+  if (is_byte_integer(require_element_type(x.dtype, c.who() + ": x")) &&
+      s.dtype == pb::TensorProto::FLOAT)
+    from = std::make_shared<const Dequantization>(
+        Dequantization{x, s, c.has_in(2) ? std::optional{known(c, 2)} : std::nullopt,
+                       q.per_axis ? std::optional{q.axis} : std::nullopt});
+  c.set_out_host(0, std::move(y), std::move(from));
 }
 
 } // namespace host

@@ -24,6 +24,7 @@
 #include "snippets/passes/decompose_reductions.hpp"
 #include "snippets/passes/decompose_softmax.hpp"
 #include "snippets/passes/extract_loop_invariants.hpp"
+#include "snippets/passes/fold_dequantize_into_matmul.hpp"
 #include "snippets/passes/fuse_loops.hpp"
 #include "snippets/passes/fuse_multiply_add.hpp"
 #include "snippets/passes/fuse_transpose_into_parameter.hpp"
@@ -46,13 +47,14 @@
 
 namespace snippets::passes {
 
-/// Data flow, on the Subgraph body: ReduceMean and the other composite reductions, Softmax,
-/// FakeQuantize and Quantize, transposes of inputs and outputs into their loads and stores,
-/// layouts and ranks, scalars, PowerStatic, f32 compute.
+/// Data flow, on the Subgraph body: QDQ MatMuls as int8 products, ReduceMean and the other
+/// composite reductions, Softmax, FakeQuantize and Quantize, transposes of inputs and outputs into
+/// their loads and stores, layouts and ranks, scalars, PowerStatic, f32 compute.
 using DefaultDataFlow =
-    DataFlowPipeline<DecomposeCompositeReductions, DecomposeSoftmax, DecomposeQuantization,
-                     FuseTransposeIntoParameter, FuseTransposeIntoResult, Canonicalize,
-                     ConvertConstantsToScalars, ConvertPowerToPowerStatic, AlignElementTypes>;
+    DataFlowPipeline<FoldDequantizeIntoMatMul, DecomposeCompositeReductions, DecomposeSoftmax,
+                     DecomposeQuantization, FuseTransposeIntoParameter, FuseTransposeIntoResult,
+                     Canonicalize, ConvertConstantsToScalars, ConvertPowerToPowerStatic,
+                     AlignElementTypes>;
 
 /// Control flow: loops (row by row around reductions), memory access, buffers, broadcasting,
 /// pointer shifts.

@@ -439,8 +439,7 @@ private:
                     "constant weights, packed at compile time in any layout)");
     }
   }
-  /// The deepest integer product whose sums fit int32: 255 x 128 x K < 2^31.
-  static constexpr std::int64_t max_integer_depth = 65793;
+  static constexpr std::int64_t max_integer_depth = MatMulForm::max_integer_depth;
 
   /// Each product's register tile, which fixes its B panels: scratch for a B packed in the
   /// kernel; a constant B (packed at compile time) must be one matrix.

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "snippets/ir/element_type.hpp"
 
@@ -44,6 +45,8 @@ struct MatMulForm {
   /// Attention is two products around one Softmax.
   static constexpr std::size_t max_softmaxes = 1;
   static constexpr std::size_t max_products_with_softmax = 2;
+  /// The deepest integer product whose sums fit int32: 255 x 128 x K < 2^31.
+  static constexpr std::int64_t max_integer_depth = 65793;
   /// The Softmax normalises the rows of a value of the first product.
   static constexpr int softmax_stage = 0;
 
