@@ -99,8 +99,10 @@ TEST_CASE("DecomposeCompositeReductions drops the axes where an op reads the res
   const G out = passes::DecomposeCompositeReductions{}.run(g);
   bool seen = false;
   for (ir::NodeId id = 0; id < out.size(); ++id)
-    if (const auto* s = std::get_if<ir::ReduceSum>(&out.node(id).op))
-      seen = true, CHECK(!s->keep_dims);
+    if (const auto* s = std::get_if<ir::ReduceSum>(&out.node(id).op)) {
+      seen = true;
+      CHECK(!s->keep_dims);
+    }
   CHECK(seen);
   CHECK(out.type(out.node(out.results()[0]).inputs[0]).shape == Shape{2});
 }
