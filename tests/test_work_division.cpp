@@ -181,6 +181,9 @@ TEST_CASE("work division: the benchmark shapes on 64 and 192 threads") {
   // attention: heads times blocks of 8 query rows (192 units)
   const KernelSignature& att = shapes[0].kernel.signature();
   CHECK(att.inner_unit == 8);
+  // without RunOptions::threads, a run asks for a thread per ~16K elements of work: attention
+  // counts 64 x 128 + 128 x 64 multiply-adds per output element (over the vector lanes)
+  CHECK(att.element_cost * (att.vector_bytes / 4) == 256);
   CHECK(divide_work(att, 192).share(191).items() == 8);
   CHECK(divide_work(att, 64).share(63).items() == 24);
 }
@@ -234,7 +237,8 @@ TEST_CASE("work division: attention with OMP_NUM_THREADS threads against the ref
   for (const Shape& s : in_shapes) in.push_back(uniform(s, ++seed, -2, 2));
   const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
   const CompiledKernel k = compile(g);
-  // the default thread count (OMP_NUM_THREADS), and 64 and 7 asked for
+  // the default thread count (OMP_NUM_THREADS, as many as the work keeps busy: 2-D for 64),
+  // and 64 and 7 asked for
   for (const int threads : {0, 7, 64}) {
     INFO("threads = " << threads);
     const Tensor got = k.run(std::span<const Tensor>(in), with_threads(threads))[0];

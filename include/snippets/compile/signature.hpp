@@ -147,6 +147,12 @@ KernelSignature describe(const ir::Graph<T>& body, const ir::Graph<T>& canonical
         if (p.data_index < n_args)
           strides[p.data_index] = p.ptr_increment / l.increment * p.element_size;
     }
+    std::int64_t fmas = 0; // per output element: each product's K x N over the output's N
+    for (auto& e : lir)
+      if (const auto* b = std::get_if<ir::Brgemm>(&e->op);
+          b && !e->loop_ids.empty() && !lir.loops().at(e->loop_ids.back()).is_tail)
+        fmas += b->shape.k * b->shape.n / std::max<Dim>(lir.domain.back(), 1);
+    sig.element_cost = std::max<std::int64_t>(1, fmas / T::registers(isa).lanes);
     return sig;
   }
   std::vector<std::vector<Dim>> shapes(n_args);

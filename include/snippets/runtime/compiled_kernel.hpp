@@ -266,7 +266,8 @@ public:
     const std::size_t n_in = sig_.inputs.size(), n_out = sig_.outputs.size();
     const KernelCode& variant = streaming_.fn && outputs_aligned(out) ? streaming_ : code_;
     const bool inner = sig_.inner_unit > 0; // the kernel reads work[1]
-    const WorkDivision division = divide_work(sig_, requested_threads(opt, total));
+    const WorkDivision division =
+        divide_work(sig_, requested_threads(opt, total * sig_.element_cost));
     auto body = [&](int i) {
       const WorkShare share = division.share(i);
       for (int s = 0; s < share.size; ++s) {
@@ -294,7 +295,8 @@ public:
 private:
   /// Threads a run asks divide_work() for: RunOptions::threads, or as many as OpenMP offers
   /// while each keeps at least ~16K of the domain's `total` elements (below that, fork/join
-  /// costs more); never more than max_threads().
+  /// costs more; a MatMul kernel's elements count KernelSignature::element_cost each); never
+  /// more than max_threads().
   static int requested_threads(const RunOptions& opt, std::int64_t total) {
     int n = std::min(opt.threads > 0 ? opt.threads : omp_get_max_threads(), max_threads());
     if (opt.threads <= 0)

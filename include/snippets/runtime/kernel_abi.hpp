@@ -2,11 +2,11 @@
 // snippets/runtime/kernel_abi.hpp: the contract between the runtime and any backend's code.
 //
 // Every generated kernel, whatever the target, is `void kernel(const CallArgs*)`: the runtime
-// fills CallArgs per call (up to three per thread: runtime/work_division.hpp) and the backend's prologue reads it the way
-// its calling convention passes the pointer (x86-64 SysV: rdi; AAPCS64: x0). A kernel compiled
-// with instrumentation gets a DebugFrame instead: CallArgs, then slots the kernel writes.
-// KernelCode is what a backend's code generator returns: the executable bytes (kept alive by
-// `owner`, which also unmaps them), the entry point and what the debug tools read.
+// fills CallArgs per call (up to three per thread: runtime/work_division.hpp) and the backend's
+// prologue reads it the way its calling convention passes the pointer (x86-64 SysV: rdi; AAPCS64:
+// x0). A kernel compiled with instrumentation gets a DebugFrame instead: CallArgs, then slots the
+// kernel writes. KernelCode is what a backend's code generator returns: the executable bytes (kept
+// alive by `owner`, which also unmaps them), the entry point and what the debug tools read.
 #pragma once
 
 #include <cstddef>

@@ -26,6 +26,10 @@ struct KernelSignature {
   /// step of dim 1 (runtime/work_division.hpp).
   std::int64_t inner_unit = 0;
   std::vector<std::int64_t> inner_stride_bytes;
+  /// Work per domain element, in elementwise elements, for the threads a run asks for by
+  /// itself (RunOptions::threads 0): 1, or for a MatMul kernel its multiply-adds per output
+  /// element over the vector lanes (attention [1,128,12,64]: 16).
+  std::int64_t element_cost = 1;
   std::int64_t vector_bytes = 32;
   std::string isa;
   /// Set for a dynamic kernel: what the run-time configurator needs.
