@@ -83,6 +83,12 @@ TEST_CASE("matmul: attention-sized batch [1,16,384,64] x [1,16,64,384]") {
   check_product({{1, 16, 384, 64}, {1, 16, 64, 384}}, 7, {2});
 }
 
+TEST_CASE("matmul: one batch dim, its rows shared among many threads, with tails") {
+  // 3 x 100 rows in blocks of 8 and a tail of 4; B packed per batch index by every thread
+  check_product({{3, 100, 17}, {3, 17, 33}}, 11, {2, 5, 7, 64});
+  check_product({{2, 1, 45, 9}, {2, 1, 9, 70}}, 13, {3, 64});
+}
+
 TEST_CASE("matmul: odd sizes in every dimension") {
   std::uint64_t seed = 200;
   for (const Dim m : {Dim{1}, Dim{7}, Dim{17}, Dim{33}})

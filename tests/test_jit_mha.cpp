@@ -156,6 +156,13 @@ TEST_CASE("mha: Q, K, V [1,128,12,64] with a mask [1,12,128,128], transposes fol
   check_attention({.b = 1, .s = 128, .h = 12, .d = 64, .mask = Shape{1, 12, 128, 128}}, {2});
 }
 
+TEST_CASE("mha: many threads share heads and blocks of query rows (work_division.hpp)") {
+  // 64 threads on any host; 100 rows: blocks of 8 and a tail of 4; 5 and 7 divide nothing
+  check_attention({.b = 1, .s = 100, .h = 3, .d = 32, .mask = Shape{1, 3, 100, 100}}, {5, 7, 64});
+  check_attention({.b = 1, .s = 128, .h = 12, .d = 64, .mask = Shape{1, 12, 128, 128}}, {64});
+  check_attention({.b = 1, .s = 33, .h = 2, .d = 16, .kv = 17}, {3, 64});
+}
+
 TEST_CASE("mha: bf16 Q, K, V, mask and output (Q K^T in bf16 pairs when D is even)") {
   check_attention({.b = 1,
                    .s = 128,

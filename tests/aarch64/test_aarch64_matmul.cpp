@@ -455,7 +455,7 @@ G build(const Attention& a, int upto = 0) {
 /// The output's bound (test_jit_mha.cpp): (2 ds + (2 N + 16) 2^-24) (P |V|), ds the scores'
 /// bound scale (D + 2) 2^-24 max |Q| |K|^T; the probabilities alone (`upto` 1): that relative
 /// error of each.
-void check_attention(const Attention& a, int upto = 0) {
+void check_attention(const Attention& a, int upto = 0, std::vector<int> threads = {1, 3}) {
   INFO((a.planar ? "planar " : "") << "b" << a.b << " s" << a.s << " kv" << a.keys() << " h" << a.h
                                    << " d" << a.d << " mask " << a.mask.to_string());
   std::vector<Tensor> in;
@@ -475,7 +475,7 @@ void check_attention(const Attention& a, int upto = 0) {
       upto == 1 ? want[0] : reference::evaluate(g, std::span<const Tensor>(with_abs_v))[0];
   for (std::size_t i = 0; i < bound.size(); ++i) bound.set(i, rel * std::fabs(bound.at(i)) + 1e-30);
   const CompiledKernel k = compile(g);
-  for (const int n : {1, 3}) {
+  for (const int n : threads) {
     INFO("threads = " << n);
     const auto got = k.run(std::span<const Tensor>(in), with_threads(n));
     REQUIRE(got[0].shape() == want[0].shape());
@@ -496,6 +496,14 @@ TEST_CASE("aarch64 matmul: attention, MatMul -> scale/mask -> Softmax -> MatMul,
   const G g = build({});
   const std::string text = lowered_text(g);
   CHECK(text.find("SoftmaxRows") != std::string::npos);
+}
+
+TEST_CASE("aarch64 matmul: many threads share heads and blocks of query rows") {
+  // runtime/work_division.hpp: 100 rows in blocks of 8 and a tail of 4, the M loop counting
+  // work[1]; 5 and 64 threads divide nothing
+  check_attention({.b = 1, .s = 100, .h = 3, .d = 16, .mask = Shape{1, 3, 100, 100}}, 0, {5, 64});
+  check_attention({.b = 1, .s = 20, .h = 2, .d = 8, .kv = 13, .planar = true}, 1, {3, 64});
+  check_product({{3, 45, 9}, {3, 9, 21}}, 31, {5, 64});
 }
 
 TEST_CASE("aarch64 matmul: MatMul -> Softmax writes the probabilities") {

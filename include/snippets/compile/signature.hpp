@@ -132,13 +132,27 @@ KernelSignature describe(const ir::Graph<T>& body, const ir::Graph<T>& canonical
   const std::size_t n_args = lir.num_inputs + lir.num_outputs;
   sig.outer_stride_bytes.resize(n_args);
   if (passes::has_brgemm(lir)) { // the parallel loop's ports say how far a chunk moves
-    for (const auto& l : lir.loops().loops())
-      if (l.runtime_work_amount) {
+    for (const auto& l : lir.loops().loops()) {
+      if (!l.runtime_work_amount || l.is_tail) continue;
+      // dim 1: the M loop of a kernel with one batch dim, whose calls may take blocks of rows
+      const bool rows = l.dim == 1;
+      if (rows) {
+        sig.inner_unit = l.increment;
+        sig.inner_stride_bytes.assign(n_args, 0);
+      } else {
         sig.chunk_unit = l.increment;
-        for (const auto& p : l.ports)
-          if (p.data_index < n_args)
-            sig.outer_stride_bytes[p.data_index] = p.ptr_increment / l.increment * p.element_size;
       }
+      auto& strides = rows ? sig.inner_stride_bytes : sig.outer_stride_bytes;
+      for (const auto& p : l.ports)
+        if (p.data_index < n_args)
+          strides[p.data_index] = p.ptr_increment / l.increment * p.element_size;
+    }
+    std::int64_t fmas = 0; // per output element: each product's K x N over the output's N
+    for (auto& e : lir)
+      if (const auto* b = std::get_if<ir::Brgemm>(&e->op);
+          b && !e->loop_ids.empty() && !lir.loops().at(e->loop_ids.back()).is_tail)
+        fmas += b->shape.k * b->shape.n / std::max<Dim>(lir.domain.back(), 1);
+    sig.element_cost = std::max<std::int64_t>(1, fmas / T::registers(isa).lanes);
     return sig;
   }
   std::vector<std::vector<Dim>> shapes(n_args);

@@ -6,7 +6,8 @@
 //    and the extents N and K of one product;
 //  - ProductStrides: where an epilogue tensor's elements are, per row and per column;
 //  - EpiloguePlan: the vector temporaries an epilogue needs beside the accumulators;
-//  - choose_tile() / block_rows(): the register tile and the rows per Brgemm;
+//  - choose_tile() / block_rows() / row_split_blocks(): the register tile and the rows per
+//    Brgemm (fewer when threads share the rows of a batch index);
 //  - pack_b(): constant weights in the panel layout (f32, bf16 pairs or quads of bytes), at
 //    compile time.
 #pragma once
@@ -141,6 +142,31 @@ inline std::int64_t block_rows(int m_r, Dim M, std::int64_t row_bytes, bool para
       row_bytes > 0 ? std::max<std::int64_t>(1, (std::int64_t{128} << 10) / row_bytes) : M;
   if (parallel_rows) rows = std::min<std::int64_t>(rows, (M + 3) / 4);
   rows = std::max<std::int64_t>(m_r, rows / m_r * m_r);
+  return std::min<std::int64_t>(rows, M);
+}
+
+/// The blocks of rows a kernel with one batch dimension aims to offer the threads
+/// (runtime/work_division.hpp shares out batch indices times blocks of rows): about four
+/// for each of 192 threads, the largest servers the division is planned for.
+inline constexpr std::int64_t row_split_units = 768;
+
+/// Rows per Brgemm when threads may take blocks of rows of one batch index (a kernel with one
+/// batch dimension of `outer` indices, attention's heads): `cache_rows` (block_rows()) unless
+/// `outer` x blocks would give fewer than row_split_units blocks; then fewer rows, whole tiles,
+/// and at least 8 (below two tiles of m_r rows: blocks of 8 rows in tiles of at most 4, so a
+/// block has no short tile). `stages`: each has a `shape` (BrgemmShape) whose m_r may shrink.
+template <class Stages>
+std::int64_t row_split_blocks(Stages& stages, Dim M, Dim outer, std::int64_t cache_rows) {
+  const std::int64_t want = (M * outer + row_split_units - 1) / row_split_units;
+  if (want >= cache_rows) return cache_rows;
+  const int m_r = stages.front().shape.m_r;
+  std::int64_t rows = std::max<std::int64_t>(8, want);
+  if (rows >= 2 * m_r) {
+    rows = rows / m_r * m_r;
+  } else {
+    rows = 8;
+    for (auto& s : stages) s.shape.m_r = std::min(s.shape.m_r, 4);
+  }
   return std::min<std::int64_t>(rows, M);
 }
 

@@ -14,7 +14,8 @@
 //   Loop batch dims (extent > 1)       ordinary LIR loops with pointer increments
 //     [BrgemmCopyB ...]                B packed into panels (scratch), in the batch loops along
 //                                      which it changes
-//     Loop M in blocks of m_blk rows   (the outermost loop is the parallel one)
+//     Loop M in blocks of m_blk rows   (the outermost loop is the parallel one; with one
+//                                      batch dim, a call may take some of its rows: work[1])
 //       Brgemm                         m_blk rows x all of N, K deep, on register tiles
 //       epilogue ops, Stores           emitted by the Brgemm on its accumulators
 //       [SoftmaxRows]                  the block's rows of the scores, in place (scratch, or
@@ -468,6 +469,8 @@ private:
     for (std::size_t i = 1; i < p.f.stages.size(); ++i)
       p.widest = std::max(p.widest, p.f.stages[i].shape.k);
     p.m_blk = block_rows(p.f.stages.front().shape.m_r, p.M, 4 * p.widest, p.batch.empty());
+    if (p.batch.size() == 1) // threads may share a batch index's rows (row_split_blocks)
+      p.m_blk = row_split_blocks(p.f.stages, p.M, p.out[p.batch[0]], p.m_blk);
   }
 
   /// The Softmax: a Store of the scores, SoftmaxRows over the block's rows in place (scratch,
@@ -619,7 +622,8 @@ private:
     m_loop.dim = p.batch.size();
     m_loop.work_amount = p.M;
     m_loop.increment = p.m_blk;
-    m_loop.runtime_work_amount = p.batch.empty();
+    // the parallel loop, or with one batch dim, rows [begin, begin + work[1]) of its index
+    m_loop.runtime_work_amount = p.batch.size() <= 1;
     loops.m = lir.loops().add(m_loop);
     return loops;
   }

@@ -11,7 +11,7 @@
 // its shape and element size when the kernel reads that input element by element, each
 // element right before it writes the same index (KernelSignature::in_place: elementwise
 // kernels, inputs read planar and not broadcast; not MatMuls, reductions or transposed reads).
-// Then it splits the outermost domain dimension across threads (executor.hpp).
+// Then it shares the domain out among threads as divide_work() says (work_division.hpp).
 // A dynamic kernel (compiled from a body with dynamic dimensions) takes any shapes that fit
 // its partial ones: run() configures the call (runtime_config.hpp) and checks the outputs
 // against the broadcast shape. configure() + run_configured() skip that work for callers that
@@ -44,6 +44,7 @@
 #include "snippets/runtime/kernel_abi.hpp"
 #include "snippets/runtime/runtime_config.hpp"
 #include "snippets/runtime/tensor_view.hpp"
+#include "snippets/runtime/work_division.hpp"
 
 namespace snippets {
 
@@ -53,29 +54,6 @@ struct RunOptions {
   int threads = 0;
   /// Executor; empty means OpenMP.
   ParallelFor parallel_for;
-};
-
-/// The layout facts the executor needs, filled by compile().
-struct KernelSignature {
-  std::vector<ir::TensorType> inputs, outputs;
-  std::vector<Dim> domain;                      // collapsed scheduling domain
-  std::vector<std::int64_t> outer_stride_bytes; // per argument: bytes per step of domain dim 0
-  std::int64_t chunk_unit = 1;                  // threads split domain dim 0 in multiples of this
-  std::int64_t vector_bytes = 32;
-  std::string isa;
-  /// Set for a dynamic kernel: what the run-time configurator needs.
-  std::optional<DynamicLayout> dynamic;
-  /// Dynamic kernels: outputs of at least this many bytes use the streaming variant.
-  std::int64_t streaming_min_bytes = 0;
-  /// Data pointers after the arguments that point at the calling thread's scratch memory, and
-  /// the bytes of it a call uses (Buffers between the loops of a row-by-row kernel).
-  std::size_t buffer_pointers = 0;
-  std::int64_t scratch_bytes = 0;
-  /// Per input: an output may share its buffer (see the header comment).
-  std::vector<bool> in_place;
-  /// False for a kernel compiled with CompileOptions::emit_only for an ISA this host cannot
-  /// execute: run() refuses it.
-  bool runnable = true;
 };
 
 /// The most threads one run uses: the processors, and at least 256 (a request beyond what
@@ -210,33 +188,37 @@ public:
     if (!cfg.writes) return;
     const CompiledKernel& k = cfg.variant ? variants_->get(cfg.variant) : *this;
     const std::size_t r = cfg.rank - 1, n_in = sig_.inputs.size(), n_out = sig_.outputs.size();
-    const std::int64_t unit = cfg.split == r ? sig_.dynamic->step : 1;
-    const std::int64_t work = cfg.domain[cfg.split];
     const bool streaming =
         k.streaming_.fn && cfg.elements * 4 * std::int64_t(n_out) >= sig_.streaming_min_bytes &&
         (cfg.split == r || cfg.domain[r] * 4 % sig_.vector_bytes == 0) && outputs_aligned(out);
     const KernelCode& variant = streaming ? k.streaming_ : k.code_;
-    const int n = threads_for(opt, (work + unit - 1) / unit, cfg.elements);
+    const std::size_t inner = inner_dim(*sig_.dynamic, cfg);
+    const WorkDivision division = divide_work(sig_, cfg, requested_threads(opt, cfg.elements));
     auto body = [&](int i) {
-      const Chunk c = chunk_of(work, unit, n, i);
-      if (c.count == 0) return;
-      CallArgs args{};
-      for (std::size_t a = 0; a < n_in + n_out; ++a) {
-        const auto* base = static_cast<const char*>(a < n_in ? in[a] : out[a - n_in]);
-        args.data[a] = base + c.begin * cfg.stride(a, cfg.split) * sig_.dynamic->element_bytes[a];
+      const WorkShare share = division.share(i);
+      for (int s = 0; s < share.size; ++s) {
+        const WorkCall& c = share.calls[std::size_t(s)];
+        CallArgs args{};
+        for (std::size_t a = 0; a < n_in + n_out; ++a) {
+          const auto* base = static_cast<const char*>(a < n_in ? in[a] : out[a - n_in]);
+          std::int64_t at = c.outer_begin * cfg.stride(a, cfg.split);
+          if (inner < cfg.rank) at += c.inner_begin * cfg.stride(a, inner);
+          args.data[a] = base + at * sig_.dynamic->element_bytes[a];
+        }
+        for (std::size_t d = 0; d < cfg.rank; ++d) args.work[d] = cfg.domain[d];
+        args.work[cfg.split] = c.outer_count;
+        if (inner < cfg.rank) args.work[inner] = c.inner_count;
+        args.config = cfg.table.data();
+        const DynamicLayout& dyn = *k.sig_.dynamic;
+        if (!dyn.buffer_rows.empty()) { // rows of scratch for this call's row length
+          std::byte* scratch = detail::thread_scratch(dyn.scratch_rows * cfg.row_bytes());
+          for (std::size_t b = 0; b < dyn.buffer_rows.size(); ++b)
+            args.data[n_in + n_out + b] = scratch + dyn.buffer_rows[b] * cfg.row_bytes();
+        }
+        k.call(variant, args);
       }
-      for (std::size_t d = 0; d < cfg.rank; ++d) args.work[d] = cfg.domain[d];
-      args.work[cfg.split] = c.count;
-      args.config = cfg.table.data();
-      const DynamicLayout& dyn = *k.sig_.dynamic;
-      if (!dyn.buffer_rows.empty()) { // rows of scratch for this call's row length
-        std::byte* scratch = detail::thread_scratch(dyn.scratch_rows * cfg.row_bytes());
-        for (std::size_t b = 0; b < dyn.buffer_rows.size(); ++b)
-          args.data[n_in + n_out + b] = scratch + dyn.buffer_rows[b] * cfg.row_bytes();
-      }
-      k.call(variant, args);
     };
-    k.launch(n, body, opt);
+    k.launch(division.threads(), body, opt);
   }
 
   /// Convenience for tests and demos: allocates and returns the outputs.
@@ -278,41 +260,48 @@ public:
     if (is_dynamic())
       raise("snippets.run.not_static", "a dynamic kernel needs the shapes of its inputs: call "
                                        "run(), or configure() and run_configured()");
-    const std::int64_t work = sig_.domain[0];
-    const std::int64_t unit = sig_.chunk_unit;
     std::int64_t total = 1;
     for (Dim d : sig_.domain) total *= d;
     if (total == 0) return;
-    const int n = threads_for(opt, (work + unit - 1) / unit, total);
     const std::size_t n_in = sig_.inputs.size(), n_out = sig_.outputs.size();
     const KernelCode& variant = streaming_.fn && outputs_aligned(out) ? streaming_ : code_;
+    const bool inner = sig_.inner_unit > 0; // the kernel reads work[1]
+    const WorkDivision division =
+        divide_work(sig_, requested_threads(opt, total * sig_.element_cost));
     auto body = [&](int i) {
-      const Chunk c = chunk_of(work, unit, n, i);
-      if (c.count == 0) return;
-      CallArgs args{};
-      for (std::size_t k = 0; k < n_in + n_out; ++k) {
-        const auto* base = static_cast<const char*>(k < n_in ? in[k] : out[k - n_in]);
-        args.data[k] = base + c.begin * sig_.outer_stride_bytes[k];
+      const WorkShare share = division.share(i);
+      for (int s = 0; s < share.size; ++s) {
+        const WorkCall& c = share.calls[std::size_t(s)];
+        CallArgs args{};
+        for (std::size_t k = 0; k < n_in + n_out; ++k) {
+          const auto* base = static_cast<const char*>(k < n_in ? in[k] : out[k - n_in]);
+          std::int64_t at = c.outer_begin * sig_.outer_stride_bytes[k];
+          if (inner) at += c.inner_begin * sig_.inner_stride_bytes[k];
+          args.data[k] = base + at;
+        }
+        if (sig_.buffer_pointers) {
+          std::byte* scratch = detail::thread_scratch(sig_.scratch_bytes);
+          for (std::size_t b = 0; b < sig_.buffer_pointers; ++b)
+            args.data[n_in + n_out + b] = scratch;
+        }
+        args.work[0] = c.outer_count;
+        if (inner) args.work[1] = c.inner_count;
+        call(variant, args);
       }
-      if (sig_.buffer_pointers) {
-        std::byte* scratch = detail::thread_scratch(sig_.scratch_bytes);
-        for (std::size_t b = 0; b < sig_.buffer_pointers; ++b)
-          args.data[n_in + n_out + b] = scratch;
-      }
-      args.work[0] = c.count;
-      call(variant, args);
     };
-    launch(n, body, opt);
+    launch(division.threads(), body, opt);
   }
 
 private:
-  /// Threads for `units` chunks of a domain of `total` elements: RunOptions::threads, or as many
-  /// as OpenMP offers while each keeps at least ~16K elements (below that, fork/join costs more).
-  static int threads_for(const RunOptions& opt, std::int64_t units, std::int64_t total) {
+  /// Threads a run asks divide_work() for: RunOptions::threads, or as many as OpenMP offers
+  /// while each keeps at least ~16K of the domain's `total` elements (below that, fork/join
+  /// costs more; a MatMul kernel's elements count KernelSignature::element_cost each); never
+  /// more than max_threads().
+  static int requested_threads(const RunOptions& opt, std::int64_t total) {
     int n = std::min(opt.threads > 0 ? opt.threads : omp_get_max_threads(), max_threads());
     if (opt.threads <= 0)
       n = static_cast<int>(std::min<std::int64_t>(n, std::max<std::int64_t>(1, total / 16384)));
-    return static_cast<int>(std::clamp<std::int64_t>(units, 1, n));
+    return std::max(n, 1);
   }
 
   void check_runnable() const {

@@ -2,11 +2,11 @@
 // snippets/runtime/kernel_abi.hpp: the contract between the runtime and any backend's code.
 //
 // Every generated kernel, whatever the target, is `void kernel(const CallArgs*)`: the runtime
-// fills CallArgs per call (one per thread chunk) and the backend's prologue reads it the way
-// its calling convention passes the pointer (x86-64 SysV: rdi; AAPCS64: x0). A kernel compiled
-// with instrumentation gets a DebugFrame instead: CallArgs, then slots the kernel writes.
-// KernelCode is what a backend's code generator returns: the executable bytes (kept alive by
-// `owner`, which also unmaps them), the entry point and what the debug tools read.
+// fills CallArgs per call (up to three per thread: runtime/work_division.hpp) and the backend's
+// prologue reads it the way its calling convention passes the pointer (x86-64 SysV: rdi; AAPCS64:
+// x0). A kernel compiled with instrumentation gets a DebugFrame instead: CallArgs, then slots the
+// kernel writes. KernelCode is what a backend's code generator returns: the executable bytes (kept
+// alive by `owner`, which also unmaps them), the entry point and what the debug tools read.
 #pragma once
 
 #include <cstddef>
@@ -21,8 +21,9 @@ namespace snippets {
 
 struct CallArgs {
   const void* data[max_kernel_args]; // inputs then outputs, offset to this call's chunk
-  /// Work amount per domain dimension. A static kernel reads work[0] only (its parallel loop);
-  /// a dynamic kernel reads every dimension's (this thread's chunk in the split dimension).
+  /// Work amount per domain dimension. A static kernel reads work[0] (its parallel loop), and
+  /// work[1] when its signature has an inner_unit (the rows of a batch index a call takes);
+  /// a dynamic kernel reads every dimension's (runtime/work_division.hpp).
   std::int64_t work[max_dynamic_rank];
   /// Dynamic kernels: the run-time configuration table (RuntimeConfig::table), bytes each
   /// outer loop advances each data pointer per iteration. Unused by static kernels.

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: Apache-2.0
+// snippets/runtime/work_division.hpp: which part of a kernel's domain each thread runs.
+//
+// The executor (CompiledKernel::run_unchecked, run_configured) asks divide_work() and runs
+// exactly its shares, so what the tests check (tests/test_work_division.cpp) is what runs.
+// The index space is one domain dimension the kernel walks at run time, `outer` (the parallel
+// loop), times optionally the next one, `inner`, when the kernel can run a part of it:
+//  - a static MatMul kernel with one batch dimension (attention's heads): outer = the batch
+//    index, inner = rows in blocks of the Brgemm's m_blk (its M loop reads work[1]);
+//  - a dynamic kernel: outer = RuntimeConfig::split, inner = the next dimension of extent > 1
+//    (not the row of a kernel that reduces rows), in main-loop steps when it is the innermost.
+// Units are `outer_unit` outer indices (1-D) or one outer index times `inner_unit` inner ones
+// (2-D; the last unit of each outer index may be shorter). 1-D is taken whenever it is
+// already balanced (the units a multiple of the threads, or at least four per thread): then
+// every thread makes one call on a contiguous chunk, as before this division existed, and 1
+// and 2 threads run exactly as they did. Otherwise the units are numbered outer-major and each
+// thread takes a contiguous range of them, made of at most three calls, each a rectangle: the
+// end of one outer index's rows, whole outer indices, the start of another's.
+// A call that takes a part of the inner dimension takes one outer index, so the kernel never
+// moves its pointers to a next outer index from the middle of the inner one.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "snippets/error.hpp"
+#include "snippets/runtime/kernel_signature.hpp"
+#include "snippets/runtime/runtime_config.hpp"
+
+namespace snippets {
+
+/// The index space one run divides (see the file comment).
+struct WorkSpace {
+  std::int64_t outer = 1;      // extent of the split dimension
+  std::int64_t outer_unit = 1; // its indices per unit when only it is divided
+  std::int64_t inner = 1;      // extent of the next dimension, when a call can take a part
+  std::int64_t inner_unit = 0; // its indices per unit; 0: calls take all of it (1-D only)
+  std::int64_t items() const { return outer * inner; }
+};
+
+/// One kernel call: outer indices [outer_begin, +outer_count) times inner [inner_begin,
+/// +inner_count) (all of inner when the division is 1-D).
+struct WorkCall {
+  std::int64_t outer_begin = 0, outer_count = 0, inner_begin = 0, inner_count = 0;
+  std::int64_t items() const { return outer_count * inner_count; }
+};
+
+/// One thread's calls, in order.
+struct WorkShare {
+  std::array<WorkCall, 3> calls{};
+  int size = 0;
+  std::int64_t items() const {
+    std::int64_t n = 0;
+    for (int c = 0; c < size; ++c) n += calls[std::size_t(c)].items();
+    return n;
+  }
+};
+
+/// The threads of one run and each one's share (computed on demand: no allocation).
+class WorkDivision {
+public:
+  WorkDivision(const WorkSpace& space, int threads, bool two_d)
+      : s_(space), threads_(threads), two_d_(two_d) {}
+  /// Threads to start; each gets a non-empty share when the space has items.
+  int threads() const { return threads_; }
+  /// True when calls may take a part of the inner dimension.
+  bool two_d() const { return two_d_; }
+  const WorkSpace& space() const { return s_; }
+  std::int64_t units() const { return two_d_ ? s_.outer * per_outer() : units_1d(s_); }
+
+  WorkShare share(int i) const {
+    WorkShare w;
+    if (!two_d_) {
+      const std::int64_t u = units_1d(s_), unit = s_.outer_unit;
+      const std::int64_t lo = u * i / threads_ * unit;
+      const std::int64_t hi = std::min(s_.outer, u * (i + 1) / threads_ * unit);
+      if (hi > lo) w.calls[0] = {lo, hi - lo, 0, s_.inner}, w.size = 1;
+      return w;
+    }
+    const std::int64_t per = per_outer(), u = s_.outer * per;
+    const std::int64_t lo = u * i / threads_, hi = u * (i + 1) / threads_;
+    std::int64_t o = lo / per, c = lo % per; // where the share starts: outer o, unit c
+    const std::int64_t o_end = hi / per, c_end = hi % per;
+    auto add = [&](std::int64_t outer, std::int64_t count, std::int64_t from, std::int64_t to) {
+      const std::int64_t b = from * s_.inner_unit, e = std::min(s_.inner, to * s_.inner_unit);
+      if (count > 0 && e > b) w.calls[std::size_t(w.size++)] = {outer, count, b, e - b};
+    };
+    if (o == o_end) { // within one outer index
+      add(o, 1, c, c_end);
+      return w;
+    }
+    if (c > 0) add(o++, 1, c, per); // the end of a started outer index
+    add(o, o_end - o, 0, per);      // whole outer indices
+    add(o_end, 1, 0, c_end);        // the start of the last one
+    return w;
+  }
+
+private:
+  static std::int64_t units_1d(const WorkSpace& s) {
+    return (s.outer + s.outer_unit - 1) / s.outer_unit;
+  }
+  std::int64_t per_outer() const { return (s_.inner + s_.inner_unit - 1) / s_.inner_unit; }
+  WorkSpace s_;
+  int threads_ = 1;
+  bool two_d_ = false;
+};
+
+/// Divides `space` among at most `threads` threads (see the file comment).
+inline WorkDivision divide_work(const WorkSpace& space, int threads) {
+  const std::int64_t n = std::max(threads, 1);
+  const std::int64_t units = (space.outer + space.outer_unit - 1) / space.outer_unit;
+  const bool balanced = units >= n && (units % n == 0 || units >= 4 * n);
+  if (space.inner_unit <= 0 || space.inner_unit >= space.inner || balanced || space.items() == 0)
+    return WorkDivision(space, int(std::clamp<std::int64_t>(units, 1, n)), false);
+  SNIPPETS_ASSERT(space.outer_unit == 1) << "a 2-D division of outer units of " << space.outer_unit;
+  const std::int64_t per = (space.inner + space.inner_unit - 1) / space.inner_unit;
+  return WorkDivision(space, int(std::clamp<std::int64_t>(space.outer * per, 1, n)), true);
+}
+
+/// The index space of a static kernel (KernelSignature::domain, chunk_unit, inner_unit).
+inline WorkSpace work_space(const KernelSignature& sig) {
+  WorkSpace s;
+  s.outer = sig.domain.empty() ? 0 : sig.domain[0];
+  s.outer_unit = sig.chunk_unit;
+  if (sig.inner_unit > 0 && sig.domain.size() > 1) {
+    s.inner = sig.domain[1];
+    s.inner_unit = sig.inner_unit;
+  }
+  return s;
+}
+
+/// The dimension of a dynamic call a call may take a part of besides `cfg.split` (the next
+/// one of extent > 1; never the row of a kernel that reduces rows), or cfg.rank when none.
+inline std::size_t inner_dim(const DynamicLayout& layout, const RuntimeConfig& cfg) {
+  const std::size_t last = layout.rows ? cfg.rank - 1 : cfg.rank; // rows: not the row
+  for (std::size_t d = cfg.split + 1; d < last; ++d)
+    if (cfg.domain[d] != 1) return d;
+  return cfg.rank;
+}
+
+/// The index space of a dynamic kernel's call with configuration `cfg`.
+inline WorkSpace work_space(const KernelSignature& sig, const RuntimeConfig& cfg) {
+  const std::size_t r = cfg.rank - 1, in = inner_dim(*sig.dynamic, cfg);
+  WorkSpace s;
+  s.outer = cfg.domain[cfg.split];
+  s.outer_unit = cfg.split == r ? sig.dynamic->step : 1;
+  if (in < cfg.rank) {
+    s.inner = cfg.domain[in];
+    s.inner_unit = in == r ? sig.dynamic->step : 1;
+  }
+  return s;
+}
+
+/// The division of a static kernel's run on `threads` threads.
+inline WorkDivision divide_work(const KernelSignature& sig, int threads) {
+  return divide_work(work_space(sig), threads);
+}
+/// The division of a dynamic kernel's call with configuration `cfg` on `threads` threads.
+inline WorkDivision divide_work(const KernelSignature& sig, const RuntimeConfig& cfg, int threads) {
+  return divide_work(work_space(sig, cfg), threads);
+}
+
+} // namespace snippets
