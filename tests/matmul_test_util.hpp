@@ -1,11 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
-// Helpers of the MatMul and attention JIT tests (test_jit_matmul.cpp, test_jit_mha.cpp):
-// |t| and a comparison against a per-element error bound.
+// Helpers of the MatMul and attention JIT tests (test_jit_matmul*.cpp, test_jit_mha.cpp,
+// test_fold_dequantize_into_matmul.cpp): |t|, a comparison against a per-element error bound,
+// and random u8/i8 operands.
 #pragma once
 
 #include "jit_test_util.hpp"
 
 namespace snippets::jit_test {
+
+/// u8 or i8 integers uniform in their range, both ends drawn often enough to matter.
+inline Tensor bytes(ElementType type, const Shape& s, std::uint64_t seed) {
+  const double lo = type == ElementType::u8 ? 0 : -128, hi = type == ElementType::u8 ? 255 : 127;
+  Rng rng(seed);
+  std::vector<double> v(static_cast<std::size_t>(s.element_count()));
+  for (double& x : v) {
+    const std::uint64_t r = rng.next() % 10;
+    x = r == 0 ? lo : r == 1 ? hi : lo + double(rng.next() % std::uint64_t(hi - lo + 1));
+  }
+  return Tensor::from_values(type, s, v);
+}
 
 inline Tensor absolute(const Tensor& t) {
   Tensor out(t.type(), t.shape());

@@ -18,14 +18,6 @@ namespace {
 
 constexpr ElementType u8 = ElementType::u8, i8 = ElementType::i8, i32 = ElementType::i32;
 
-Tensor bytes(ElementType type, const Shape& s, std::uint64_t seed) {
-  const double lo = type == u8 ? 0 : -128, hi = type == u8 ? 255 : 127;
-  Rng rng(seed);
-  std::vector<double> v(static_cast<std::size_t>(s.element_count()));
-  for (double& x : v) x = lo + double(rng.next() % std::uint64_t(hi - lo + 1));
-  return Tensor::from_values(type, s, v);
-}
-
 /// How the QDQ MatMul is spelled.
 struct Qdq {
   ElementType x_type = u8;

@@ -20,18 +20,6 @@ namespace {
 
 constexpr ElementType u8 = ElementType::u8, i8 = ElementType::i8, i32 = ElementType::i32;
 
-/// Integers uniform in [lo, hi], both ends included often enough to matter.
-Tensor bytes(ElementType type, const Shape& s, std::uint64_t seed) {
-  const double lo = type == u8 ? 0 : -128, hi = type == u8 ? 255 : 127;
-  Rng rng(seed);
-  std::vector<double> v(static_cast<std::size_t>(s.element_count()));
-  for (double& x : v) {
-    const std::uint64_t r = rng.next() % 10;
-    x = r == 0 ? lo : r == 1 ? hi : lo + double(rng.next() % std::uint64_t(hi - lo + 1));
-  }
-  return Tensor::from_values(type, s, v);
-}
-
 /// Empty when every element of `got` equals `want` exactly (as doubles: i32 beyond 2^24 too).
 std::string compare_exact(const Tensor& got, const Tensor& want) {
   if (got.type() != want.type() || got.shape() != want.shape())

@@ -5,13 +5,15 @@
 // both ISAs, 1 to 3 threads: every reduction over the last two or three axes and over all of
 // them, LayerNorm over the last two axes, InstanceNorm and GroupNorm as one kernel each (in a
 // Program too), reduced outputs without keep_dims, and what stays refused. Over one axis:
-// test_jit_reduce.cpp and test_jit_reduce_ops.cpp.
+// test_jit_reduce.cpp and test_jit_reduce_ops.cpp. Over other axes, in a Program
+// (passes/move_reduced_axes_last.hpp): the last test case.
 //
 // Tolerances as test_jit_reduce_ops.cpp: the sums within 16 ulp or 1e-6 per element times the
 // largest term, products of n factors 2n ulp, min and max exact; the normalizations 64 ulp or
 // 1e-5 absolutely (a deviation divided by a root of a mean).
 #include "error_id.hpp"
 #include "jit_test_util.hpp"
+#include "snippets/passes/move_reduced_axes_last.hpp"
 
 using namespace snippets;
 using namespace snippets::jit_test;
@@ -35,11 +37,13 @@ ir::Value normalize(Graph& g, ir::Value x, const std::vector<std::int64_t>& axes
   return g.add(g.multiply(y, scale), shift);
 }
 
-/// Runs `model` as a Program (every Subgraph a kernel) and compares it with the reference.
+/// Runs `model` as a Program (every Subgraph a kernel, no step on the reference path) and
+/// compares it with the reference.
 void check_program(const Graph& model, const std::vector<Tensor>& in, Tolerance tol) {
   const auto want = reference::evaluate(model, in);
   const Program<> program(model);
   check_steps_are_kernels(program);
+  for (const auto& s : program.steps()) CHECK(s.kind != Program<>::StepKind::reference);
   for (int threads : {1, 2}) {
     const auto got = program.run(in, with_threads(threads));
     for (std::size_t i = 0; i < want.size(); ++i) CHECK(compare(got[i], want[i], tol) == "");
@@ -176,5 +180,42 @@ TEST_CASE("reduce axes: what stays refused") {
     Graph k;
     k.result(k.reduce_sum(k.parameter(f32, Shape{dynamic, 8}), {-1}, false));
     CHECK(error_id([&] { compile(k); }) == "snippets.compile.dynamic_reduce");
+  }
+}
+TEST_CASE("reduce axes: a reduction over other axes than the last runs in a kernel of a Program") {
+  // MoveReducedAxesLast: the Transpose is folded into the kernel's loads, the Reshape of the
+  // small result is a host step
+  SUBCASE("a sum over the channels of NCHW, keeping them and dropping them") {
+    for (const bool keep : {true, false}) {
+      Graph model;
+      const auto x = model.parameter(f32, Shape{2, 8, 6, 5}, "x");
+      model.result(model.reduce_sum(model.relu(x), {1}, keep), "s");
+      model.result(model.reduce_max(x, {0, 2}, keep), "m");
+      CHECK(passes::MoveReducedAxesLast::finds_candidates(model));
+      check_program(model, {uniform(Shape{2, 8, 6, 5}, 21, -2, 2)}, {16, 1e-5});
+    }
+  }
+  SUBCASE("MeanVarianceNormalization's default axes [0, 2, 3]") {
+    const Shape s{3, 4, 5, 6};
+    Graph model;
+    const auto x = model.parameter(f32, s, "x");
+    const std::vector<std::int64_t> axes{0, 2, 3};
+    const auto mean = model.reduce_mean(x, axes, true);
+    const auto var = model.subtract(model.reduce_mean(model.multiply(x, x), axes, true),
+                                    model.multiply(mean, mean));
+    model.result(
+        model.divide(model.subtract(x, mean), model.add(model.sqrt(var), model.scalar(f32, 1e-9))),
+        "y");
+    check_program(model, {uniform(s, 22, -2, 2)}, {64, 1e-5});
+  }
+  SUBCASE("what it leaves alone: the last axes, dynamic shapes, Softmax") {
+    Graph g;
+    const auto x = g.parameter(f32, Shape{4, 5}, "x");
+    g.result(g.reduce_sum(x, {-1}, true));
+    g.result(g.softmax(x, 0));
+    CHECK(!passes::MoveReducedAxesLast::finds_candidates(g));
+    Graph d;
+    d.result(d.reduce_sum(d.parameter(f32, Shape{dynamic, 5}), {0}, true));
+    CHECK(!passes::MoveReducedAxesLast::finds_candidates(d));
   }
 }

@@ -318,7 +318,8 @@ template <class T> void dequantize_linear(NodeContext<T>& c) {
   HostTensor y{s.dtype, x.dims, std::vector<double>(x.values.size())};
   for (std::size_t i = 0; i < y.values.size(); ++i) {
     const std::size_t k = q.per_axis ? std::size_t(std::int64_t(i) / inner % q.dims[0]) : 0;
-    const double d = reference::quantization::f32(x.values[i] - zero[k]);
+    // an omitted zero point is one 0 whatever the scale's extent
+    const double d = reference::quantization::f32(x.values[i] - zero[zero.size() == 1 ? 0 : k]);
     y.values[i] = round_host(s.dtype, d * s.values[k]);
   }
   std::shared_ptr<const Dequantization> from;

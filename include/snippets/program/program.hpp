@@ -7,11 +7,13 @@
 //   program.run(ctx, inputs, outputs);                  // views on the caller's buffers
 //
 // Construction folds QDQ MatMuls into int8 products when the backend multiplies bytes
-// (passes/fold_dequantize_into_matmul.hpp), tokenizes the model (passes/tokenize.hpp), compiles
-// every Subgraph into a JIT kernel with the Program's pipelines (compile<T, Lowering,
-// DataFlow>, through a KernelCache, so equal Subgraphs compiled the same way share one kernel),
-// orders the steps topologically and plans the intermediate buffers (support/memory_plan.hpp): two
-// intermediates share memory when their lifetimes do not overlap. Each step runs as
+// (passes/fold_dequantize_into_matmul.hpp), writes reductions over other axes than the last
+// ones over transposed inputs (passes/move_reduced_axes_last.hpp), tokenizes the model
+// (passes/tokenize.hpp), compiles every Subgraph into a JIT kernel with the Program's pipelines
+// (compile<T, Lowering, DataFlow>, through a KernelCache, so equal Subgraphs compiled the same
+// way share one kernel), orders the steps topologically and plans the intermediate buffers
+// (support/memory_plan.hpp): two intermediates share memory when their lifetimes do not
+// overlap. Each step runs as
 //  - a kernel: a Subgraph's CompiledKernel;
 //  - opaque: an Opaque op through the OpaqueKernel registered under its type name (on
 //    buffers), or a reference::OpaqueFn (on doubles) when only that is registered;
@@ -46,6 +48,7 @@
 #include "snippets/compile.hpp"
 #include "snippets/default_traits.hpp"
 #include "snippets/passes/fold_dequantize_into_matmul.hpp"
+#include "snippets/passes/move_reduced_axes_last.hpp"
 #include "snippets/passes/tokenize.hpp"
 #include "snippets/program/execution_context.hpp"
 #include "snippets/program/host_steps.hpp"
@@ -251,17 +254,23 @@ Program<T, Lowering, DataFlow>::Program(const ir::Graph<T>& model, ProgramOption
   // backend's host detection reads its own, such as SNIPPETS_MAX_ISA)
   (void)debug::resolve(opt_->compile.debug);
   (void)T::host_supported();
-  // QDQ MatMuls become int8 products before the tokenizer takes a MatMul's operands from
-  // outside its Subgraph, when the backend multiplies bytes on the chosen variant
-  bool fold_dequantize = false;
-  if constexpr (CodeGenerator<T>)
-    fold_dequantize = passes::FoldDequantizeIntoMatMul::finds_candidates(model) &&
-                      backend_int8_products<T>(detail::chosen_variant<T>(opt_->compile));
-  graph_ = std::make_shared<const ir::Graph<T>>(
-      opt_->tokenized || opt_->reference_only ? passes::remove_dead_nodes(model)
-      : fold_dequantize
-          ? passes::tokenize(passes::FoldDequantizeIntoMatMul{}.run(model), opt_->tokenize)
-          : passes::tokenize(model, opt_->tokenize));
+  if (opt_->tokenized || opt_->reference_only) {
+    graph_ = std::make_shared<const ir::Graph<T>>(passes::remove_dead_nodes(model));
+  } else {
+    // before the tokenizer: QDQ MatMuls become int8 products (it takes a MatMul's operands from
+    // outside its Subgraph) when the backend multiplies bytes on the chosen variant, and
+    // reductions over other axes than the last ones reduce transposed inputs (kernels reduce
+    // rows of trailing axes)
+    std::optional<ir::Graph<T>> prepared;
+    auto current = [&]() -> const ir::Graph<T>& { return prepared ? *prepared : model; };
+    if constexpr (CodeGenerator<T>)
+      if (passes::FoldDequantizeIntoMatMul::finds_candidates(model) &&
+          backend_int8_products<T>(detail::chosen_variant<T>(opt_->compile)))
+        prepared = passes::FoldDequantizeIntoMatMul{}.run(current());
+    if (passes::MoveReducedAxesLast::finds_candidates(current()))
+      prepared = passes::MoveReducedAxesLast{}.run(current());
+    graph_ = std::make_shared<const ir::Graph<T>>(passes::tokenize(current(), opt_->tokenize));
+  }
   place_values();
   prepare_steps();
   dynamic_ = std::any_of(values_.begin(), values_.end(),
