@@ -9,7 +9,9 @@
 // W mod L != 0, one copy with Loads and Stores of W mod L elements.
 // It runs after register assignment and copies the registers: the copies run one after the
 // other with the same data flow, so the assignment stays valid, and the CPU renames the
-// reused registers, so unrolled copies still overlap.
+// reused registers, so unrolled copies still overlap. A reduction's accumulator is the
+// exception (each copy would wait for the one before): where free vector registers allow, copy j
+// accumulates into its own, initialized before the loop and folded into the first after it.
 // For the run-time (parallel) loop the executor hands every thread a multiple of U*L except
 // the last, whose remainder is then exactly the static one; the block runs iff work is left
 // (`tail_of`).
@@ -47,7 +49,7 @@ struct InsertSpecificIterations {
       for (auto it = std::next(begin); it != end; ++it) body.push_back(it->get());
       if (lir.dynamic) {
         add_dynamic_remainder(lir, body, id, begin, end);
-        unroll_main(lir, body, id, end, lanes, ctx.config.unroll);
+        unroll_main(lir, body, id, end, lanes, ctx.config.unroll, ctx.config);
         continue;
       }
       if (w < lanes && !info.runtime_work_amount) { // the whole loop is one short iteration
@@ -84,21 +86,76 @@ struct InsertSpecificIterations {
         for (auto& p : main.ports) p.finalization_offset = 0; // the remainder continues from there
         if (!main.runtime_work_amount) main.work_amount = w - rest;
       }
-      unroll_main(lir, body, id, end, lanes, unroll);
+      unroll_main(lir, body, id, end, lanes, unroll, ctx.config);
     }
   }
 
 private:
-  /// U-1 more copies of the body in loop `id`, which then steps by U vectors.
+  /// U-1 more copies of the body in loop `id`, which then steps by U vectors. A reduction's
+  /// copies accumulate into accumulators of their own where free vector registers allow, added
+  /// into the first after the loop (before the remainder): U independent chains instead of one.
   template <class T>
   static void unroll_main(ir::LinearIR<T>& lir, const std::vector<ir::Expression<T>*>& body,
                           std::size_t id, typename ir::LinearIR<T>::iterator end,
-                          std::int64_t lanes, std::int64_t unroll) {
+                          std::int64_t lanes, std::int64_t unroll, const LoweringConfig& cfg) {
+    std::vector<std::vector<ir::Expression<T>*>> copies;
     for (std::int64_t j = 1; j < unroll; ++j)
-      copy_body(lir, body, end, id, id, j * lanes, lanes, lanes, nullptr);
+      copies.push_back(copy_body(lir, body, end, id, id, j * lanes, lanes, lanes, nullptr));
+    split_accumulators(lir, body, copies, id, end, lanes, cfg);
     ir::LoopInfo& main = lir.loops().at(id);
     scale_increments(main, unroll * lanes);
     main.increment = unroll * lanes;
+  }
+
+  /// Gives copy j of each ReduceAccumulate of `body` an accumulator of its own (a register no
+  /// expression of the kernel uses, below the emitters' reserved ones), filled by a ReduceInit
+  /// before loop `id` and folded into the first accumulator right after it. Nothing when there
+  /// are not enough free registers for all of them.
+  template <class T>
+  static void split_accumulators(ir::LinearIR<T>& lir, const std::vector<ir::Expression<T>*>& body,
+                                 const std::vector<std::vector<ir::Expression<T>*>>& copies,
+                                 std::size_t id, typename ir::LinearIR<T>::iterator end,
+                                 std::int64_t lanes, const LoweringConfig& cfg) {
+    std::vector<std::size_t> accumulations; // positions in `body`
+    for (std::size_t i = 0; i < body.size(); ++i)
+      if (std::holds_alternative<ir::ReduceAccumulate>(body[i]->op)) accumulations.push_back(i);
+    if (accumulations.empty() || copies.empty()) return;
+    std::vector<bool> used(std::size_t(std::max(cfg.vector_registers, 0)), false);
+    auto mark = [&](const ir::PortDescriptor& d) {
+      if (d.reg.kind == ir::RegKind::vec && d.reg.index >= 0 &&
+          std::size_t(d.reg.index) < used.size())
+        used[std::size_t(d.reg.index)] = true;
+    };
+    for (auto& e : lir) {
+      for (std::size_t i = 0; i < e->num_inputs(); ++i) mark(e->in_desc(i));
+      for (std::size_t i = 0; i < e->num_outputs(); ++i) mark(e->out_desc(i));
+    }
+    std::vector<int> free;
+    for (int r = 0; r < cfg.vector_registers - cfg.reserved_vector_registers; ++r)
+      if (!used[std::size_t(r)]) free.push_back(r);
+    if (free.size() < accumulations.size() * copies.size()) return;
+    const auto begin = bounds(lir, id).first;
+    const std::vector<std::size_t> outer = (*begin)->loop_ids;
+    const auto after = std::next(end);
+    std::size_t next = 0;
+    for (std::size_t i : accumulations) {
+      ir::Expression<T>& first = *body[i];
+      const ir::ReduceKind kind = std::get<ir::ReduceAccumulate>(first.op).kind;
+      for (const auto& copy : copies) {
+        const ir::Reg reg{ir::RegKind::vec, free[next++]};
+        auto& init = lir.insert_node(begin, ir::ReduceInit{kind}, {}, 1, outer, first.name);
+        init.out_desc(0) = first.in_desc(0);
+        init.out_desc(0).reg = reg;
+        ir::Expression<T>& mine = *copy[i];
+        mine.input(0).set(&init.output(0));
+        mine.in_desc(0).reg = reg;
+        auto& fold =
+            lir.insert_node(after, ir::ReduceAccumulate{kind, lanes},
+                            {&first.input_connector(0), &init.output(0)}, 0, outer, first.name);
+        fold.in_desc(0) = first.in_desc(0);
+        fold.in_desc(1) = init.out_desc(0);
+      }
+    }
   }
 
   /// After dynamic loop `id`: a loop of one vector per iteration, then a masked tail of the
@@ -153,12 +210,13 @@ private:
 
   /// Copies `body` before `pos` as loop `to` (in place of `from`), with memory offsets
   /// advanced by `offset` elements of the loop's dimension and full accesses of `lanes`
-  /// elements narrowed to `count`. Registers are copied.
+  /// elements narrowed to `count`. Registers are copied. Returns the copies, in `body`'s order.
   template <class T>
-  static void copy_body(ir::LinearIR<T>& lir, const std::vector<ir::Expression<T>*>& body,
-                        typename ir::LinearIR<T>::iterator pos, std::size_t from, std::size_t to,
-                        std::int64_t offset, std::int64_t lanes, std::int64_t count,
-                        std::map<const void*, const void*>* expr_map) {
+  static std::vector<ir::Expression<T>*>
+  copy_body(ir::LinearIR<T>& lir, const std::vector<ir::Expression<T>*>& body,
+            typename ir::LinearIR<T>::iterator pos, std::size_t from, std::size_t to,
+            std::int64_t offset, std::int64_t lanes, std::int64_t count,
+            std::map<const void*, const void*>* expr_map) {
     const std::size_t dim = lir.loops().at(from).dim;
     const auto copies = ir::copy_expressions(
         lir, std::span<ir::Expression<T>* const>(body), pos, from, to,
@@ -181,6 +239,7 @@ private:
         });
     if (expr_map)
       for (std::size_t i = 0; i < body.size(); ++i) (*expr_map)[body[i]] = copies[i];
+    return copies;
   }
 };
 
