@@ -222,6 +222,41 @@ TEST_CASE("program: Reshape, Transpose, Broadcast and Slice between kernels are 
   }
 }
 
+TEST_CASE("program: a Reshape is a view of its input's memory, not a copy") {
+  // abs -> Reshape -> Softmax (rows of 48: another kernel) -> Reshape -> Result, and a Reshape
+  // of the input returned as it is; static and dynamic first dimension
+  for (const Dim batch : {Dim{4}, Dim{dynamic}}) {
+    INFO("batch " << batch);
+    Graph g;
+    const Value x = g.parameter(f32, {batch, 6, 8}, "x");
+    const Value rows = g.reshape(g.abs(x), {-1, 48});
+    g.result(g.reshape(g.softmax(rows, -1), {-1, 6, 8}), "y");
+    g.result(g.reshape(x, {-1, 48}), "x_rows");
+    const Program<> program(g);
+    const auto plan = program.plan({Shape{4, 6, 8}});
+    int views = 0, kernels = 0;
+    for (const auto& step : program.steps()) {
+      kernels += step.kind == StepKind::kernel;
+      if (!ir::is<ir::Reshape>(program.graph().node(step.node).op)) continue;
+      REQUIRE(step.kind == StepKind::host);
+      const auto& in = plan->values[step.inputs[0]];
+      const auto& out = plan->values[step.outputs[0]];
+      if (in.place == out.place && in.index == out.index) ++views;
+    }
+    CHECK(kernels == 2);
+    CHECK(views == 2); // abs's output read as rows; the Softmax written straight into y
+    CHECK(plan->arena_bytes < 2 * 4 * 48 * 4); // abs's output only
+    for (const Dim n : {Dim{4}, Dim{1}, Dim{0}}) {
+      if (batch != dynamic && n != batch) continue;
+      const std::vector<Tensor> in{make_tensor({n, 6, 8}, 3, Pattern::finite)};
+      const auto got = program.run(in);
+      const auto want = reference::evaluate(g, in);
+      CHECK(compare(got[0], want[0], approx) == "");
+      CHECK(compare(got[1], want[1], exact) == "");
+    }
+  }
+}
+
 TEST_CASE("program: Results that repeat a value or return an input are copied") {
   Graph g;
   const Value x = g.parameter(f32, {5}, "x");

@@ -190,6 +190,16 @@ private:
     return ir::is<ir::Parameter>(op) || ir::is<ir::Constant>(op) || ir::is<ir::Scalar>(op);
   }
 
+  /// Whether node `n` runs as a host step (program/host_steps.hpp).
+  bool runs_on_host(const ir::Graph<T>& g, const ir::Node<T>& n) const {
+    return CodeGenerator<T> && !opt_->reference_only && detail::host_movable(n.op) &&
+           g.type(n.inputs[0]).type == n.outputs[0].type;
+  }
+  /// A Reshape run on the host moves no bytes: its value is a view of its input's memory.
+  bool is_view(const ir::Graph<T>& g, const ir::Node<T>& n) const {
+    return ir::is<ir::Reshape>(n.op) && runs_on_host(g, n);
+  }
+
   void prepare_steps();
 
   /// Compiles a Subgraph's kernel, or notes why it runs on the reference path.
@@ -227,8 +237,9 @@ private:
   std::vector<std::pair<std::size_t, std::size_t>> copies_; // value -> output position
   std::vector<BufferRequest> lifetimes_;                    // per arena value (bytes set per plan)
   std::vector<std::size_t> arena_values_;
-  bool dynamic_ = false;                    // some value has a dynamic dimension
-  std::shared_ptr<const Plan> static_plan_; // null for a dynamic model
+  std::vector<std::pair<std::size_t, std::size_t>> views_; // arena value -> the one it views
+  bool dynamic_ = false;                                   // some value has a dynamic dimension
+  std::shared_ptr<const Plan> static_plan_;                // null for a dynamic model
   std::shared_ptr<Plans> plans_ = std::make_shared<Plans>();
 };
 
@@ -368,6 +379,15 @@ void Program<T, Lowering, DataFlow>::place_values() {
   order_ = g.topological_order();
   std::vector<std::byte> constants;
   std::map<Key, std::size_t> lifetime_of; // arena values: their entry in lifetimes_
+  // a value a Result returns through Reshapes (views) is written straight into that output
+  std::map<Key, std::size_t> written_to_output;
+  for (std::size_t r = 0; r < g.results().size(); ++r) {
+    ir::Output src = g.node(g.results()[r]).inputs[0];
+    while (is_view(g, g.node(src.node))) src = g.node(src.node).inputs[0];
+    if (src != g.node(g.results()[r]).inputs[0] && !is_source(g.node(src.node).op) &&
+        !first_result(g, src))
+      written_to_output.emplace(Key{src.node, src.port}, r);
+  }
   std::size_t step = 0;
   for (ir::NodeId id : order_) {
     const auto& n = g.node(id);
@@ -376,7 +396,26 @@ void Program<T, Lowering, DataFlow>::place_values() {
       ValueSlot s;
       s.type = n.outputs[p];
       index_[{id, p}] = values_.size();
-      if (ir::is<ir::Parameter>(n.op)) {
+      const auto result = first_result(g, {id, p});
+      const auto output = written_to_output.find({id, p});
+      if (output != written_to_output.end()) {
+        s.place = ValueSlot::Place::output;
+        s.index = output->second;
+      } else if (is_view(g, n) && !result) { // the input's memory (never written: no copy)
+        const Key from{n.inputs[0].node, n.inputs[0].port};
+        const ValueSlot& in = values_[index_.at(from)];
+        s.place = in.place;
+        s.index = in.index;
+        s.bytes = in.bytes;
+        if (const auto it = lifetime_of.find(from); it != lifetime_of.end()) {
+          lifetime_of[{id, p}] = it->second; // read as long as the view is
+          const auto viewed = std::find_if(views_.begin(), views_.end(), [&](const auto& v) {
+            return v.first == index_.at(from);
+          });
+          views_.emplace_back(values_.size(),
+                              viewed != views_.end() ? viewed->second : index_.at(from));
+        }
+      } else if (ir::is<ir::Parameter>(n.op)) {
         s.place = ValueSlot::Place::input;
         s.index = position(g.parameters(), id);
       } else if (is_source(n.op)) {
@@ -387,9 +426,9 @@ void Program<T, Lowering, DataFlow>::place_values() {
         constants.resize(constants.size() + static_cast<std::size_t>(s.bytes));
         for (std::size_t i = 0; i < v.v.size(); ++i)
           encode(s.type.type, v.v[i], constants.data() + s.index + i * size_of(s.type.type));
-      } else if (const auto r = first_result(g, {id, p}); r) {
+      } else if (result) {
         s.place = ValueSlot::Place::output;
-        s.index = *r;
+        s.index = *result;
       } else {
         s.place = ValueSlot::Place::arena;
         lifetime_of[{id, p}] = lifetimes_.size();
@@ -490,6 +529,7 @@ Program<T, Lowering, DataFlow>::make_plan(std::span<const Shape> input_shapes) c
     plan->unplanned_bytes +=
         (requests[i].bytes + memory.alignment - 1) / memory.alignment * memory.alignment;
   }
+  for (const auto& [view, viewed] : views_) plan->values[view].index = plan->values[viewed].index;
   for (std::size_t v : result_values_) plan->outputs.push_back(plan->values[v].type);
   plan->kernels.resize(steps_.size());
   plan->configs.resize(steps_.size());
@@ -539,8 +579,7 @@ void Program<T, Lowering, DataFlow>::prepare_steps() {
     if (const auto* sg = std::get_if<ir::Subgraph<T>>(&n.op); sg && !opt_->reference_only) {
       if constexpr (CodeGenerator<T>) // a backend without a code generator: all reference
         prepare_kernel(step, n, *sg);
-    } else if (CodeGenerator<T> && detail::host_movable(n.op) && !opt_->reference_only &&
-               g.type(n.inputs[0]).type == n.outputs[0].type) {
+    } else if (runs_on_host(g, n)) {
       step.kind = StepKind::host;
     } else if (const auto* op = std::get_if<ir::Opaque>(&n.op)) {
       step.kind = StepKind::opaque;
