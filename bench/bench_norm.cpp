@@ -20,7 +20,8 @@
 // GroupNorm [N=16, G=32, C/G=8, H=64, W=64] f32 (64 MiB), a scale and shift per channel, is
 // timed the same way against a hand-written loop (oneDNN 2.6 has no group normalization: it
 // came in 3.3): per (n, g) group of 128 KiB, a pass for the sums and one for the output,
-// OpenMP over the groups, compiled with the benchmark's flags.
+// OpenMP over the groups, compiled with the benchmark's flags; "PyTorch form" is the same
+// norm written as PyTorch exports it (Reshapes to [N, G, C/G*H*W] and back) run by a Program.
 // Usage (built when oneDNN is installed, as bench_peers):
 //   ./build/bench/bench_norm [--benchmark_repetitions=N] [--benchmark_filter=...]
 #include <oneapi/dnnl/dnnl.hpp>
@@ -153,6 +154,25 @@ G group_norm() {
   return g;
 }
 
+/// The same GroupNorm as PyTorch exports it: x [N, C, H, W] reshaped to [N, G, C/G*H*W], the
+/// statistics over the last axis, reshaped back, a scale and shift per channel ([C, 1, 1]).
+/// A Program runs it as one kernel between two views (passes/split_merged_axes.hpp).
+G group_norm_pytorch() {
+  G g;
+  constexpr Dim channels = gn_groups * gn_per_group;
+  const auto x = g.parameter(f32, {gn_n, channels, 64, 64});
+  const auto scale = g.parameter(f32, {channels, 1, 1});
+  const auto shift = g.parameter(f32, {channels, 1, 1});
+  const auto rows = g.reshape(x, {gn_n, gn_groups, -1});
+  const auto n = g.scalar(f32, double(gn_per_group * gn_hw));
+  const auto d = g.subtract(rows, g.divide(g.reduce_sum(rows, {-1}), n));
+  const auto var = g.divide(g.reduce_sum(g.multiply(d, d), {-1}), n);
+  const auto y = g.divide(d, g.sqrt(g.add(var, g.scalar(f32, 1e-5))));
+  const auto back = g.reshape(y, {gn_n, channels, 64, 64});
+  g.result(g.add(g.multiply(back, scale), shift));
+  return g;
+}
+
 /// The hand-written peer: per group, the mean, the variance of the deviations (as the graph),
 /// then the output with one reciprocal of the deviation per group.
 void group_norm_loop(const float* x, const float* scale, const float* shift, float* y, int t) {
@@ -184,6 +204,8 @@ struct GroupNormCase {
   std::unique_ptr<Buffer> in, out, ref_out, scale, shift;
   std::optional<CompiledKernel> jit;
   std::unique_ptr<Unfused> unfused;
+  std::optional<Program<>> pytorch;
+  std::optional<ExecutionContext> context;
 };
 std::shared_ptr<GroupNormCase> gn;
 
@@ -200,8 +222,18 @@ void register_group_norm() {
   const G g = group_norm();
   gn->jit.emplace(compile(g));
   gn->unfused = std::make_unique<Unfused>(g);
+  gn->pytorch.emplace(group_norm_pytorch());
+  gn->context.emplace(gn->pytorch->make_context());
   for (int t : {1, 2}) {
     auto c = gn;
+    register_benchmark(gn_name(t) + "pytorch", [c, t] {
+      const Shape channel{gn_groups * gn_per_group, 1, 1};
+      const ConstTensorView in[] = {{f32, Shape{gn_n, gn_groups * gn_per_group, 64, 64}, c->in->p},
+                                    {f32, channel, c->scale->p},
+                                    {f32, channel, c->shift->p}};
+      const TensorView out[] = {{f32, Shape{gn_n, gn_groups * gn_per_group, 64, 64}, c->out->p}};
+      c->pytorch->run(*c->context, in, out, {.threads = t});
+    });
     register_benchmark(gn_name(t) + "jit", [c, t] {
       const void* in[] = {c->in->p, c->scale->p, c->shift->p};
       void* out[] = {c->out->p};
@@ -227,17 +259,20 @@ void print_group_norm(const MedianReporter& rep) {
   double worst = 0;
   for (std::size_t i = 0; i < gn_elements; ++i)
     worst = std::max(worst, double(std::fabs(gn->out->p[i] - gn->ref_out->p[i])));
-  std::printf("\n| GroupNorm [16,32,8,64,64] f32 64 MiB | jit GB/s | unfused GB/s | loop GB/s | "
-              "copy GB/s | jit %% of copy | jit / unfused | jit / loop | max \\|jit - loop\\| |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "\n| GroupNorm [16,32,8,64,64] f32 64 MiB | jit GB/s | PyTorch form GB/s | unfused GB/s | "
+      "loop GB/s | copy GB/s | jit %% of copy | jit / unfused | jit / loop | "
+      "max \\|jit - loop\\| |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
   for (int t : {1, 2}) {
     auto sec = [&](const char* v) { return rep.seconds(gn_name(t) + v); };
     const double bytes = 2.0 * double(gn_elements) * 4;
     auto gbs = [&](const char* v) { return sec(v) > 0 ? bytes / sec(v) * 1e-9 : 0.0; };
-    std::printf("| %d thread(s) | %.1f | %.1f | %.1f | %.1f | %.0f%% | %.2fx | %.2fx | %.2g |\n", t,
-                gbs("jit"), gbs("unfused"), gbs("loop"), gbs("copy"),
-                gbs("copy") > 0 ? 100.0 * gbs("jit") / gbs("copy") : 0.0,
-                sec("unfused") / sec("jit"), sec("loop") / sec("jit"), worst);
+    std::printf(
+        "| %d thread(s) | %.1f | %.1f | %.1f | %.1f | %.1f | %.0f%% | %.2fx | %.2fx | %.2g |\n", t,
+        gbs("jit"), gbs("pytorch"), gbs("unfused"), gbs("loop"), gbs("copy"),
+        gbs("copy") > 0 ? 100.0 * gbs("jit") / gbs("copy") : 0.0, sec("unfused") / sec("jit"),
+        sec("loop") / sec("jit"), worst);
   }
 }
 

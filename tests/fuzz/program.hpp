@@ -4,7 +4,8 @@
 // with broadcast inputs, Opaque ops (Identity and Split, two outputs, as callbacks on buffers;
 // Twice only as a reference callable, which the Program runs on doubles), reductions and
 // Softmax combined back with the row, MatMuls with a bias and an activation that change the
-// width, Transposes (folded into a kernel's loads, or left to the reference path), Reshapes,
+// width, Transposes (folded into a kernel's loads, or left to the reference path), Reshapes (of
+// the leading dims, or a split of the last axis and back around ops),
 // round trips through bf16 or f16. 1-4 outputs, 1-3 threads, and every model runs three times:
 // once on fresh buffers, then twice on one ExecutionContext into outputs filled with garbage
 // (the arena reused, every output written), which must give the first run's bits. Oracle:
@@ -87,8 +88,21 @@ inline Case program_case(std::uint64_t seed) {
       }
       break;
     }
-    case 6: { // a Reshape (the reference path) that merges the leading dims
-      if (cur.size() >= 3 && std::find(cur.begin(), cur.end(), 0) == cur.end()) {
+    case 6: { // Reshapes: one that merges the leading dims (a view), or a split of the last axis
+              // and back around a reduction and a broadcast input, which a Program computes
+              // over the split axes (passes/split_merged_axes.hpp)
+      const Dim w = cur.back(), part = w % 4 == 0 ? 4 : w % 2 == 0 ? 2 : 1;
+      if (part > 1 && rng.integer(0, 1)) {
+        std::vector<std::int64_t> split(cur.begin(), cur.end() - 1), back(cur.begin(), cur.end());
+        split[0] = back[0] = -1; // the leading extent may be dynamic
+        split.push_back(w / part);
+        split.push_back(part);
+        Value y = g.reshape(x, split);
+        y = g.subtract(y, rng.integer(0, 1) ? g.reduce_max(y, {-1}, true)
+                                            : g.reduce_mean(y, {-2, -1}, true));
+        y = g.multiply(y, input(Shape{w / part, part}));
+        x = g.add(g.reshape(y, back), x);
+      } else if (cur.size() >= 3 && std::find(cur.begin(), cur.end(), 0) == cur.end()) {
         x = g.reshape(x, {-1, cur.back()});
       }
       break;

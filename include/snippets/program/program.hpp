@@ -7,8 +7,10 @@
 //   program.run(ctx, inputs, outputs);                  // views on the caller's buffers
 //
 // Construction folds QDQ MatMuls into int8 products when the backend multiplies bytes
-// (passes/fold_dequantize_into_matmul.hpp), writes reductions over other axes than the last
-// ones over transposed inputs (passes/move_reduced_axes_last.hpp), tokenizes the model
+// (passes/fold_dequantize_into_matmul.hpp), computes ops between Reshapes that merge and split
+// axes over the finer axes (passes/split_merged_axes.hpp: PyTorch's GroupNorm in one kernel),
+// writes reductions over other axes than the last ones over transposed inputs
+// (passes/move_reduced_axes_last.hpp), tokenizes the model
 // (passes/tokenize.hpp), compiles every Subgraph into a JIT kernel with the Program's pipelines
 // (compile<T, Lowering, DataFlow>, through a KernelCache, so equal Subgraphs compiled the same
 // way share one kernel), orders the steps topologically and plans the intermediate buffers
@@ -18,7 +20,9 @@
 //  - opaque: an Opaque op through the OpaqueKernel registered under its type name (on
 //    buffers), or a reference::OpaqueFn (on doubles) when only that is registered;
 //  - host: a Reshape, Transpose, Broadcast or Slice outside the kernels, as a copy of its
-//    bytes (program/host_steps.hpp: exact for every type, no round trip through double);
+//    bytes (program/host_steps.hpp: exact for every type, no round trip through double); a
+//    Reshape's value is a view of its input's memory (no bytes move), and a value a Result
+//    returns through Reshapes is written straight into that output;
 //  - reference: any other op, and a Subgraph that failed to compile for this host or whose
 //    kernel has no code it can execute (the reason is in Step::note; the kernel, if any, stays
 //    in Step::kernel), through the reference interpreter. A backend without a code generator
@@ -49,6 +53,7 @@
 #include "snippets/default_traits.hpp"
 #include "snippets/passes/fold_dequantize_into_matmul.hpp"
 #include "snippets/passes/move_reduced_axes_last.hpp"
+#include "snippets/passes/split_merged_axes.hpp"
 #include "snippets/passes/tokenize.hpp"
 #include "snippets/program/execution_context.hpp"
 #include "snippets/program/host_steps.hpp"
@@ -269,15 +274,18 @@ Program<T, Lowering, DataFlow>::Program(const ir::Graph<T>& model, ProgramOption
     graph_ = std::make_shared<const ir::Graph<T>>(passes::remove_dead_nodes(model));
   } else {
     // before the tokenizer: QDQ MatMuls become int8 products (it takes a MatMul's operands from
-    // outside its Subgraph) when the backend multiplies bytes on the chosen variant, and
-    // reductions over other axes than the last ones reduce transposed inputs (kernels reduce
-    // rows of trailing axes)
+    // outside its Subgraph) when the backend multiplies bytes on the chosen variant, ops between
+    // Reshapes that merge and split axes run over the finer axes (the Reshapes leave the middle
+    // of fusable chains), and reductions over other axes than the last ones reduce transposed
+    // inputs (kernels reduce rows of trailing axes)
     std::optional<ir::Graph<T>> prepared;
     auto current = [&]() -> const ir::Graph<T>& { return prepared ? *prepared : model; };
     if constexpr (CodeGenerator<T>)
       if (passes::FoldDequantizeIntoMatMul::finds_candidates(model) &&
           backend_int8_products<T>(detail::chosen_variant<T>(opt_->compile)))
         prepared = passes::FoldDequantizeIntoMatMul{}.run(current());
+    if (passes::SplitMergedAxes::finds_candidates(current()))
+      prepared = passes::SplitMergedAxes{}.run(current());
     if (passes::MoveReducedAxesLast::finds_candidates(current()))
       prepared = passes::MoveReducedAxesLast{}.run(current());
     graph_ = std::make_shared<const ir::Graph<T>>(passes::tokenize(current(), opt_->tokenize));
