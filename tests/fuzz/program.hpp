@@ -92,7 +92,8 @@ inline Case program_case(std::uint64_t seed) {
               // and back around a reduction and a broadcast input, which a Program computes
               // over the split axes (passes/split_merged_axes.hpp)
       const Dim w = cur.back(), part = w % 4 == 0 ? 4 : w % 2 == 0 ? 2 : 1;
-      if (part > 1 && rng.integer(0, 1)) {
+      const bool empty = std::find(cur.begin(), cur.end(), 0) != cur.end(); // -1 is ambiguous
+      if (part > 1 && !empty && rng.integer(0, 1)) {
         std::vector<std::int64_t> split(cur.begin(), cur.end() - 1), back(cur.begin(), cur.end());
         split[0] = back[0] = -1; // the leading extent may be dynamic
         split.push_back(w / part);
@@ -102,7 +103,7 @@ inline Case program_case(std::uint64_t seed) {
                                             : g.reduce_mean(y, {-2, -1}, true));
         y = g.multiply(y, input(Shape{w / part, part}));
         x = g.add(g.reshape(y, back), x);
-      } else if (cur.size() >= 3 && std::find(cur.begin(), cur.end(), 0) == cur.end()) {
+      } else if (cur.size() >= 3 && !empty) {
         x = g.reshape(x, {-1, cur.back()});
       }
       break;
