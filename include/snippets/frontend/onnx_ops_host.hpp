@@ -291,14 +291,12 @@ template <class T> void reshape_op(NodeContext<T>& c) {
   const auto axes = axes_of();
   std::vector<std::int64_t> dims;
   if (op == "Squeeze") {
-    std::vector<bool> drop(rank, axes.empty());
-    for (auto a : axes) drop[normalize_axis(a, rank, c.who())] = true;
+    const std::vector<bool> drop = axis_mask(axes, rank, c.who(), axes.empty());
     for (std::size_t k = 0; k < rank; ++k)
       if (!(drop[k] && x.dims[k] == 1)) dims.push_back(x.dims[k]);
   } else { // Unsqueeze
     const std::size_t out_rank = rank + axes.size();
-    std::vector<bool> added(out_rank, false);
-    for (auto a : axes) added[normalize_axis(a, out_rank, c.who())] = true;
+    const std::vector<bool> added = axis_mask(axes, out_rank, c.who());
     for (std::size_t k = 0, j = 0; k < out_rank; ++k) dims.push_back(added[k] ? 1 : x.dims[j++]);
   }
   reshape(c, dims);

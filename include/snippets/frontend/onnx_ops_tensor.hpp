@@ -92,8 +92,7 @@ template <class T> void convert_unsqueeze(NodeContext<T>& c) {
   const auto axes = axes_operand(c, 13);
   if (!axes) c.bad_attribute("Unsqueeze needs axes");
   const std::size_t rank = s.rank() + axes->size();
-  std::vector<bool> added(rank, false);
-  for (auto a : *axes) added[normalize_axis(a, rank, c.who())] = true;
+  const std::vector<bool> added = axis_mask(*axes, rank, c.who());
   std::vector<Dim> dims;
   for (std::size_t k = 0, j = 0; k < rank; ++k) dims.push_back(added[k] ? 1 : s[j++]);
   c.set_out(0, reshape_to<T>(c, x, dims));

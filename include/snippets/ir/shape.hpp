@@ -139,4 +139,13 @@ inline std::size_t normalize_axis(std::int64_t axis, std::size_t rank, std::stri
   return static_cast<std::size_t>(axis < 0 ? axis + r : axis);
 }
 
+/// Which of `rank` axes `axes` names (possibly negative; `fill` for the others), checked as
+/// normalize_axis checks one.
+inline std::vector<bool> axis_mask(const std::vector<std::int64_t>& axes, std::size_t rank,
+                                   std::string_view what, bool fill = false) {
+  std::vector<bool> mask(rank, fill);
+  for (std::int64_t a : axes) mask[normalize_axis(a, rank, what)] = true;
+  return mask;
+}
+
 } // namespace snippets

@@ -110,8 +110,7 @@ inline std::vector<TensorType> reduce(std::span<const TensorType> in,
   if (axes.empty())
     raise("snippets.graph.bad_attribute",
           std::string(who) + " needs at least one axis to reduce over");
-  std::vector<bool> reduced(s.rank(), false);
-  for (auto a : axes) reduced[normalize_axis(a, s.rank(), who)] = true;
+  const std::vector<bool> reduced = axis_mask(axes, s.rank(), who);
   std::vector<Dim> dims;
   for (std::size_t i = 0; i < s.rank(); ++i)
     if (!reduced[i])

@@ -46,9 +46,7 @@ struct MoveReducedAxesLast {
               [&](const auto& tag) -> std::optional<std::vector<ir::Value>> {
                 if constexpr (ir::reduction<std::decay_t<decltype(tag)>>) {
                   const std::size_t rank = model.type(n.inputs[0]).shape.rank();
-                  std::vector<bool> reduced(rank, false);
-                  for (std::int64_t a : tag.axes)
-                    reduced[normalize_axis(a, rank, n.describe())] = true;
+                  const std::vector<bool> reduced = axis_mask(tag.axes, rank, n.describe());
                   std::vector<std::size_t> perm;
                   for (const bool last : {false, true})
                     for (std::size_t d = 0; d < rank; ++d)

@@ -183,9 +183,7 @@ private:
           } else if constexpr (ir::reduction<Tag>) {
             const Map* map = in_map(0);
             const std::size_t rank = map->size();
-            std::vector<bool> reduced(rank, false);
-            for (std::int64_t a : tag.axes) reduced[normalize_axis(a, rank, n.describe())] = true;
-            if (tag.axes.empty()) reduced.assign(rank, true);
+            const std::vector<bool> reduced = axis_mask(tag.axes, rank, n.describe());
             Map kept;
             bool covers = false;
             for (std::size_t k = 0; k < rank; ++k) {
@@ -306,9 +304,7 @@ private:
                 if constexpr (ir::reduction<Tag>) {
                   const Map& from = r.values.at(n.inputs[0]);
                   const std::size_t rank = from.size();
-                  std::vector<bool> reduced(rank, tag.axes.empty());
-                  for (std::int64_t a : tag.axes)
-                    reduced[normalize_axis(a, rank, n.describe())] = true;
+                  const std::vector<bool> reduced = axis_mask(tag.axes, rank, n.describe());
                   Tag fine_tag = tag;
                   fine_tag.axes.clear();
                   fine_tag.keep_dims = true;

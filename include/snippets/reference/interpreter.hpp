@@ -123,9 +123,8 @@ std::vector<Values> eval_node(const ir::Node<T>& node, std::span<const Values> i
             return formula(tag, a[0], a[1], a[2]);
           })};
         } else if constexpr (ir::reduction<Tag>) {
-          std::vector<bool> reduced(in[0].shape.rank(), false);
-          for (auto a : tag.axes) reduced[normalize_axis(a, in[0].shape.rank(), who)] = true;
-          return {reduce(in[0], reduced, reduce_kind(tag), out[0].shape)};
+          return {reduce(in[0], axis_mask(tag.axes, in[0].shape.rank(), who), reduce_kind(tag),
+                         out[0].shape)};
         } else if constexpr (std::is_same_v<Tag, ir::Softmax>) {
           return {softmax(in[0], normalize_axis(tag.axis, in[0].shape.rank(), who))};
         } else if constexpr (std::is_same_v<Tag, ir::Transpose>) {
