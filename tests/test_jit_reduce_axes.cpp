@@ -99,6 +99,25 @@ TEST_CASE("reduce axes: LayerNorm over the last two axes is one kernel") {
   }
 }
 
+TEST_CASE("reduce axes: a Transpose of the output that keeps the innermost axis is its store") {
+  // the tokenizer takes the Transpose into the kernel (its domain is the Transpose's input)
+  // and FuseTransposeIntoResult folds it into the store, with rows of two dimensions
+  for (const Shape& s : {Shape{4, 3, 5, 7}, Shape{3, 2, 5, 8}}) {
+    INFO("shape = " << s.to_string());
+    const Shape inner{s[2], s[3]};
+    Graph model;
+    const auto x = model.parameter(f32, s, "x");
+    const auto gamma = model.parameter(f32, inner, "gamma");
+    const auto beta = model.parameter(f32, inner, "beta");
+    model.result(model.transpose(normalize(model, x, {-2, -1}, gamma, beta), {1, 0, 2, 3}), "y");
+    const std::vector<Tensor> in{uniform(s, 4, -3, 3), uniform(inner, 5, 0.5, 1.5),
+                                 uniform(inner, 6, -1, 1)};
+    check_jit(model, in, {.tol = {64, 1e-5}, .threads = {1, 3}});
+    CHECK(kernels_of(model) == 1);
+    check_program(model, in, {64, 1e-5});
+  }
+}
+
 TEST_CASE("reduce axes: InstanceNorm and GroupNorm are one kernel each") {
   SUBCASE("InstanceNorm over H and W, a scale and shift per channel") {
     const Shape s{2, 3, 9, 11};

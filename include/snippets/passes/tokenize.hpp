@@ -348,9 +348,14 @@ private:
       k = std::max(k, pk);
     }
     if (k < 2) return true; // over one axis, a broadcast input is one element: its own value
-    std::vector<const Shape*> shapes;     // the outputs' and the reductions' inputs'
-    for (const ir::Output& o : b.outputs) // (one that drops its axes is the kept form)
-      if (reduced_dims_kept(g_.node(o.node))) shapes.push_back(&g_.type(o).shape);
+    std::vector<const Shape*> shapes;       // the outputs' and the reductions' inputs'
+    for (const ir::Output& o : b.outputs) { // (one that drops its axes is the kept form)
+      const ir::Node<T>& m = g_.node(o.node);
+      if (ir::is<ir::Transpose>(m.op) && c.has(m.inputs[0].node)) // folded into the store: the
+        shapes.push_back(&g_.type(m.inputs[0]).shape);            // kernel computes its input
+      else if (reduced_dims_kept(m))
+        shapes.push_back(&g_.type(o).shape);
+    }
     const std::size_t outputs = shapes.size();
     auto visit = [&](ir::NodeId m) {
       if (row_axes(g_, g_.node(m))) shapes.push_back(&g_.type(g_.node(m).inputs[0]).shape);
