@@ -411,61 +411,33 @@ TEST_CASE("onnx: LayerNormalization and InstanceNormalization fuse into one kern
   }
 }
 
-TEST_CASE("onnx: GroupNormalization, and PyTorch's GroupNorm of Reshapes, are one kernel each") {
-  // x [N=2, C=4, 3, 2], 2 groups of 2 channels: blocks of 12 values
+TEST_CASE("onnx: PyTorch's GroupNorm of Reshapes is one kernel") {
+  // its export up to opset 17 (GroupNormalization is opset 18, beyond the ONNX 1.12 library the
+  // importer reads with): Reshape, InstanceNormalization, Reshape back, Mul, Add; x [N=2, C=4,
+  // 3, 2] in 2 groups of 2 channels, blocks of 12 values
   const Tensor x = ramp({2, 4, 3, 2}, -2.3, 0.21);
-  const std::vector<double> scale2{1.5, -0.5}, bias2{0.25, -1}, scale4{1, 2, 0.5, -1},
-      bias4{0, 1, -1, 2};
-  auto check = [&](const ox::Model<>& model, const std::vector<double>& want) {
-    const snippets::Program<> program(model.graph);
-    std::size_t kernels = 0;
-    for (const auto& s : program.steps()) {
-      CHECK(s.kind != snippets::Program<>::StepKind::reference);
-      kernels += s.kind == snippets::Program<>::StepKind::kernel;
-    }
-    CHECK(kernels == 1);
-    const auto y = program.run(std::vector{x});
-    for (std::size_t i = 0; i < want.size(); ++i)
-      CHECK(y[0].at(i) == doctest::Approx(want[i]).epsilon(1e-5));
-  };
-  SUBCASE("opset 18: scale and bias per group") {
-    ModelBuilder m(18);
-    m.input("x", FLOAT, {2, 4, 3, 2}).initializer("s", FLOAT, {2}, scale2);
-    m.initializer("b", FLOAT, {2}, bias2);
-    m.node("GroupNormalization", {"x", "s", "b"}, {"y"}, {{"num_groups", std::int64_t{2}}});
-    m.output("y", FLOAT, {2, 4, 3, 2});
-    check(ox::load_from_bytes(m.bytes()), normalized_blocks(x, 12, 1e-5, scale2, bias2, 12));
+  const std::vector<double> scale4{1, 2, 0.5, -1}, bias4{0, 1, -1, 2};
+  ModelBuilder m;
+  m.input("x", FLOAT, {2, 4, 3, 2});
+  m.initializer("groups", INT64, {3}, {2, 2, -1}).initializer("back", INT64, {4}, {2, 4, 3, 2});
+  m.initializer("ones", FLOAT, {2}, {1, 1}).initializer("zeros", FLOAT, {2}, {0, 0});
+  m.initializer("s", FLOAT, {4, 1, 1}, scale4).initializer("b", FLOAT, {4, 1, 1}, bias4);
+  m.node("Reshape", {"x", "groups"}, {"g"});
+  m.node("InstanceNormalization", {"g", "ones", "zeros"}, {"n"});
+  m.node("Reshape", {"n", "back"}, {"r"});
+  m.node("Mul", {"r", "s"}, {"scaled"}).node("Add", {"scaled", "b"}, {"y"});
+  m.output("y", FLOAT, {2, 4, 3, 2});
+  const snippets::Program<> program(ox::load_from_bytes(m.bytes()).graph);
+  std::size_t kernels = 0;
+  for (const auto& s : program.steps()) {
+    CHECK(s.kind != snippets::Program<>::StepKind::reference);
+    kernels += s.kind == snippets::Program<>::StepKind::kernel;
   }
-  SUBCASE("opset 21: scale and bias per channel, epsilon") {
-    ModelBuilder m(21);
-    m.input("x", FLOAT, {2, 4, 3, 2}).initializer("s", FLOAT, {4}, scale4);
-    m.initializer("b", FLOAT, {4}, bias4);
-    m.node("GroupNormalization", {"x", "s", "b"}, {"y"},
-           {{"num_groups", std::int64_t{2}}, {"epsilon", 1e-3}});
-    m.output("y", FLOAT, {2, 4, 3, 2});
-    check(ox::load_from_bytes(m.bytes()), normalized_blocks(x, 12, 1e-3, scale4, bias4, 6));
-  }
-  SUBCASE("PyTorch's export: Reshape, InstanceNormalization, Reshape back, Mul, Add") {
-    ModelBuilder m;
-    m.input("x", FLOAT, {2, 4, 3, 2});
-    m.initializer("groups", INT64, {3}, {2, 2, -1}).initializer("back", INT64, {4}, {2, 4, 3, 2});
-    m.initializer("ones", FLOAT, {2}, {1, 1}).initializer("zeros", FLOAT, {2}, {0, 0});
-    m.initializer("s", FLOAT, {4, 1, 1}, scale4).initializer("b", FLOAT, {4, 1, 1}, bias4);
-    m.node("Reshape", {"x", "groups"}, {"g"});
-    m.node("InstanceNormalization", {"g", "ones", "zeros"}, {"n"});
-    m.node("Reshape", {"n", "back"}, {"r"});
-    m.node("Mul", {"r", "s"}, {"scaled"}).node("Add", {"scaled", "b"}, {"y"});
-    m.output("y", FLOAT, {2, 4, 3, 2});
-    check(ox::load_from_bytes(m.bytes()), normalized_blocks(x, 12, 1e-5, scale4, bias4, 6));
-  }
-  SUBCASE("num_groups that does not divide the channels is a bad model") {
-    ModelBuilder m(18);
-    m.input("x", FLOAT, {2, 4, 3, 2}).initializer("s", FLOAT, {3}, {1, 1, 1});
-    m.initializer("b", FLOAT, {3}, {0, 0, 0});
-    m.node("GroupNormalization", {"x", "s", "b"}, {"y"}, {{"num_groups", std::int64_t{3}}});
-    m.output("y", FLOAT, {2, 4, 3, 2});
-    CHECK(error_id([&] { (void)ox::load_from_bytes(m.bytes()); }) == "snippets.onnx.bad_model");
-  }
+  CHECK(kernels == 1);
+  const auto y = program.run(std::vector{x});
+  const auto want = normalized_blocks(x, 12, 1e-5, scale4, bias4, 6);
+  for (std::size_t i = 0; i < want.size(); ++i)
+    CHECK(y[0].at(i) == doctest::Approx(want[i]).epsilon(1e-5));
 }
 
 TEST_CASE("onnx: Split at every opset form becomes one Slice per part") {

@@ -115,7 +115,6 @@ template <class T> const std::map<std::string, OpConverter<T>, std::less<>>& op_
       // normalizations (onnx_ops_normalization.hpp)
       {"LayerNormalization", C{convert_layer_normalization<T>}},
       {"InstanceNormalization", C{convert_instance_normalization<T>}},
-      {"GroupNormalization", C{convert_group_normalization<T>}},
       {"MeanVarianceNormalization", C{convert_mean_variance_normalization<T>}},
       // quantization (onnx_ops_quantization.hpp)
       {"QuantizeLinear", C{convert_quantize_linear<T>}},

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // snippets/frontend/onnx_ops_normalization.hpp: ONNX LayerNormalization,
-// InstanceNormalization, GroupNormalization and MeanVarianceNormalization, written with our
-// reductions and elementwise ops.
+// InstanceNormalization and MeanVarianceNormalization, written with our reductions and
+// elementwise ops.
 //
-// The first three normalize over trailing axes: the mean, the variance as the mean of the squared
+// The first two normalize over trailing axes: the mean, the variance as the mean of the squared
 // deviations (the definition ONNX's function bodies use: no cancellation of E[x^2] - E[x]^2),
 // then (x - mean) / sqrt(var + epsilon) scaled and shifted. The reductions run over the
 // trailing axes, which kernels walk as their rows (no Reshape). The graph is the one a model
@@ -93,34 +93,6 @@ template <class T> void convert_instance_normalization(NodeContext<T>& c) {
   channel[0] = s[1];
   ir::Value y = c.op(ir::Multiply{}, {r.y, per_element(c, 1, channel, "scale")});
   c.set_out(0, c.op(ir::Add{}, {y, per_element(c, 2, channel, "B")}));
-}
-
-/// GroupNormalization (opset 18: scale and bias per group; opset 21: per channel): X [N, C,
-/// D1, ...] normalized over each of num_groups groups of C / num_groups channels and all of D1,
-/// ..., then scaled and shifted. Written over X reshaped to [N, G, C/G, D1, ...] and back (two
-/// Reshapes a Program runs as views), so one kernel reduces the last axes.
-template <class T> void convert_group_normalization(NodeContext<T>& c) {
-  if (c.opset() >= 21) check_stash_type(c);
-  const ir::Value x = c.in(0);
-  const Shape s = static_shape(c, x);
-  const std::int64_t groups = c.attr_int("num_groups", 0);
-  if (s.rank() < 2)
-    throw NotExpressible{c.who() + ": input of rank " + std::to_string(s.rank()) +
-                         " has no channel axis"};
-  if (groups <= 0 || s[1] % groups != 0)
-    raise("snippets.onnx.bad_model", c.who() + ": num_groups " + std::to_string(groups) +
-                                         " does not divide the " + std::to_string(s[1]) +
-                                         " channels");
-  std::vector<Dim> split{s[0], groups, s[1] / groups};
-  split.insert(split.end(), s.begin() + 2, s.end());
-  const Normalized r =
-      normalize_trailing(c, reshape_to<T>(c, x, split), 2, c.attr_float("epsilon", 1e-5));
-  std::vector<Dim> per(split.size() - 1, 1); // [G, 1, ...] or [G, C/G, 1, ...]
-  per[0] = groups;
-  if (c.opset() >= 21) per[1] = s[1] / groups;
-  ir::Value y = c.op(ir::Multiply{}, {r.y, per_element(c, 1, per, "scale")});
-  y = c.op(ir::Add{}, {y, per_element(c, 2, per, "bias")});
-  c.set_out(0, reshape_to<T>(c, y, s.dims()));
 }
 
 /// MeanVarianceNormalization (opsets 9 and 13): (X - E[X]) / (sqrt(E[X^2] - E[X]^2) + 1e-9),

@@ -220,7 +220,7 @@ private:
       if (!a.is_static() || !b.is_static() || a.element_count() == 0) continue;
       Region r;
       const auto fine = refinement(a, b);
-      if (!fine) continue;
+      if (!fine || fine->empty()) continue; // one element: nothing to split
       r.fine = *fine;
       r.values[{seed.id, 0}] = *coarsening(b, r.fine);
       r.nodes.insert(seed.id);
