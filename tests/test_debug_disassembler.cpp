@@ -78,6 +78,23 @@ TEST_CASE("debug code map: records cover the code in order and name every expres
   CHECK(map->find_offset(load->begin) == load);
 }
 
+TEST_CASE("debug code map: a kernel that reduces rows names its accumulators too") {
+  // ReduceAccumulate has no output: naming its emitter once read a missing output port
+  ir::Graph<x64::Traits> g;
+  auto x = g.convert(g.parameter(ElementType::bf16, {4, 96}, "x"), f32);
+  auto d = g.subtract(x, g.reduce_sum(x, {-1}));
+  g.result(g.convert(g.divide(d, g.reduce_sum(g.multiply(d, d), {-1})), ElementType::bf16), "y");
+  auto k = compile(g, {.isa = x64::Isa::avx2, .name = "rows", .debug = {.code_map = true}});
+  const debug::CodeMap* map = k.kernel_code().map.get();
+  REQUIRE(map);
+  bool accumulates = false;
+  for (const auto& r : map->records) {
+    CHECK_FALSE(r.text.empty());
+    accumulates |= r.text.find("ReduceAccumulate") != std::string::npos;
+  }
+  CHECK(accumulates);
+}
+
 TEST_CASE("debug disassembly: each expression's instructions follow its LIR line") {
   for (auto isa : {x64::Isa::avx2, x64::Isa::avx512}) {
     if (!x64::host_supports(isa)) {

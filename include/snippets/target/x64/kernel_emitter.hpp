@@ -700,8 +700,8 @@ private:
             os << Tag::name << " #" << tag.loop_id << ": counter and pointer arithmetic";
           else {
             os << "x64::Emitter<" << Tag::name << ">";
-            if (const int bits = kept_bits(e); e.num_outputs() == 1 && bits < 24)
-              os << ", result needs " << bits << " bits";
+            if (e.num_outputs() == 1 && kept_bits(e) < 24)
+              os << ", result needs " << kept_bits(e) << " bits";
           }
         },
         e.op);
