@@ -7,7 +7,13 @@
 // Tails: M not a multiple of m_blk, N not a multiple of the panel width, odd K; B an input
 // (packed per call, only the call's panels) or constant weights (packed at compile time, the
 // call's panels found from CallArgs::inner_begin); f32 (B planar and transposed), bf16 and
-// u8 x i8 -> i32; both ISAs.
+// u8 x i8 -> i32; both ISAs; an MLP chain, whose calls take columns of its last product; and
+// a GEMM on the default thread count (the ctest work_division.omp_num_threads_64 runs it with
+// OMP_NUM_THREADS=64).
+#include <omp.h>
+
+#include <cstdlib>
+
 #include "matmul_test_util.hpp"
 
 using namespace snippets;
@@ -200,4 +206,28 @@ TEST_CASE("work division, MatMul: no column ranges where a moved pointer is read
   const Tensor in = uniform(Shape{16, 256}, 4);
   const Tensor want = reference::evaluate(g, {in})[0];
   CHECK(compare(k.run({in}, with_threads(64))[0], want, Tolerance{256, 1e-4}).empty());
+}
+
+TEST_CASE("work division, MatMul: a GEMM with OMP_NUM_THREADS threads against the reference") {
+  // the ctest work_division.omp_num_threads_64 runs this with OMP_NUM_THREADS=64: the default
+  // thread count (one per ~16K elements of work: all 64 here) takes blocks of 108 rows times
+  // panels (10 x 9 units on AVX-512)
+  const char* env = std::getenv("OMP_NUM_THREADS");
+  if (env && std::atoi(env) > 0) CHECK(omp_get_max_threads() == std::atoi(env));
+  const Tensor a = uniform(Shape{1000, 300}, 80), b = uniform(Shape{300, 520}, 81);
+  const Tensor bias = uniform(Shape{520}, 82), scale = uniform(Shape{1000, 1}, 83, 0, 1);
+  const Tensor bound = error_bound(a, b, false);
+  for (const bool constant : {false, true}) {
+    INFO(std::string(constant ? "constant B" : "B an input"));
+    const Graph g = product(f32, f32, 1000, 300, 520, false, constant ? &b : nullptr);
+    std::vector<Tensor> in{a};
+    if (!constant) in.push_back(b);
+    in.push_back(bias), in.push_back(scale);
+    const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
+    const CompiledKernel k = compile(g);
+    const Tensor got = k.run(std::span<const Tensor>(in))[0];
+    const std::string r = compare_bounded(got, want, bound);
+    CHECK_MESSAGE(r.empty(), r);
+    CHECK(compare(got, k.run(std::span<const Tensor>(in), with_threads(1))[0], exact).empty());
+  }
 }
