@@ -39,7 +39,7 @@ Stats check_division(const WorkDivision& w, int threads) {
       REQUIRE(call.outer_count > 0);
       REQUIRE(call.inner_count > 0);
       // a part of the inner dimension is taken for one outer unit only, from a unit's start
-      if (call.inner_count != s.inner) REQUIRE(call.outer_count <= s.outer_unit);
+      if (call.inner_count != s.inner && !s.rectangles) REQUIRE(call.outer_count <= s.outer_unit);
       if (s.inner_unit > 0) REQUIRE(call.inner_begin % s.inner_unit == 0);
       REQUIRE(call.outer_begin % s.outer_unit == 0);
       REQUIRE(call.outer_begin + call.outer_count <= s.outer);
@@ -137,12 +137,21 @@ TEST_CASE("work division: every index once, in at most three calls, for any spac
             CHECK(st.busy == w.threads());
             CHECK(w.threads() == std::min<std::int64_t>(threads, w.units()));
             // with work a part of inner repeats, 2-D only where it is less on paper
-            const WorkSpace shared{outer, outer_unit, inner, unit, 0.5};
-            const WorkDivision ws = divide_work(shared, threads);
-            check_division(ws, threads);
             const WorkDivision flat = divide_work(WorkSpace{outer, outer_unit, inner, 0}, threads);
-            CHECK(ws.max_load() <= flat.max_load());
-            if (ws.two_d()) CHECK(ws.max_load() < flat.max_load());
+            for (const bool rectangles : {false, true}) {
+              // rectangles: a grid, one call per thread, never more work than the rows alone
+              const WorkSpace grid{outer, outer_unit, inner, unit, 0, rectangles};
+              const WorkDivision wg = divide_work(grid, threads);
+              check_division(wg, threads);
+              if (rectangles && wg.two_d()) CHECK(wg.grid_cols() > 0);
+              if (rectangles) CHECK(wg.max_load() <= flat.max_load());
+              // with work a part of inner repeats, 2-D only where it is less on paper
+              const WorkSpace shared{outer, outer_unit, inner, unit, 0.5, rectangles};
+              const WorkDivision ws = divide_work(shared, threads);
+              check_division(ws, threads);
+              CHECK(ws.max_load() <= flat.max_load());
+              if (ws.two_d()) CHECK(ws.max_load() < flat.max_load());
+            }
           }
   // a flat domain in main-loop steps: the last chunk carries the remainder
   for (const int threads : {1, 2, 3, 64}) {
@@ -167,6 +176,10 @@ TEST_CASE("work division: one and two threads run one call each, as before the d
 }
 
 TEST_CASE("work division: the benchmark shapes on 64 and 192 threads") {
+  // Not bounded, the MLP chains: their next product reads whole rows of the one before, so
+  // only the last product's columns divide without the threads synchronising between layers,
+  // and a call that takes a part of them computes all of the products before (below); with
+  // 8 or 128 rows that leaves 8 to 32 units (docs/benchmarks.md, Many cores, on paper).
   std::vector<Shape_> shapes;
   shapes.push_back({"attention [1,128,12,64]", compile(attention(128, 12, 64)), true});
   shapes.push_back({"MLP chain 3x256, M = 8", compile(mlp_chain(Shape{8, 256}, 256, 3)), false});
@@ -190,6 +203,29 @@ TEST_CASE("work division: the benchmark shapes on 64 and 192 threads") {
       CHECK(st.busy >= 0.9 * threads);
       CHECK(st.max_over_mean <= 1.25);
     }
+  // MLP chains: blocks of rows times the last product's panels (4 of 64 columns on AVX-512)
+  // where that is less work on paper, the products before it repeated per call
+  auto panels = [](const KernelSignature& sig, Dim n) {
+    return (n + sig.inner_unit - 1) / sig.inner_unit;
+  };
+  const KernelSignature& m8 = shapes[1].kernel.signature();
+  CHECK(m8.inner_shared == doctest::Approx(2.0 / 3));
+  for (const int threads : {64, 192}) { // a unit each: 6 rows x (2/3 + 1/3 of a panel's part)
+    const WorkDivision w = divide_work(m8, threads);
+    CHECK(w.two_d());
+    CHECK(w.units() == 2 * panels(m8, 256)); // (6 + 2 rows) x the panels
+    const double largest = 6 * (2.0 / 3 + 1.0 / (3 * double(panels(m8, 256))));
+    CHECK(double(w.space().items()) / w.max_load() == doctest::Approx(8 / largest));
+  }
+  const KernelSignature& m128 = shapes[2].kernel.signature();
+  CHECK_FALSE(divide_work(m128, 8).two_d()); // 2-D would give a thread a block and a half
+  CHECK(divide_work(m128, 64).two_d());
+  const KernelSignature& wide = shapes[3].kernel.signature();
+  CHECK(divide_work(wide, 64).units() == 2 * panels(wide, 1024));
+  // GEMM 1024^3: blocks of rows (35 of 30 on AVX-512) times panels (16 of 64 columns)
+  const KernelSignature& mm = shapes[4].kernel.signature();
+  CHECK(divide_work(mm, 64).units() == (1023 + mm.chunk_unit) / mm.chunk_unit * panels(mm, 1024));
+  CHECK(mm.inner_shared == 0);
   // attention: heads times blocks of 8 query rows (192 units)
   const KernelSignature& att = shapes[0].kernel.signature();
   CHECK(att.inner_unit == 8);

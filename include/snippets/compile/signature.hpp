@@ -151,6 +151,7 @@ KernelSignature describe(const ir::Graph<T>& body, const ir::Graph<T>& canonical
       sig.inner_unit = lir.column_unit;
       sig.inner_stride_bytes = lir.column_stride_bytes;
       sig.inner_shared = lir.column_shared;
+      sig.inner_columns = true;
     }
     std::int64_t fmas = 0; // per output element: each product's K x N over the output's N
     for (auto& e : lir)

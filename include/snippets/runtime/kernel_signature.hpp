@@ -30,6 +30,8 @@ struct KernelSignature {
   /// The part of an outer index's work a call repeats whatever part of dim 1 it takes (an MLP
   /// chain taking columns of its last product computes all of the products before it).
   double inner_shared = 0;
+  /// Dim 1 is a MatMul's columns: a call may take several blocks of rows with a range of them.
+  bool inner_columns = false;
   /// Work per domain element, in elementwise elements, for the threads a run asks for by
   /// itself (RunOptions::threads 0): 1, or for a MatMul kernel its multiply-adds per output
   /// element over the vector lanes (attention [1,128,12,64]: 16).

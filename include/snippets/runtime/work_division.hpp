@@ -20,7 +20,11 @@
 // thread takes a contiguous range of them, made of at most three calls, each a rectangle: the
 // end of one outer unit's inner range, whole outer units, the start of another's.
 // A call that takes a part of the inner dimension takes one outer unit, so the kernel never
-// moves its pointers to a next outer unit from the middle of the inner one. Where such a call
+// moves its pointers to a next outer unit from the middle of the inner one, except where the
+// inner dimension is a MatMul's columns (WorkSpace::rectangles): there every row block of a call
+// takes the same columns, and the 2-D division is a grid, one rectangle of row blocks times
+// panels per thread, the grid whose largest rectangle is the least work (a B input is packed
+// once per call, so a thread packs only its own panels, once). Where such a call
 // repeats work (WorkSpace::shared: an MLP chain computes all columns of the products before
 // its last), 2-D is taken only when its largest share is less work on paper than 1-D's.
 #pragma once
@@ -44,6 +48,9 @@ struct WorkSpace {
   /// The part of an outer index's work that a call taking a part of inner repeats (an MLP
   /// chain's products before the last; KernelSignature::inner_shared): 0 for most kernels.
   double shared = 0;
+  /// A call may take several outer units with a part of inner (inner is a MatMul's columns:
+  /// KernelSignature::inner_columns): 2-D divisions are then a grid of rectangles.
+  bool rectangles = false;
   std::int64_t items() const { return outer * inner; }
 };
 
@@ -81,12 +88,21 @@ class WorkDivision {
 public:
   WorkDivision(const WorkSpace& space, int threads, bool two_d)
       : s_(space), threads_(threads), two_d_(two_d) {}
+  /// A grid: `rows` groups of outer units times `cols` groups of inner units, one rectangle per
+  /// thread (WorkSpace::rectangles).
+  static WorkDivision grid(const WorkSpace& space, std::int64_t rows, std::int64_t cols) {
+    WorkDivision w(space, int(rows * cols), true);
+    w.grid_cols_ = cols;
+    return w;
+  }
   /// Threads to start; each gets a non-empty share when the space has items.
   int threads() const { return threads_; }
   /// True when calls may take a part of the inner dimension.
   bool two_d() const { return two_d_; }
   const WorkSpace& space() const { return s_; }
   std::int64_t units() const { return two_d_ ? units_1d(s_) * per_outer() : units_1d(s_); }
+  /// Groups of inner units of a grid division (0: not a grid).
+  std::int64_t grid_cols() const { return grid_cols_; }
   /// The largest share's work on paper (WorkCall::load), in items.
   double max_load() const {
     double most = 0;
@@ -103,7 +119,18 @@ public:
       if (hi > lo) w.calls[0] = {lo, hi - lo, 0, s_.inner}, w.size = 1;
       return w;
     }
-    const std::int64_t per = per_outer(), u = units_1d(s_) * per;
+    const std::int64_t per = per_outer();
+    if (grid_cols_ > 0) { // rectangle i: row group i / cols, column group i % cols
+      const std::int64_t rows = threads_ / grid_cols_, r = i / grid_cols_, c = i % grid_cols_;
+      const std::int64_t u = units_1d(s_);
+      const std::int64_t ob = u * r / rows * s_.outer_unit,
+                         oe = std::min(s_.outer, u * (r + 1) / rows * s_.outer_unit);
+      const std::int64_t b = per * c / grid_cols_ * s_.inner_unit,
+                         e = std::min(s_.inner, per * (c + 1) / grid_cols_ * s_.inner_unit);
+      if (oe > ob && e > b) w.calls[0] = {ob, oe - ob, b, e - b}, w.size = 1;
+      return w;
+    }
+    const std::int64_t u = units_1d(s_) * per;
     const std::int64_t lo = u * i / threads_, hi = u * (i + 1) / threads_;
     std::int64_t o = lo / per, c = lo % per; // where the share starts: outer unit o, unit c
     const std::int64_t o_end = hi / per, c_end = hi % per;
@@ -132,7 +159,27 @@ private:
   WorkSpace s_;
   int threads_ = 1;
   bool two_d_ = false;
+  std::int64_t grid_cols_ = 0;
 };
+
+namespace detail {
+/// The grid of at most `n` rectangles whose largest is the least work on paper (ties: more
+/// groups of columns, so each packs fewer of a B input's panels), by the largest group of
+/// each side.
+inline WorkDivision best_grid(const WorkSpace& s, std::int64_t units, std::int64_t per,
+                              std::int64_t n) {
+  std::int64_t best_rows = 1, best_cols = 1;
+  double best = -1;
+  for (std::int64_t cols = 1; cols <= std::min(per, n); ++cols) {
+    const std::int64_t rows = std::min(units, n / cols);
+    const double outer = double(std::min(s.outer, (units + rows - 1) / rows * s.outer_unit));
+    const std::int64_t inner = std::min(s.inner, (per + cols - 1) / cols * s.inner_unit);
+    const double load = WorkCall{0, std::int64_t(outer), 0, inner}.load(s);
+    if (best < 0 || load <= best) best = load, best_rows = rows, best_cols = cols;
+  }
+  return WorkDivision::grid(s, best_rows, best_cols);
+}
+} // namespace detail
 
 /// Divides `space` among at most `threads` threads (see the file comment). With shared work
 /// (WorkSpace::shared), 2-D only where its largest share is less work on paper than 1-D's.
@@ -144,7 +191,10 @@ inline WorkDivision divide_work(const WorkSpace& space, int threads) {
     return WorkDivision(space, int(std::clamp<std::int64_t>(units, 1, n)), false);
   const std::int64_t per = (space.inner + space.inner_unit - 1) / space.inner_unit;
   const WorkDivision one_d(space, int(std::clamp<std::int64_t>(units, 1, n)), false);
-  const WorkDivision two_d(space, int(std::clamp<std::int64_t>(units * per, 1, n)), true);
+  const WorkDivision two_d =
+      space.rectangles
+          ? detail::best_grid(space, units, per, n)
+          : WorkDivision(space, int(std::clamp<std::int64_t>(units * per, 1, n)), true);
   if (space.shared > 0 && two_d.max_load() >= one_d.max_load()) return one_d;
   return two_d;
 }
@@ -158,6 +208,7 @@ inline WorkSpace work_space(const KernelSignature& sig) {
     s.inner = sig.domain[1];
     s.inner_unit = sig.inner_unit;
     s.shared = sig.inner_shared;
+    s.rectangles = sig.inner_columns;
   }
   return s;
 }
