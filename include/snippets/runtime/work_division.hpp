@@ -56,7 +56,7 @@ struct WorkSpace {
 
 /// One kernel call: outer indices [outer_begin, +outer_count) times inner [inner_begin,
 /// +inner_count) (all of inner when the division is 1-D). A 2-D call that takes a part of
-/// inner takes one outer unit.
+/// inner takes one outer unit, except in a grid (WorkSpace::rectangles).
 struct WorkCall {
   std::int64_t outer_begin = 0, outer_count = 0, inner_begin = 0, inner_count = 0;
   std::int64_t items() const { return outer_count * inner_count; }
