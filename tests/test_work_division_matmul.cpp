@@ -4,7 +4,8 @@
 // product without batch dimensions divided among 7 and 64 threads, where the division is 2-D,
 // against the reference interpreter in double and bit for bit against the same kernel on one
 // thread (each output element is summed by the same instructions whichever call computes it).
-// Tails: M not a multiple of m_blk, N not a multiple of the panel width, odd K; B an input
+// Tails: M not a multiple of m_blk, N not a multiple of the panel width, odd K (every tensor
+// also against a PROT_NONE page); B an input
 // (packed per call, only the call's panels) or constant weights (packed at compile time, the
 // call's panels found from CallArgs::inner_begin); f32 (B planar and transposed), bf16 and
 // u8 x i8 -> i32; both ISAs; an MLP chain, whose calls take columns of its last product; and
@@ -110,6 +111,10 @@ void check(const Case& c, std::uint64_t seed) {
             integer ? compare(got, want, exact) : compare_bounded(got, want, bound);
         CHECK_MESSAGE(r.empty(), r);
         CHECK(compare(got, one, exact).empty()); // the same sums, whichever call made them
+        // every tensor against a PROT_NONE page: no call reads or writes past its columns
+        for (const Guard where : {Guard::before, Guard::after})
+          if (threads > 1)
+            CHECK(compare(run_guarded(k, in, want, where, threads), one, exact).empty());
       }
     });
   }
