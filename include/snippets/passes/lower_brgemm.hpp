@@ -17,6 +17,8 @@
 //     Loop M in blocks of m_blk rows   (the outermost loop is the parallel one; with one
 //                                      batch dim, a call may take some of its rows: work[1])
 //       Brgemm                         m_blk rows x all of N, K deep, on register tiles
+//                                      (without batch dims, the last product's may take the
+//                                      call's range of panels: column_split, work[1])
 //       epilogue ops, Stores           emitted by the Brgemm on its accumulators
 //       [SoftmaxRows]                  the block's rows of the scores, in place (scratch, or
 //                                      the output when the Softmax is the kernel's result)

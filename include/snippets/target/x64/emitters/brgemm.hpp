@@ -2,9 +2,10 @@
 // snippets/target/x64/emitters/brgemm.hpp: the code of Brgemm and BrgemmCopyB (the blocking
 // and the packed layout of B are in passes/lower_brgemm.hpp and ir::BrgemmShape).
 //
-// Brgemm: for each panel of B (n_r vectors of columns), for each tile of m_r rows of the block,
-// the micro-kernel keeps m_r x n_r accumulators in vector registers v0.. and walks the depth:
-// it loads the panel's n_r vectors of that depth, broadcasts one element of A per row and
+// Brgemm: for each panel of B (n_r vectors of columns; with Brgemm::column_range only the
+// call's, CallArgs::work[1] columns from CallArgs::inner_begin), for each tile of m_r rows of the
+// block, the micro-kernel keeps m_r x n_r accumulators in vector registers v0.. and walks the
+// depth: it loads the panel's n_r vectors of that depth, broadcasts one element of A per row and
 // issues m_r x n_r FMAs. A bf16 A is widened as it is broadcast (VPBROADCASTW, shift). With
 // bf16 pairs (BrgemmShape::pairs) a step covers two depths: A's pair is broadcast as a dword
 // and VDPBF16PS adds both products to each f32 lane (it treats subnormal bf16 inputs and
