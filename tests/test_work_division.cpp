@@ -20,6 +20,7 @@ namespace {
 struct Stats {
   int busy = 0;
   double max_over_mean = 0;
+  double speedup = 0; // all the work over the largest share's on paper (WorkCall::load)
 };
 
 /// Threads with work and the largest share over the mean share of `threads`; checks that the
@@ -37,10 +38,10 @@ Stats check_division(const WorkDivision& w, int threads) {
       const WorkCall& call = share.calls[std::size_t(c)];
       REQUIRE(call.outer_count > 0);
       REQUIRE(call.inner_count > 0);
-      // a part of the inner dimension is taken for one outer index only, from a unit's start
-      if (call.inner_count != s.inner) REQUIRE(call.outer_count == 1);
+      // a part of the inner dimension is taken for one outer unit only, from a unit's start
+      if (call.inner_count != s.inner && !s.rectangles) REQUIRE(call.outer_count <= s.outer_unit);
       if (s.inner_unit > 0) REQUIRE(call.inner_begin % s.inner_unit == 0);
-      if (!w.two_d()) REQUIRE(call.outer_begin % s.outer_unit == 0);
+      REQUIRE(call.outer_begin % s.outer_unit == 0);
       REQUIRE(call.outer_begin + call.outer_count <= s.outer);
       REQUIRE(call.inner_begin + call.inner_count <= s.inner);
       for (std::int64_t o = call.outer_begin; o < call.outer_begin + call.outer_count; ++o)
@@ -52,6 +53,7 @@ Stats check_division(const WorkDivision& w, int threads) {
   }
   CHECK(std::all_of(seen.begin(), seen.end(), [](std::uint8_t x) { return x == 1; }));
   st.max_over_mean = double(most) * threads / double(s.items());
+  st.speedup = double(s.items()) / w.max_load();
   return st;
 }
 
@@ -116,22 +118,41 @@ Graph eltwise(const Shape& s) {
 void report(const std::string& name, const WorkDivision& w, int threads, const Stats& st) {
   MESSAGE(name << ", " << threads << " threads: " << w.units() << " units"
                << std::string(w.two_d() ? " (2-D)" : "") << ", " << st.busy
-               << " busy, largest share " << st.max_over_mean << "x the mean");
+               << " busy, largest share " << st.max_over_mean << "x the mean, " << st.speedup
+               << "x one thread on paper");
 }
 
 } // namespace
 
 TEST_CASE("work division: every index once, in at most three calls, for any space") {
-  for (const std::int64_t outer : {1, 2, 3, 12, 13})
-    for (const std::int64_t inner : {1, 7, 128, 130})
-      for (const std::int64_t unit : {0, 1, 6, 8})
-        for (const int threads : {1, 2, 3, 5, 7, 64, 192}) {
-          INFO(outer << " x " << inner << " in units of " << unit << ", " << threads);
-          const WorkDivision w = divide_work(WorkSpace{outer, 1, inner, unit}, threads);
-          const Stats st = check_division(w, threads);
-          CHECK(st.busy == w.threads());
-          CHECK(w.threads() == std::min<std::int64_t>(threads, w.units()));
-        }
+  for (const std::int64_t outer : {1, 2, 3, 12, 13, 67})
+    for (const std::int64_t outer_unit : {1, 5})
+      for (const std::int64_t inner : {1, 7, 128, 130})
+        for (const std::int64_t unit : {0, 1, 6, 8})
+          for (const int threads : {1, 2, 3, 5, 7, 64, 192}) {
+            INFO(outer << " in units of " << outer_unit << " x " << inner << " in units of " << unit
+                       << ", " << threads);
+            const WorkDivision w = divide_work(WorkSpace{outer, outer_unit, inner, unit}, threads);
+            const Stats st = check_division(w, threads);
+            CHECK(st.busy == w.threads());
+            CHECK(w.threads() == std::min<std::int64_t>(threads, w.units()));
+            // with work a part of inner repeats, 2-D only where it is less on paper
+            const WorkDivision flat = divide_work(WorkSpace{outer, outer_unit, inner, 0}, threads);
+            for (const bool rectangles : {false, true}) {
+              // rectangles: a grid, one call per thread, never more work than the rows alone
+              const WorkSpace grid{outer, outer_unit, inner, unit, 0, rectangles};
+              const WorkDivision wg = divide_work(grid, threads);
+              check_division(wg, threads);
+              if (rectangles && wg.two_d()) CHECK(wg.grid_cols() > 0);
+              if (rectangles) CHECK(wg.max_load() <= flat.max_load());
+              // with work a part of inner repeats, 2-D only where it is less on paper
+              const WorkSpace shared{outer, outer_unit, inner, unit, 0.5, rectangles};
+              const WorkDivision ws = divide_work(shared, threads);
+              check_division(ws, threads);
+              CHECK(ws.max_load() <= flat.max_load());
+              if (ws.two_d()) CHECK(ws.max_load() < flat.max_load());
+            }
+          }
   // a flat domain in main-loop steps: the last chunk carries the remainder
   for (const int threads : {1, 2, 3, 64}) {
     const WorkDivision w = divide_work(WorkSpace{1000, 32, 1, 0}, threads);
@@ -155,6 +176,10 @@ TEST_CASE("work division: one and two threads run one call each, as before the d
 }
 
 TEST_CASE("work division: the benchmark shapes on 64 and 192 threads") {
+  // Not bounded, the MLP chains: their next product reads whole rows of the one before, so
+  // only the last product's columns divide without the threads synchronising between layers,
+  // and a call that takes a part of them computes all of the products before (below); with
+  // 8 or 128 rows that leaves 8 to 32 units (docs/benchmarks.md, Many cores, on paper).
   std::vector<Shape_> shapes;
   shapes.push_back({"attention [1,128,12,64]", compile(attention(128, 12, 64)), true});
   shapes.push_back({"MLP chain 3x256, M = 8", compile(mlp_chain(Shape{8, 256}, 256, 3)), false});
@@ -162,7 +187,7 @@ TEST_CASE("work division: the benchmark shapes on 64 and 192 threads") {
       {"MLP chain 3x256, M = 128", compile(mlp_chain(Shape{128, 256}, 256, 3)), false});
   shapes.push_back(
       {"MLP chain [1,8,1024] 2x1024", compile(mlp_chain(Shape{1, 8, 1024}, 1024, 2)), false});
-  shapes.push_back({"GEMM 1024^3", compile(gemm(1024, 1024, 1024)), false});
+  shapes.push_back({"GEMM 1024^3", compile(gemm(1024, 1024, 1024)), true});
   const Dim ln_rows = (Dim{64} << 20) / (4 * 768);
   shapes.push_back({"LayerNorm rows of 768, 64 MiB", compile(layer_norm(ln_rows, 768)), true});
   shapes.push_back({"elementwise [8,3,224,224]", compile(eltwise(Shape{8, 3, 224, 224})), true});
@@ -178,6 +203,29 @@ TEST_CASE("work division: the benchmark shapes on 64 and 192 threads") {
       CHECK(st.busy >= 0.9 * threads);
       CHECK(st.max_over_mean <= 1.25);
     }
+  // MLP chains: blocks of rows times the last product's panels (4 of 64 columns on AVX-512)
+  // where that is less work on paper, the products before it repeated per call
+  auto panels = [](const KernelSignature& sig, Dim n) {
+    return (n + sig.inner_unit - 1) / sig.inner_unit;
+  };
+  const KernelSignature& m8 = shapes[1].kernel.signature();
+  CHECK(m8.inner_shared == doctest::Approx(2.0 / 3));
+  for (const int threads : {64, 192}) { // a unit each: 6 rows x (2/3 + 1/3 of a panel's part)
+    const WorkDivision w = divide_work(m8, threads);
+    CHECK(w.two_d());
+    CHECK(w.units() == 2 * panels(m8, 256)); // (6 + 2 rows) x the panels
+    const double largest = 6 * (2.0 / 3 + 1.0 / (3 * double(panels(m8, 256))));
+    CHECK(double(w.space().items()) / w.max_load() == doctest::Approx(8 / largest));
+  }
+  const KernelSignature& m128 = shapes[2].kernel.signature();
+  CHECK_FALSE(divide_work(m128, 8).two_d()); // 2-D would give a thread a block and a half
+  CHECK(divide_work(m128, 64).two_d());
+  const KernelSignature& wide = shapes[3].kernel.signature();
+  CHECK(divide_work(wide, 64).units() == 2 * panels(wide, 1024));
+  // GEMM 1024^3: blocks of rows (35 of 30 on AVX-512) times panels (16 of 64 columns)
+  const KernelSignature& mm = shapes[4].kernel.signature();
+  CHECK(divide_work(mm, 64).units() == (1023 + mm.chunk_unit) / mm.chunk_unit * panels(mm, 1024));
+  CHECK(mm.inner_shared == 0);
   // attention: heads times blocks of 8 query rows (192 units)
   const KernelSignature& att = shapes[0].kernel.signature();
   CHECK(att.inner_unit == 8);

@@ -44,6 +44,7 @@ Lowered<T> lower_canonical(const ir::Graph<T>& body, typename T::Variant isa,
   lir.kept_bits = opt.accuracy == Accuracy::relaxed ? 17 : 24;
   lir.int8_products = backend_int8_products<T>(isa);
   lir.int8_dot = opt.native_int8 && backend_int8_dot<T>(isa);
+  lir.column_ranges = backend_column_ranges<T>(isa);
   const RegisterModel regs = T::registers(isa);
   passes::PassContext<T> ctx;
   ctx.verify = opt.verify;

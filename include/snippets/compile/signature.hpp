@@ -147,6 +147,12 @@ KernelSignature describe(const ir::Graph<T>& body, const ir::Graph<T>& canonical
         if (p.data_index < n_args)
           strides[p.data_index] = p.ptr_increment / l.increment * p.element_size;
     }
+    if (lir.column_unit > 0) { // no batch dims: calls may take a range of N's panels
+      sig.inner_unit = lir.column_unit;
+      sig.inner_stride_bytes = lir.column_stride_bytes;
+      sig.inner_shared = lir.column_shared;
+      sig.inner_columns = true;
+    }
     std::int64_t fmas = 0; // per output element: each product's K x N over the output's N
     for (auto& e : lir)
       if (const auto* b = std::get_if<ir::Brgemm>(&e->op);

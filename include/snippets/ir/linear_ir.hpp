@@ -364,6 +364,16 @@ public:
   /// 16-bit words, two depths at once (BrgemmShape::words).
   bool int8_products = false;
   bool int8_dot = false;
+  /// The target's Brgemm takes a run-time range of B's column panels (work[1] columns from
+  /// CallArgs::inner_begin): LowerBrgemm may let a call take a part of a product's N.
+  bool column_ranges = false;
+  /// Set by LowerBrgemm when it does (domain dim 1 is N): columns per unit (whole panels) and,
+  /// per kernel argument, bytes per column; 0: calls take all of N. `column_shared`: the part
+  /// of a row's work a call repeats whatever columns it takes (the products before the last
+  /// of an MLP chain).
+  std::int64_t column_unit = 0;
+  std::vector<std::int64_t> column_stride_bytes;
+  double column_shared = 0;
 
 private:
   ExprList exprs_;

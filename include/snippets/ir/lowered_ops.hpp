@@ -124,14 +124,19 @@ struct BrgemmShape {
 /// `b_pointer`, `b_offset` elements on). `row_scales` >= 0: row r of the product is first
 /// multiplied by the element at `row_scales` + r from A's data pointer (a SoftmaxRows left
 /// its rows unnormalised).
+/// `column_range`: the call's columns only, CallArgs::work[1] of them from column
+/// CallArgs::inner_begin (whole panels; the last ones end at N): the epilogue's pointers and a
+/// B input's are already there, a constant B's panels start at inner_begin / panel_width().
 SNIPPETS_LOWERED_TAG(Brgemm, std::int64_t m = 0; BrgemmShape shape; std::size_t epilogue = 0;
                      std::size_t b_pointer = 0; std::int64_t b_offset = 0;
                      std::int64_t a_offset = 0; std::int64_t row_scales = -1;
-                     std::shared_ptr<const std::vector<float>> b_packed;);
+                     std::shared_ptr<const std::vector<float>> b_packed;
+                     bool column_range = false;);
 /// BrgemmCopyB(B): packs B (from where its pointer is now) into the panels of `shape` in the
-/// scratch memory of data pointer `b_pointer`, `b_offset` elements on.
+/// scratch memory of data pointer `b_pointer`, `b_offset` elements on. `column_range`: the
+/// call's CallArgs::work[1] columns only (B's pointer is at the first; as Brgemm's).
 SNIPPETS_LOWERED_TAG(BrgemmCopyB, BrgemmShape shape; std::size_t b_pointer = 0;
-                     std::int64_t b_offset = 0;);
+                     std::int64_t b_offset = 0; bool column_range = false;);
 /// SoftmaxRows(x): x is in memory (the data pointer of this expression, `offset` elements on):
 /// `rows` rows of `n` f32 elements, `row_stride` apart. Each row becomes its softmax, in place:
 /// exp(x - max) / sum, max and sum over the row (NaN propagates as in the reference). With

@@ -8,6 +8,7 @@
 //  - EpiloguePlan: the vector temporaries an epilogue needs beside the accumulators;
 //  - choose_tile() / block_rows() / row_split_blocks(): the register tile and the rows per
 //    Brgemm (fewer when threads share the rows of a batch index);
+//  - column_split(): whether calls may take a range of the last product's column panels;
 //  - pack_b(): constant weights in the panel layout (f32, bf16 pairs or quads of bytes), at
 //    compile time.
 #pragma once
@@ -168,6 +169,55 @@ std::int64_t row_split_blocks(Stages& stages, Dim M, Dim outer, std::int64_t cac
     for (auto& s : stages) s.shape.m_r = std::min(s.shape.m_r, 4);
   }
   return std::min<std::int64_t>(rows, M);
+}
+
+/// Whether a call of a kernel without batch dimensions or Softmax (a GEMM, an MLP chain) may
+/// take a range of its last product's column panels: the target's Brgemm reads them from the
+/// call (LinearIR::column_ranges) and the last B has two panels or more. Then sets
+/// LinearIR::column_unit (one panel), column_stride_bytes (per argument, bytes per column: the
+/// last stage's outputs and epilogue inputs, 0 where they broadcast along the columns, and its
+/// B input, whose BrgemmCopyB packs the call's panels only) and column_shared (the products
+/// before the last compute all their columns in every call, as the next reads whole rows:
+/// their share of a row's multiply-adds). Not when an argument whose pointer would move is also
+/// read where it must not: A (a residual), or by a product before the last. `stages`: each has
+/// `mm`, `b`, `shape`, `b_offset` (-1: constant B) and `epilogue` (lower_brgemm.hpp).
+template <class T, class Stages>
+bool column_split(ir::LinearIR<T>& lir, const Stages& stages, std::size_t n_args) {
+  const auto& last = stages.back();
+  if (!lir.column_ranges || last.shape.panels() < 2) return false;
+  std::vector<std::int64_t> bytes(n_args, -1); // -1: not read by the last stage
+  std::vector<bool> fixed(n_args, false);      // read where the columns do not move
+  auto uses = [&](const auto& s, auto&& f) {   // f(index, elements per column)
+    if (s.b_offset >= 0) f(s.b->data_index, s.shape.b_col);
+    for (const ir::Expression<T>* e : s.epilogue) {
+      if (std::holds_alternative<ir::Store>(e->op))
+        f(e->data_index, ProductStrides(e->out_desc(0)).col);
+      for (std::size_t i = 0; i < e->num_inputs(); ++i)
+        if (const auto& in = e->input_expr(i); std::holds_alternative<ir::Parameter>(in.op))
+          f(in.data_index, ProductStrides(e->in_desc(i)).col);
+    }
+  };
+  fixed.at(stages.front().mm->input_expr(0).data_index) = true;
+  for (std::size_t i = 0; i + 1 < stages.size(); ++i)
+    uses(stages[i], [&](std::size_t index, std::int64_t) {
+      if (index < n_args) fixed[index] = true;
+    });
+  bool ok = true;
+  uses(last, [&](std::size_t index, std::int64_t col) {
+    if (index >= n_args) return; // scratch
+    const std::int64_t b = col * static_cast<std::int64_t>(size_of(lir.arg_types.at(index)));
+    ok = ok && !(fixed[index] && b != 0) && (bytes[index] < 0 || bytes[index] == b);
+    bytes[index] = b;
+  });
+  if (!ok) return false;
+  for (std::int64_t& b : bytes) b = std::max<std::int64_t>(b, 0);
+  std::int64_t all = 0; // multiply-adds per row
+  for (const auto& s : stages) all += s.shape.k * s.shape.n;
+  const std::int64_t before = all - last.shape.k * last.shape.n;
+  lir.column_unit = last.shape.panel_width();
+  lir.column_stride_bytes = std::move(bytes);
+  lir.column_shared = all > 0 ? double(before) / double(all) : 0.0;
+  return true;
 }
 
 /// B (planar values of a [K, N] or transposed [N, K] constant) in the panels of `s` (f32,

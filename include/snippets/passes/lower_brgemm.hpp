@@ -17,6 +17,8 @@
 //     Loop M in blocks of m_blk rows   (the outermost loop is the parallel one; with one
 //                                      batch dim, a call may take some of its rows: work[1])
 //       Brgemm                         m_blk rows x all of N, K deep, on register tiles
+//                                      (without batch dims, the last product's may take the
+//                                      call's range of panels: column_split, work[1])
 //       epilogue ops, Stores           emitted by the Brgemm on its accumulators
 //       [SoftmaxRows]                  the block's rows of the scores, in place (scratch, or
 //                                      the output when the Softmax is the kernel's result)
@@ -303,6 +305,7 @@ private:
     std::int64_t scratch = 0;       // elements of scratch per thread
     std::int64_t widest = 0;        // the longest row a block keeps: A's, and those in scratch
     std::int64_t m_blk = 0;         // rows of one block
+    bool columns = false;           // calls may take a range of the last product's panels
     ir::Expression<T>* softmax_rows = nullptr;
 
     /// Reserves `elements` of scratch (rounded up to 16), returning where they start.
@@ -348,8 +351,9 @@ private:
     if (!f.softmax.ops.empty())         // rows between two products go to scratch:
       add_softmax_rows(p);              // the scores of a Softmax,
     else
-      add_chain_stores(p); // or the activations of an MLP chain
-    add_result_stores(p);  // the outputs
+      add_chain_stores(p);  // or the activations of an MLP chain
+    add_result_stores(p);   // the outputs
+    choose_column_split(p); // whether calls may take a part of N
     if (p.scratch) {
       lir.buffer_pointers = 1;
       lir.scratch_bytes = p.scratch * 4;
@@ -544,6 +548,13 @@ private:
     }
   }
 
+  /// Whether calls may take ranges of the last product's column panels (column_split(),
+  /// brgemm_blocking.hpp): a kernel without batch dimensions or Softmax (a GEMM, an MLP chain).
+  template <class T> static void choose_column_split(Plan<T>& p) {
+    if (p.batch.empty() && p.f.softmax.ops.empty())
+      p.columns = column_split(p.lir, p.f.stages, p.n_args);
+  }
+
   /// The inputs the epilogues read besides the products (A again, a residual, is not another);
   /// checks that A, the packed Bs, these and the outputs fit in max_operands data pointers.
   template <class T> static std::set<ir::Expression<T>*> epilogue_inputs(const Plan<T>& p) {
@@ -647,9 +658,11 @@ private:
     std::map<const Stage<T>*, ir::PortConnector<T>*> b_source;
     for (const auto& [depth, s] : copies) {
       std::vector<std::size_t> at(loops.batch.begin(), loops.batch.begin() + std::ptrdiff_t(depth));
-      ir::Expression<T>& copy = lir.insert_node(lir.find(*p.f.stages.front().mm),
-                                                ir::BrgemmCopyB{s->shape, p.n_args, s->b_offset},
-                                                {&s->b->output(0)}, 1, at, s->b->name + "/packed");
+      const bool columns = p.columns && s == &p.f.stages.back();
+      ir::Expression<T>& copy =
+          lir.insert_node(lir.find(*p.f.stages.front().mm),
+                          ir::BrgemmCopyB{s->shape, p.n_args, s->b_offset, columns},
+                          {&s->b->output(0)}, 1, at, s->b->name + "/packed");
       b_source[s] = &copy.output(0);
       for (std::size_t i = 0; i < depth; ++i)
         add_port(lir, loops.batch[i], copy, s->b->data_index,
@@ -675,6 +688,7 @@ private:
       tag.epilogue = s.epilogue.size();
       tag.b_pointer = p.n_args;
       tag.b_offset = std::max<std::int64_t>(s.b_offset, 0);
+      tag.column_range = p.columns && &s == &p.f.stages.back(); // the last product's
       if (p.softmax_rows && &s != &s1) {
         const auto& rows = std::get<ir::SoftmaxRows>(p.softmax_rows->op);
         tag.a_offset = rows.offset;

@@ -285,7 +285,7 @@ public:
             args.data[n_in + n_out + b] = scratch;
         }
         args.work[0] = c.outer_count;
-        if (inner) args.work[1] = c.inner_count;
+        if (inner) args.work[1] = c.inner_count, args.inner_begin = c.inner_begin;
         call(variant, args);
       }
     };

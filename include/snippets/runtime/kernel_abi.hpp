@@ -22,12 +22,16 @@ namespace snippets {
 struct CallArgs {
   const void* data[max_kernel_args]; // inputs then outputs, offset to this call's chunk
   /// Work amount per domain dimension. A static kernel reads work[0] (its parallel loop), and
-  /// work[1] when its signature has an inner_unit (the rows of a batch index a call takes);
-  /// a dynamic kernel reads every dimension's (runtime/work_division.hpp).
+  /// work[1] when its signature has an inner_unit (the rows of a batch index a call takes, or
+  /// the columns of a product); a dynamic kernel reads every dimension's
+  /// (runtime/work_division.hpp).
   std::int64_t work[max_dynamic_rank];
   /// Dynamic kernels: the run-time configuration table (RuntimeConfig::table), bytes each
   /// outer loop advances each data pointer per iteration. Unused by static kernels.
   const std::int64_t* config;
+  /// The first index of domain dim 1 the call takes, when its signature has an inner_unit (the
+  /// data pointers are already there; a product's constant B panels are found from it).
+  std::int64_t inner_begin;
 };
 using KernelFn = void (*)(const CallArgs*);
 static_assert(sizeof(CallArgs) % 8 == 0);

@@ -21,11 +21,17 @@ struct KernelSignature {
   std::vector<std::int64_t> outer_stride_bytes; // per argument: bytes per step of domain dim 0
   std::int64_t chunk_unit = 1;                  // threads split domain dim 0 in multiples of this
   /// Kernels whose calls may take a part of domain dim 1 too (MatMul kernels with one batch
-  /// dim: blocks of rows of a batch index, their M loop reading work[1]): rows per unit (0:
+  /// dim: blocks of rows of a batch index, their M loop reading work[1]; without batch dims:
+  /// panels of the last product's columns, its Brgemm reading work[1]): indices per unit (0:
   /// calls take all of dim 1 and the kernel reads work[0] only) and, per argument, bytes per
   /// step of dim 1 (runtime/work_division.hpp).
   std::int64_t inner_unit = 0;
   std::vector<std::int64_t> inner_stride_bytes;
+  /// The part of an outer index's work a call repeats whatever part of dim 1 it takes (an MLP
+  /// chain taking columns of its last product computes all of the products before it).
+  double inner_shared = 0;
+  /// Dim 1 is a MatMul's columns: a call may take several blocks of rows with a range of them.
+  bool inner_columns = false;
   /// Work per domain element, in elementwise elements, for the threads a run asks for by
   /// itself (RunOptions::threads 0): 1, or for a MatMul kernel its multiply-adds per output
   /// element over the vector lanes (attention [1,128,12,64]: 16).

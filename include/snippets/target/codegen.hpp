@@ -22,6 +22,9 @@
 //   static bool native_bf16(Variant);  // the target converts to bf16 itself (default false)
 //   static bool int8_products(Variant); // u8/i8 MatMuls summed in int32 (default false)
 //   static bool int8_dot(Variant);      // ... by byte dot products (default false: words)
+//   static bool column_ranges(Variant); // its Brgemm takes a run-time range of B's panels
+//                        (work[1] columns from CallArgs::inner_begin; default false: calls
+//                        of a MatMul kernel take all of N)
 //   static constexpr bool dynamic_reductions = true;  // its code generator takes dynamic rows:
 //                        reductions and Softmax over a run-time innermost extent (rewinds,
 //                        run-time tails of ReduceAccumulate, Buffers of run-time rows;
@@ -174,6 +177,15 @@ template <class T> bool backend_native_bf16(typename T::Variant v) {
 template <class T> bool backend_int8_products(typename T::Variant v) {
   if constexpr (requires { T::int8_products(v); })
     return T::int8_products(v);
+  else
+    return false;
+}
+
+/// T::column_ranges(v) when T has that hook, else false: whether the target's Brgemm and
+/// BrgemmCopyB take the columns of a call from the call (ir::Brgemm::column_range).
+template <class T> bool backend_column_ranges(typename T::Variant v) {
+  if constexpr (requires { T::column_ranges(v); })
+    return T::column_ranges(v);
   else
     return false;
 }

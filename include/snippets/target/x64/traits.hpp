@@ -45,6 +45,8 @@ struct Traits {
   /// host, as 16-bit words into VPMADDWD, or with byte dot products (int8_dot) VPDPBUSD, which
   /// AVX-512 kernels have with AVX512_VNNI and AVX2 kernels with AVX-VNNI.
   static bool int8_products(Isa) { return true; }
+  /// Brgemm and BrgemmCopyB take a run-time range of B's column panels (optional hook).
+  static bool column_ranges(Isa) { return true; }
   static bool int8_dot(Isa isa) {
     return isa == Isa::avx512 ? host_has_avx512_vnni() : host_has_avx_vnni();
   }

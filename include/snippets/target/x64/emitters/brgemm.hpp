@@ -2,9 +2,10 @@
 // snippets/target/x64/emitters/brgemm.hpp: the code of Brgemm and BrgemmCopyB (the blocking
 // and the packed layout of B are in passes/lower_brgemm.hpp and ir::BrgemmShape).
 //
-// Brgemm: for each panel of B (n_r vectors of columns), for each tile of m_r rows of the block,
-// the micro-kernel keeps m_r x n_r accumulators in vector registers v0.. and walks the depth:
-// it loads the panel's n_r vectors of that depth, broadcasts one element of A per row and
+// Brgemm: for each panel of B (n_r vectors of columns; with Brgemm::column_range only the
+// call's, CallArgs::work[1] columns from CallArgs::inner_begin), for each tile of m_r rows of the
+// block, the micro-kernel keeps m_r x n_r accumulators in vector registers v0.. and walks the
+// depth: it loads the panel's n_r vectors of that depth, broadcasts one element of A per row and
 // issues m_r x n_r FMAs. A bf16 A is widened as it is broadcast (VPBROADCASTW, shift). With
 // bf16 pairs (BrgemmShape::pairs) a step covers two depths: A's pair is broadcast as a dword
 // and VDPBF16PS adds both products to each f32 lane (it treats subnormal bf16 inputs and
@@ -40,6 +41,7 @@
 
 #include "snippets/ir/linear_ir.hpp"
 #include "snippets/passes/brgemm_blocking.hpp"
+#include "snippets/runtime/kernel_abi.hpp"
 #include "snippets/target/x64/emitters/emitter.hpp"
 #include "snippets/target/x64/memory_access.hpp"
 
@@ -95,19 +97,20 @@ public:
       h_.mov(b_panel(), reinterpret_cast<std::uint64_t>(b.b_packed->data()));
     else
       h_.lea(b_panel(), h_.ptr[data_[b.b_pointer] + static_cast<int>(b.b_offset * 4)]);
-    const std::int64_t w = s.panel_width(), full = s.n / w, tail = s.n % w;
-    if (full) {
-      h_.mov(h_.qword[h_.rsp], static_cast<std::uint32_t>(full));
-      Xbyak::Label panel;
-      h_.L(panel);
+    const std::int64_t w = s.panel_width();
+    if (b.column_range && b.b_packed && s.k != 0) { // the call's first panel: begin / w
+      using Xbyak::util::rax;
+      h_.mov(rax, h_.ptr[Xbyak::util::rdi + static_cast<int>(offsetof(CallArgs, inner_begin))]);
+      h_.imul(rax, rax, static_cast<int>(s.panel_rows() * 4));
+      h_.add(b_panel(), rax);
+    }
+    each_panel(s, b.column_range, [&](std::int64_t width) {
+      if (width < w) return emit_panel(b, static_cast<int>((width + lanes - 1) / lanes), width);
       emit_panel(b, s.n_r, w);
       h_.add(b_panel(), static_cast<int>(s.panel_rows() * w * 4));
       for (const auto& m : moved_)
         if (m.col) h_.add(m.reg, static_cast<int>(w * m.col * m.bytes));
-      h_.dec(h_.qword[h_.rsp]);
-      h_.jnz(panel, Xbyak::CodeGenerator::T_NEAR);
-    }
-    if (tail) emit_panel(b, static_cast<int>((tail + lanes - 1) / lanes), tail);
+    });
     release_temps();
   }
 
@@ -119,8 +122,8 @@ public:
     const Xbyak::Reg64 from = t_[0], to = t_[2];
     h_.mov(from, src);
     h_.lea(to, h_.ptr[dst + static_cast<int>(c.b_offset * 4)]);
-    const std::int64_t w = s.panel_width(), full = s.n / w, tail = s.n % w;
-    auto panel = [&](std::int64_t width) {
+    const std::int64_t w = s.panel_width();
+    each_panel(s, c.column_range, [&](std::int64_t width) {
       if (s.quads || s.words)
         integer_panel(s, width);
       else if (s.b_depth == 1 && s.b_col != 1)
@@ -129,20 +132,50 @@ public:
         row_panel(s, width);
       h_.add(to, static_cast<int>(s.panel_rows() * w * 4));
       h_.add(from, static_cast<int>(w * s.b_col * std::int64_t(size_of(s.b_type))));
-    };
-    if (full) {
-      h_.mov(h_.qword[h_.rsp], static_cast<std::uint32_t>(full));
-      Xbyak::Label loop;
-      h_.L(loop);
-      panel(w);
-      h_.dec(h_.qword[h_.rsp]);
-      h_.jnz(loop, Xbyak::CodeGenerator::T_NEAR);
-    }
-    if (tail) panel(tail);
+    });
     release_temps();
   }
 
 private:
+  /// `panel(width)` for each panel of B: the N / w full ones (a loop counted at [rsp]), then
+  /// the last N % w columns. `from_call` (column_range): the call's work[1] columns instead,
+  /// whole panels from CallArgs::inner_begin, with the last columns if the range ends at N.
+  template <class Panel> void each_panel(const ir::BrgemmShape& s, bool from_call, Panel&& panel) {
+    const std::int64_t w = s.panel_width(), full = s.n / w, tail = s.n % w;
+    const Xbyak::Address count = h_.qword[h_.rsp];
+    Xbyak::Label loop, done;
+    if (!from_call) {
+      if (full) {
+        h_.mov(count, static_cast<std::uint32_t>(full));
+        h_.L(loop);
+        panel(w);
+        h_.dec(count);
+        h_.jnz(loop, Xbyak::CodeGenerator::T_NEAR);
+      }
+      if (tail) panel(tail);
+      return;
+    }
+    using Xbyak::util::rax;
+    h_.mov(rax, h_.ptr[Xbyak::util::rdi + static_cast<int>(offsetof(CallArgs, work) + 8)]);
+    h_.mov(count, rax);
+    if (full) {
+      h_.cmp(count, static_cast<int>(w));
+      h_.jl(done, Xbyak::CodeGenerator::T_NEAR);
+      h_.L(loop);
+      panel(w);
+      h_.sub(count, static_cast<int>(w));
+      h_.cmp(count, static_cast<int>(w));
+      h_.jge(loop, Xbyak::CodeGenerator::T_NEAR);
+    }
+    h_.L(done);
+    if (!tail) return;
+    Xbyak::Label end;
+    h_.cmp(count, 0);
+    h_.je(end, Xbyak::CodeGenerator::T_NEAR);
+    panel(tail);
+    h_.L(end);
+  }
+
   /// One panel of `width` columns of B read depth after depth (or pair after pair). Registers:
   /// t_[0] B at the panel, t_[1] its depth, t_[2] the panel, t_[3] the panel row, t_[4] the
   /// counter; copy-B runs alone, so every vector register is free.
