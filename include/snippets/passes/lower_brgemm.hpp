@@ -44,6 +44,7 @@
 #include <map>
 #include <set>
 
+#include "snippets/passes/attention_rows.hpp"
 #include "snippets/passes/brgemm_blocking.hpp"
 #include "snippets/passes/lir_queries.hpp"
 #include "snippets/passes/matmul_form.hpp"
@@ -88,10 +89,15 @@ private:
     std::vector<ir::Expression<T>*> epilogue;
     std::int64_t b_offset = -1; // elements into the scratch of its BrgemmCopyB (-1: constant)
   };
-  /// The decomposed Softmax (DecomposeSoftmax) of the first product's epilogue value `x`.
-  template <class T> struct Softmax {
-    ir::Expression<T>* x = nullptr;
-    std::vector<ir::Expression<T>*> ops; // max, sub, exp, sum, rcp, mul (its value)
+  /// The decomposed Softmax (DecomposeSoftmax) of the first product's epilogue value `x`, and
+  /// the quantization of its probabilities that an integer second product reads (quantized
+  /// attention; passes/attention_rows.hpp).
+  template <class T> struct Softmax : SoftmaxOps<T> {
+    std::optional<QuantizedProbabilities<T>> quantized;
+    /// The value the second product reads.
+    ir::Expression<T>* value() const {
+      return quantized ? quantized->ops.back() : this->ops.back();
+    }
   };
   template <class T> struct Form {
     std::vector<Stage<T>> stages; // one, or two around the Softmax (attention)
@@ -146,7 +152,7 @@ private:
                                        [&](const Stage<T>& s) { return s.b == &e; });
       if (in_softmax.count(&e) || weights) continue; // (a constant B)
       if (stage_of.count(&e)) { // the next product: reads a value of this one as its A
-        if (!f.softmax.ops.empty() && &e.input_expr(0) != f.softmax.ops.back())
+        if (!f.softmax.ops.empty() && &e.input_expr(0) != f.softmax.value())
           fail(e, "reads A from '" + e.input_expr(0).name +
                       "'; a MatMul after a Softmax must read the Softmax (attention)");
         if (!values.count(&e.input_expr(0)))
@@ -168,9 +174,12 @@ private:
         if (!MatMulForm::softmax_ok(static_cast<int>(stage)))
           fail(e, "is a Softmax of a product after the first; a kernel's Softmax reads the "
                   "first product (attention): split the subgraph");
-        f.softmax = match_softmax(e);
+        static_cast<SoftmaxOps<T>&>(f.softmax) = match_softmax(e);
+        f.softmax.quantized = match_quantized_probabilities(*f.softmax.ops.back());
         in_softmax.insert(f.softmax.ops.begin(), f.softmax.ops.end());
-        values = {f.softmax.ops.back()};
+        if (f.softmax.quantized)
+          in_softmax.insert(f.softmax.quantized->ops.begin(), f.softmax.quantized->ops.end());
+        values = {f.softmax.value()};
         continue;
       }
       Stage<T>& st = f.stages[stage];
@@ -235,39 +244,6 @@ private:
         fail(*r, "is not a numeric output with its last axis contiguous; MatMul kernels write "
                  "rows of numbers (transpose outside)");
     return f;
-  }
-
-  /// ReduceMax(x) -> Subtract(x, max) -> Exp -> ReduceSum -> Divide(1, sum) -> Multiply.
-  template <class T> static Softmax<T> match_softmax(ir::Expression<T>& max) {
-    using E = ir::Expression<T>;
-    auto only_user = [&](E& e) -> E& {
-      if (e.output(0).num_consumers() != 1)
-        fail(max, "starts a row reduction that is not a Softmax of the product; a MatMul "
-                  "kernel fuses a Softmax only");
-      return (*e.output(0).consumers().begin()).owner();
-    };
-    auto expect = [&](bool ok) {
-      if (!ok) fail(max, "starts a row reduction that is not a Softmax of the product");
-    };
-    Softmax<T> s;
-    s.x = &max.input_expr(0);
-    E& sub = only_user(max);
-    expect(std::holds_alternative<ir::Subtract>(sub.op) && &sub.input_expr(0) == s.x);
-    E& exp = only_user(sub);
-    expect(std::holds_alternative<ir::Exp>(exp.op) && exp.output(0).num_consumers() == 2);
-    E* sum = nullptr;
-    for (const auto& u : exp.output(0).consumers())
-      if (std::holds_alternative<ir::ReduceSum>(u.owner().op)) sum = &u.owner();
-    expect(sum != nullptr);
-    E& rcp = only_user(*sum);
-    const auto* one = std::get_if<ir::Scalar>(&rcp.input_expr(0).op);
-    expect(std::holds_alternative<ir::Divide>(rcp.op) && one && one->value == 1.0);
-    E& mul = only_user(rcp);
-    expect(std::holds_alternative<ir::Multiply>(mul.op) &&
-           (&mul.input_expr(0) == &exp || &mul.input_expr(1) == &exp));
-    expect(s.x->output(0).num_consumers() == 2); // the max and the subtraction
-    s.ops = {&max, &sub, &exp, sum, &rcp, &mul};
-    return s;
   }
 
   /// The type a product reads `x` as: its argument's, or for a constant the narrowest type
@@ -392,18 +368,22 @@ private:
     s1.shape =
         brgemm_shape(std::get<ir::MatMul>(s1.mm->op), a.out_desc(0), s1.b->out_desc(0), lanes,
                      a_type, operand_type(lir, *s1.b, a_type), lir.native_bf16, lir.int8_dot);
-    for (std::size_t i = 1; i < p.f.stages.size(); ++i) { // A: rows of f32 in scratch
+    // A: rows of f32 in scratch, or of bytes (quantized probabilities)
+    const auto& q = p.f.softmax.quantized;
+    const ElementType rows_type = q ? q->type : ElementType::f32;
+    for (std::size_t i = 1; i < p.f.stages.size(); ++i) {
       Stage<T>& s = p.f.stages[i];
       s.shape =
           brgemm_shape(std::get<ir::MatMul>(s.mm->op),
                        {p.f.stages[i - 1].mm->out_desc(0).shape, {}, {}}, s.b->out_desc(0), lanes,
-                       ElementType::f32, operand_type(lir, *s.b, ElementType::f32), false);
+                       rows_type, operand_type(lir, *s.b, rows_type), false, lir.int8_dot);
     }
   }
 
   /// Integer products (BrgemmShape::quads or words): u8 or i8 A (less a zero point of its type)
-  /// times i8 B, on a target that has them, A's depths contiguous, sums that fit int32, the only
-  /// product of the kernel, and a B packed in the kernel read along its rows.
+  /// times i8 B, on a target that has them, A's depths contiguous, sums that fit int32, not in
+  /// an MLP chain (attention may have two: the second reads the quantized probabilities), and
+  /// a B packed in the kernel read along its rows.
   template <class T> static void check_integer_products(const Plan<T>& p) {
     for (const Stage<T>& s : p.f.stages) {
       const ir::BrgemmShape& sh = s.shape;
@@ -432,9 +412,9 @@ private:
                         " products of bytes, which may overflow "
                         "int32 past K = " +
                         std::to_string(max_integer_depth) + "; split the depth");
-      if (p.f.stages.size() > 1 || !p.f.softmax.ops.empty())
-        fail(*s.mm, "is an integer product in a chain or attention; an int8 product is the only "
-                    "product of its kernel: split the subgraph");
+      if (p.f.stages.size() > 1 && p.f.softmax.ops.empty())
+        fail(*s.mm, "is an integer product in an MLP chain; an int8 product is the only "
+                    "product of its kernel but in attention: split the subgraph");
       if (!std::holds_alternative<ir::Constant>(s.b->op) && sh.b_col != 1)
         fail(*s.mm, "reads an i8 B input along its columns; pass B planar [K, N] (or give "
                     "constant weights, packed at compile time in any layout)");
@@ -481,7 +461,7 @@ private:
     Form<T>& f = p.f;
     const std::int64_t N1 = p.out1[p.out1.size() - 1];
     const bool attention = f.stages.size() == 2;
-    E& value = *f.softmax.ops.back();
+    E& value = *f.softmax.value();
     if (!attention && f.results.size() != 1)
       fail(value, "is written to more than one output; write it once");
     // without a second product SoftmaxRows works in place in the output, on f32 rows
@@ -496,16 +476,34 @@ private:
     desc.reg = {};
     E& st = p.add_store(&f.softmax.x->output(0), index, desc, at, value.name + "/scores");
     // attention: the second Brgemm divides by the sums (one pass over the rows less)
-    const ir::SoftmaxRows tag{p.m_blk, N1, ProductStrides(desc).row, at,
-                              attention ? p.take_scratch(p.m_blk) : -1};
+    const auto& q = f.softmax.quantized;
+    ir::SoftmaxRows tag{p.m_blk, N1, ProductStrides(desc).row, at,
+                        attention && !q ? p.take_scratch(p.m_blk) : -1};
+    if (q) { // the probabilities quantized into rows of bytes, the second product's A
+      tag.quantized = p.take_scratch((p.m_blk * N1 + 3) / 4);
+      tag.q_scale = q->scale;
+      tag.q_zero = q->zero;
+      tag.q_type = q->type;
+    }
     E& rows =
         lir.insert_node(lir.find(*f.results.front()), tag, {&st.output(0)}, 1, {}, value.name);
     rows.data_index = index;
     rows.out_desc(0).shape = p.out1;
     value.output(0).replace_all_uses_with(&rows.output(0));
-    E& one = f.softmax.ops[4]->input_expr(0);
-    for (auto it = f.softmax.ops.rbegin(); it != f.softmax.ops.rend(); ++it) lir.erase(**it);
-    if (one.output(0).consumers().empty()) lir.erase(one);
+    std::vector<E*> ops = f.softmax.ops, scalars{&f.softmax.ops[4]->input_expr(0)};
+    if (q) {
+      ops.insert(ops.end(), q->ops.begin(), q->ops.end());
+      for (E* e : q->ops)
+        for (std::size_t i = 0; i < e->num_inputs(); ++i)
+          if (std::holds_alternative<ir::Scalar>(e->input_expr(i).op))
+            scalars.push_back(&e->input_expr(i));
+    }
+    for (auto it = ops.rbegin(); it != ops.rend(); ++it) lir.erase(**it);
+    for (std::size_t i = 0; i < scalars.size(); ++i) // (each once)
+      if (std::find(scalars.begin(), scalars.begin() + std::ptrdiff_t(i), scalars[i]) ==
+              scalars.begin() + std::ptrdiff_t(i) &&
+          scalars[i]->output(0).consumers().empty())
+        lir.erase(*scalars[i]);
     f.stages.front().epilogue.push_back(&st);
     p.softmax_rows = &rows;
   }
@@ -677,7 +675,7 @@ private:
       tag.b_offset = std::max<std::int64_t>(s.b_offset, 0);
       if (p.softmax_rows && &s != &s1) {
         const auto& rows = std::get<ir::SoftmaxRows>(p.softmax_rows->op);
-        tag.a_offset = rows.offset;
+        tag.a_offset = rows.quantized >= 0 ? rows.quantized * 4 : rows.offset; // (bytes: u8/i8)
         tag.row_scales = rows.scales;
       } else if (&s != &s1) { // the Store of the stage before
         tag.a_offset = std::get<ir::Store>(s.mm->input_expr(0).op).offset;
