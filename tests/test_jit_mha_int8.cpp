@@ -224,3 +224,96 @@ TEST_CASE("mha int8: odd sizes, row tails and the block tail") {
       check_attention({.b = 1, .s = s, .h = 2, .d = d, .kv = s == 128 ? s : s + 2}, {1, 3},
                       seed += 7);
 }
+
+TEST_CASE("mha int8: Q, K, V [1,128,12,64] with a mask, transposes folded (K read transposed)") {
+  check_attention({.b = 1, .s = 128, .h = 12, .d = 64, .planar = false, .mask = true}, {2});
+}
+
+TEST_CASE("mha int8: transposed layouts with odd sizes, K given transposed or read transposed") {
+  std::uint64_t seed = 300;
+  for (const ElementType qt : {u8, i8}) {
+    check_attention({.b = 2, .s = 7, .h = 3, .d = 37, .kv = 5, .q_type = qt, .planar = false},
+                    {1, 3}, seed += 7);
+    check_attention({.b = 1, .s = 33, .h = 2, .d = 3, .q_type = qt, .planar = false, .mask = true},
+                    {1, 3}, seed += 7);
+    check_attention({.b = 3,
+                     .s = 17,
+                     .h = 1,
+                     .d = 37,
+                     .kv = 21,
+                     .q_type = qt,
+                     .k_rows = true,
+                     .q_zero = qt == u8 ? 7 : -7,
+                     .out = u8},
+                    {1, 3}, seed += 7);
+  }
+}
+
+TEST_CASE("mha int8: many threads share heads and blocks of query rows (work_division.hpp)") {
+  check_attention({.b = 1, .s = 100, .h = 3, .d = 32, .planar = false, .mask = true}, {5, 7, 64});
+}
+
+TEST_CASE(
+    "mha int8: the tokenizer makes quantized attention one Subgraph, and the Program matches") {
+  const QAttention a{.b = 1, .s = 32, .h = 4, .d = 16, .planar = false, .mask = true};
+  const Graph g = build(a);
+  const Graph t = passes::tokenize(g);
+  int subgraphs = 0;
+  for (ir::NodeId id = 0; id < t.size(); ++id)
+    subgraphs += std::holds_alternative<ir::Subgraph<x64::Traits>>(t.node(id).op);
+  CHECK(subgraphs == 1);
+  CHECK(t.size() == a.inputs().size() + 2); // the inputs, the Subgraph and the Result
+  const std::vector<Tensor> in = make_inputs(a, 9);
+  const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
+  const Program<> program(g);
+  check_steps_are_kernels(program);
+  const Tensor got = program.run(in, with_threads(2))[0];
+  const std::string report = compare_bounded(got, want, output_bound(a, in));
+  CHECK_MESSAGE(report.empty(), report);
+}
+
+TEST_CASE("mha int8: forms the kernel cannot compute are refused with the reason") {
+  auto refuses = [](const Graph& g, const std::string& what) {
+    for_each_isa([&](x64::Isa isa) {
+      if (!x64::Traits::int8_products(isa)) return;
+      try {
+        (void)compile(g, {.isa = isa});
+        FAIL("compiled: " << what);
+      } catch (const Error& e) {
+        CHECK(std::string(e.what()).find("[snippets.compile.unsupported_matmul]") == 0);
+        CHECK_MESSAGE(std::string(e.what()).find(what) != std::string::npos, e.what());
+      }
+    });
+  };
+  auto attention = [](Graph& g, ir::Value scale, ElementType v_type) {
+    const auto q = g.parameter(u8, Shape{8, 16});
+    const auto k = g.parameter(i8, Shape{16, 8});
+    const auto p = g.softmax(g.convert(g.matmul(q, k), f32), -1);
+    auto pq = g.quantize(p, scale, g.scalar(f32, 0.0), u8);
+    if (v_type == f32) pq = g.convert(pq, f32);
+    return g.matmul(pq, g.parameter(v_type, Shape{8, 4}));
+  };
+  {
+    Graph g; // quantized probabilities times f32 values
+    g.result(attention(g, g.scalar(f32, 1.0 / 255), f32));
+    refuses(g, "multiplies u8 by f32");
+  }
+  {
+    Graph g; // u8 values: VPDPBUSD reads B signed
+    g.result(attention(g, g.scalar(f32, 1.0 / 255), u8));
+    refuses(g, "reads its B as u8");
+  }
+  {
+    Graph g; // a scale of one value per key: not the quantization of the probabilities
+    g.result(attention(g, g.parameter(f32, Shape{8}), i8));
+    refuses(g, "follows the Softmax");
+  }
+  {
+    Graph g; // an integer product in an MLP chain
+    const auto x = g.parameter(u8, Shape{8, 16});
+    const auto h = g.quantize(g.convert(g.matmul(x, g.parameter(i8, Shape{16, 8})), f32),
+                              g.scalar(f32, 0.5), g.scalar(f32, 0.0), u8);
+    g.result(g.matmul(h, g.parameter(i8, Shape{8, 4})));
+    refuses(g, "MLP chain");
+  }
+}

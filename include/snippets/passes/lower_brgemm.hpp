@@ -383,7 +383,7 @@ private:
   /// Integer products (BrgemmShape::quads or words): u8 or i8 A (less a zero point of its type)
   /// times i8 B, on a target that has them, A's depths contiguous, sums that fit int32, not in
   /// an MLP chain (attention may have two: the second reads the quantized probabilities), and
-  /// a B packed in the kernel read along its rows.
+  /// a B packed in the kernel with its rows or its columns contiguous.
   template <class T> static void check_integer_products(const Plan<T>& p) {
     for (const Stage<T>& s : p.f.stages) {
       const ir::BrgemmShape& sh = s.shape;
@@ -415,9 +415,10 @@ private:
       if (p.f.stages.size() > 1 && p.f.softmax.ops.empty())
         fail(*s.mm, "is an integer product in an MLP chain; an int8 product is the only "
                     "product of its kernel but in attention: split the subgraph");
-      if (!std::holds_alternative<ir::Constant>(s.b->op) && sh.b_col != 1)
-        fail(*s.mm, "reads an i8 B input along its columns; pass B planar [K, N] (or give "
-                    "constant weights, packed at compile time in any layout)");
+      if (!std::holds_alternative<ir::Constant>(s.b->op) && sh.b_col != 1 && sh.b_depth != 1)
+        fail(*s.mm, "reads an i8 B input whose rows and columns are both strided; pass B "
+                    "planar [K, N] or transposed [N, K] (or give constant weights, packed at "
+                    "compile time in any layout)");
     }
   }
   static constexpr std::int64_t max_integer_depth = MatMulForm::max_integer_depth;
