@@ -38,7 +38,10 @@
 //    tensors stay within that budget and no other Subgraph or Result reads the values in
 //    between. Or a Softmax of the first product's value joins, and a second MatMul that
 //    reads the Softmax (attention: [Transpose] -> MatMul -> [scale, mask] -> Softmax ->
-//    MatMul -> [Transpose]), which seals the Subgraph: only a Transpose of its output joins;
+//    MatMul -> [Transpose]), which seals the Subgraph: only a Transpose of its output joins.
+//    Quantized attention (MHAQuant): the second MatMul may read a Quantize to u8/i8 of the
+//    Softmax (a scale and a zero point of one value each) instead, and an integer second
+//    product's epilogue (its dequantization, a requantization) joins before the seal;
 //  - FakeQuantize and Quantize are taken like the elementwise ops DecomposeQuantization makes of
 //    them (as OpenVINO's tokenizer keeps FakeQuantize in its Subgraphs): a quantization joins
 //    the ops before it and its u8 or i8 result is the kernel's output, or is dequantized
