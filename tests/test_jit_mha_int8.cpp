@@ -308,14 +308,6 @@ TEST_CASE("mha int8: forms the kernel cannot compute are refused with the reason
     g.result(attention(g, g.parameter(f32, Shape{8}), i8));
     refuses(g, "follows the Softmax");
   }
-  {
-    Graph g; // an integer product in an MLP chain
-    const auto x = g.parameter(u8, Shape{8, 16});
-    const auto h = g.quantize(g.convert(g.matmul(x, g.parameter(i8, Shape{16, 8})), f32),
-                              g.scalar(f32, 0.5), g.scalar(f32, 0.0), u8);
-    g.result(g.matmul(h, g.parameter(i8, Shape{8, 4})));
-    refuses(g, "MLP chain");
-  }
 }
 
 TEST_CASE("mha int8: the QDQ form (DequantizeLinear around f32 MatMuls) runs as the same kernel") {

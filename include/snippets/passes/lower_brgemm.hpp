@@ -19,12 +19,14 @@
 //       Brgemm                         m_blk rows x all of N, K deep, on register tiles
 //       epilogue ops, Stores           emitted by the Brgemm on its accumulators
 //       [SoftmaxRows]                  the block's rows of the scores, in place (scratch, or
-//                                      the output when the Softmax is the kernel's result)
+//                                      the output when the Softmax is the kernel's result;
+//                                      quantized attention: also the probabilities as bytes)
 //       [Brgemm, epilogue, Stores]     the second product, A = those rows (exp(x - max);
 //                                      it divides each row by its sum on the accumulators)
 //       [Brgemm, epilogue, Stores]...  an MLP chain: each product's A is the block's rows of
 //                                      the value before, stored in scratch by the epilogue
-//                                      before (two areas, written and read in turn)
+//                                      before (two areas, written and read in turn; bytes
+//                                      when that value is quantized to u8/i8: int8 products)
 //     [tail block: M % m_blk rows]     a copy of the group in a run-once loop
 //
 // Blocking (brgemm_blocking.hpp): the register tile is m_r rows by n_r vectors (6 x 4 with 32
@@ -368,11 +370,10 @@ private:
     s1.shape =
         brgemm_shape(std::get<ir::MatMul>(s1.mm->op), a.out_desc(0), s1.b->out_desc(0), lanes,
                      a_type, operand_type(lir, *s1.b, a_type), lir.native_bf16, lir.int8_dot);
-    // A: rows of f32 in scratch, or of bytes (quantized probabilities)
-    const auto& q = p.f.softmax.quantized;
-    const ElementType rows_type = q ? q->type : ElementType::f32;
+    // A: rows of f32 in scratch, or of bytes (quantized probabilities or activations)
     for (std::size_t i = 1; i < p.f.stages.size(); ++i) {
       Stage<T>& s = p.f.stages[i];
+      const ElementType rows_type = a_rows_type(p.f, s);
       s.shape =
           brgemm_shape(std::get<ir::MatMul>(s.mm->op),
                        {p.f.stages[i - 1].mm->out_desc(0).shape, {}, {}}, s.b->out_desc(0), lanes,
@@ -380,10 +381,21 @@ private:
     }
   }
 
+  /// The type of the rows a product after the first reads as A from scratch: the quantized
+  /// probabilities' (attention), u8 or i8 when the stage before ends in a Convert to them (a
+  /// quantized MLP chain: the epilogue stores those bytes), else f32.
+  template <class T> static ElementType a_rows_type(const Form<T>& f, const Stage<T>& s) {
+    if (f.softmax.quantized) return f.softmax.quantized->type;
+    if (!f.softmax.ops.empty()) return ElementType::f32;
+    const auto* c = std::get_if<ir::Convert>(&s.mm->input_expr(0).op);
+    return c && is_byte_integer(c->to) ? c->to : ElementType::f32;
+  }
+
   /// Integer products (BrgemmShape::quads or words): u8 or i8 A (less a zero point of its type)
-  /// times i8 B, on a target that has them, A's depths contiguous, sums that fit int32, not in
-  /// an MLP chain (attention may have two: the second reads the quantized probabilities), and
-  /// a B packed in the kernel with its rows or its columns contiguous.
+  /// times i8 B, on a target that has them, A's depths contiguous, sums that fit int32, and a
+  /// B packed in the kernel with its rows or its columns contiguous. After the first, an
+  /// integer product reads bytes its stage before stored (quantized probabilities or
+  /// activations).
   template <class T> static void check_integer_products(const Plan<T>& p) {
     for (const Stage<T>& s : p.f.stages) {
       const ir::BrgemmShape& sh = s.shape;
@@ -412,9 +424,6 @@ private:
                         " products of bytes, which may overflow "
                         "int32 past K = " +
                         std::to_string(max_integer_depth) + "; split the depth");
-      if (p.f.stages.size() > 1 && p.f.softmax.ops.empty())
-        fail(*s.mm, "is an integer product in an MLP chain; an int8 product is the only "
-                    "product of its kernel but in attention: split the subgraph");
       if (!std::holds_alternative<ir::Constant>(s.b->op) && sh.b_col != 1 && sh.b_depth != 1)
         fail(*s.mm, "reads an i8 B input whose rows and columns are both strided; pass B "
                     "planar [K, N] or transposed [N, K] (or give constant weights, packed at "
@@ -510,8 +519,8 @@ private:
   }
 
   /// An MLP chain: each product after the first reads its A from scratch, where the last op of
-  /// the stage before stores a block of m_blk rows. Two areas serve every stage, one written
-  /// while the other is read.
+  /// the stage before stores a block of m_blk rows (f32, or the bytes of a quantized chain).
+  /// Two areas serve every stage, one written while the other is read.
   template <class T> static void add_chain_stores(Plan<T>& p) {
     Form<T>& f = p.f;
     if (f.stages.size() < 2) return;
@@ -521,9 +530,10 @@ private:
       ir::Expression<T>& mm = *f.stages[i].mm;
       ir::PortConnector<T>& value = mm.input_connector(0);
       const auto& shape = f.stages[i - 1].mm->out_desc(0).shape;
-      ir::Expression<T>& st =
-          p.lir.insert_node(p.lir.find(mm), ir::Store{0, area[(i - 1) % 2], ElementType::f32},
-                            {&value}, 1, {}, mm.input_expr(0).name + "/rows");
+      const ElementType t = f.stages[i].shape.a_type; // (offsets: elements of that type)
+      const std::int64_t at = area[(i - 1) % 2] * (4 / std::int64_t(size_of(t)));
+      ir::Expression<T>& st = p.lir.insert_node(p.lir.find(mm), ir::Store{0, at, t}, {&value}, 1,
+                                                {}, mm.input_expr(0).name + "/rows");
       st.data_index = p.n_args;
       st.out_desc(0) = ir::PortDescriptor{shape, {}, {}};
       mm.input(0).set(&st.output(0));
@@ -686,6 +696,19 @@ private:
         tag.b_packed = pack_b(std::get<ir::Constant>(s.b->op).values, s.shape);
       else
         b = b_source.at(&s);
+      // the Scalars only this epilogue reads join the group before its Brgemm (the epilogue
+      // reads them from the constant table): live in one stage, not across the kernel (but the
+      // first stage's, which stay before the group, where its B copies are)
+      for (E* x : &s == &s1 ? std::vector<E*>{} : s.epilogue)
+        for (std::size_t i = 0; i < x->num_inputs(); ++i) {
+          E& c = x->input_expr(i);
+          bool own = std::holds_alternative<ir::Scalar>(c.op) &&
+                     std::find(group.begin(), group.end(), &c) == group.end();
+          for (const auto& u : c.output(0).consumers())
+            own = own &&
+                  std::find(s.epilogue.begin(), s.epilogue.end(), &u.owner()) != s.epilogue.end();
+          if (own) group.push_back(&c);
+        }
       E& brgemm =
           lir.insert_node(lir.find(*s.mm), tag, {&s.mm->input_connector(0), b}, 1, {}, s.mm->name);
       brgemm.out_desc(0).shape = s.mm->out_desc(0).shape;
