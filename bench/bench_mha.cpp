@@ -19,6 +19,11 @@
 // each length, program/program.hpp), against the Program of the static graph of each length,
 // both through Program::run on views, for lengths 1 to 512; the first run's time (plan and
 // compilation) is measured once per length.
+// Quantized attention (OpenVINO's MHAQuant, one kernel: test_jit_mha_int8): u8 Q, i8 K and V
+// [1,128,12,64] with the f32 mask, Q K^T summed in int32 (VPDPBUSD), dequantized, Softmax in
+// f32, the probabilities quantized to u8 (scale 1/255) and multiplied with V in int32, the
+// output dequantized to f32; against the f32 kernel above (same layout, same mask), in the same
+// run. Its output is checked against the reference interpreter before timing.
 // Usage: ./build/bench/bench_mha [--benchmark_repetitions=N]
 #include <omp.h>
 
@@ -123,6 +128,63 @@ void run_jit(Case& c, int threads) {
   c.jit->run_unchecked(in, out, {.threads = threads});
 }
 
+/// Quantized attention on byte inputs (see the file comment).
+G quantized_attention_graph() {
+  G g;
+  const auto q = g.transpose(g.parameter(ElementType::u8, {B, S, H, D}, "q"), {0, 2, 1, 3});
+  const auto k = g.transpose(g.parameter(ElementType::i8, {B, S, H, D}, "k"), {0, 2, 3, 1});
+  const auto v = g.transpose(g.parameter(ElementType::i8, {B, S, H, D}, "v"), {0, 2, 1, 3});
+  // Q's scale x K's x 1/sqrt(D): scores of a few units
+  auto s = g.multiply(g.convert(g.matmul(q, k), f32), g.scalar(f32, 1.0 / 16384));
+  s = g.add(s, g.parameter(f32, {B, H, S, S}, "mask"));
+  const auto p =
+      g.quantize(g.softmax(s, -1), g.scalar(f32, 1.0 / 255), g.scalar(f32, 0.0), ElementType::u8);
+  const auto o = g.multiply(g.convert(g.matmul(p, v), f32), g.scalar(f32, 0.02 / 255));
+  g.result(g.transpose(o, {0, 2, 1, 3}), "out");
+  return g;
+}
+
+struct QuantizedCase {
+  std::vector<std::uint8_t> q = bytes<std::uint8_t>(0, 256, 7);
+  std::vector<std::int8_t> k = bytes<std::int8_t>(-128, 256, 11),
+                           v = bytes<std::int8_t>(-128, 256, 13);
+  Buffer mask{std::size_t(B * H * S * S), -1.0f, 1.0f}, out{std::size_t(B * S * H * D)};
+  CompiledKernel jit = compile(quantized_attention_graph());
+
+  /// B*S*H*D bytes lo + (i * step mod span): every value of the type, in no row's order.
+  template <class Byte> static std::vector<Byte> bytes(int lo, int span, int step) {
+    std::vector<Byte> b(std::size_t(B * S * H * D));
+    for (std::size_t i = 0; i < b.size(); ++i)
+      b[i] = static_cast<Byte>(lo + int((i * std::size_t(step) + i / 97) % std::size_t(span)));
+    return b;
+  }
+  void run(int threads) {
+    const void* in[] = {q.data(), k.data(), v.data(), mask.p};
+    void* o[] = {out.p};
+    jit.run_unchecked(in, o, {.threads = threads});
+  }
+  /// The largest difference from the reference interpreter, over the output's largest value.
+  double relative_error() {
+    run(2);
+    auto tensor = [](ElementType t, auto first, auto last) {
+      return reference::Tensor::from_values(t, {B, S, H, D}, std::vector<double>(first, last));
+    };
+    const std::vector<reference::Tensor> in{
+        tensor(ElementType::u8, q.begin(), q.end()), tensor(ElementType::i8, k.begin(), k.end()),
+        tensor(ElementType::i8, v.begin(), v.end()),
+        reference::Tensor::from_values(f32, {B, H, S, S},
+                                       std::vector<double>(mask.p, mask.p + mask.n))};
+    const reference::Tensor want =
+        reference::evaluate(quantized_attention_graph(), std::span<const reference::Tensor>(in))[0];
+    double worst = 0, largest = 0;
+    for (std::size_t i = 0; i < out.n; ++i) {
+      worst = std::max(worst, std::fabs(double(out.p[i]) - want.at(i)));
+      largest = std::max(largest, std::fabs(want.at(i)));
+    }
+    return worst / largest;
+  }
+};
+
 std::vector<double>& first_run_ms() {
   static std::vector<double> ms;
   return ms;
@@ -197,9 +259,19 @@ void register_all() {
     std::fprintf(stderr, "bench_mha: snippets and oneDNN disagree (%.3g); not timing\n", worst);
     std::exit(1);
   }
+  auto qc = std::make_shared<QuantizedCase>();
+  // a level of the probabilities off here and there (test_jit_mha_int8), nothing more
+  const double rel = qc->relative_error();
+  std::printf("quantized attention vs the reference: max |difference| / max |output| %.3g\n", rel);
+  if (!(rel < 0.02)) {
+    std::fprintf(stderr, "bench_mha: the quantized kernel disagrees with the reference; not "
+                         "timing\n");
+    std::exit(1);
+  }
   for (int t : {1, 2}) {
     const std::string base = "mha_1x128x12x64/" + std::to_string(t) + "t/";
     register_benchmark(base + "jit", [c, t] { run_jit(*c, t); });
+    register_benchmark(base + "jit_int8", [qc, t] { qc->run(t); });
     register_benchmark(base + "onednn_unfused", [c, t] { run_onednn(*c, t); });
   }
 }
@@ -214,6 +286,14 @@ void print_table(const MedianReporter& rep) {
     if (jit <= 0 || dnnl <= 0) continue;
     std::printf("| MHA [1,128,12,64] | %d | %.1f | %.1f | %.1f | %.1f | %.2fx |\n", t, jit * 1e6,
                 dnnl * 1e6, flops / jit * 1e-9, flops / dnnl * 1e-9, dnnl / jit);
+  }
+  std::printf("\n| workload | threads | f32 kernel us | quantized kernel us | f32 / quantized "
+              "|\n|---|---|---|---|---|\n");
+  for (int t : {1, 2}) {
+    const std::string base = "mha_1x128x12x64/" + std::to_string(t) + "t/";
+    const double f = rep.seconds(base + "jit"), q = rep.seconds(base + "jit_int8");
+    if (f <= 0 || q <= 0) continue;
+    std::printf("| MHA [1,128,12,64] | %d | %.1f | %.1f | %.2fx |\n", t, f * 1e6, q * 1e6, f / q);
   }
   std::printf("\n| sequence | static Program us | dynamic Program us | dynamic / static | dynamic "
               "GFLOP/s | first run ms (plan + compile) |\n|---|---|---|---|---|---|\n");

@@ -142,9 +142,14 @@ SNIPPETS_LOWERED_TAG(BrgemmCopyB, BrgemmShape shape; std::size_t b_pointer = 0;
 /// exp(x - max) / sum, max and sum over the row (NaN propagates as in the reference). With
 /// `scales` >= 0 the rows keep exp(x - max) and 1 / sum of row r is stored at element
 /// `scales` + r instead: the Brgemm that reads them (Brgemm::row_scales) divides its product.
+/// With `quantized` >= 0 the probabilities are also quantized as ONNX QuantizeLinear does in
+/// f32 steps (Convert_to(Round(p / q_scale) + q_zero), round half to even, saturated, NaN 0)
+/// and written as `q_type` (u8 or i8) bytes, `n` a row, from byte 4 x `quantized` on: the A of
+/// an integer second product (quantized attention).
 SNIPPETS_LOWERED_TAG(SoftmaxRows, std::int64_t rows = 0; std::int64_t n = 0;
-                     std::int64_t row_stride = 0; std::int64_t offset = 0;
-                     std::int64_t scales = -1;);
+                     std::int64_t row_stride = 0; std::int64_t offset = 0; std::int64_t scales = -1;
+                     std::int64_t quantized = -1; float q_scale = 1; float q_zero = 0;
+                     ElementType q_type = ElementType::u8;);
 
 #undef SNIPPETS_LOWERED_TAG
 

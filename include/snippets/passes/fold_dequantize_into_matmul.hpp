@@ -18,8 +18,8 @@
 // alone and it stays an f32 product of the dequantized values: a nonzero weight zero point on a
 // B computed at run time, values of wq - zw outside i8, scales or zero points computed at run
 // time or per row, a zero point that is not an integer of its operand's range, a transposed A,
-// a B input read along its columns (transpose_b), constant weights with batches, a depth of 0
-// or past MatMulForm::max_integer_depth.
+// constant weights with batches, a depth of 0 or past MatMulForm::max_integer_depth. (A B input
+// read along its columns, K in attention, is packed by the kernel like one read along its rows.)
 //
 // Exactness: the i32 sums are exact; the f32 result differs from the dequantized f32 product
 // (whose reference is computed in double) by the roundings of s, of the sum to f32 (past 2^24)
@@ -153,8 +153,6 @@ std::optional<ir::Value> fold_dequantized_product(ir::Graph<T>& g, const ir::Mat
       if (!detail::holds_integer(ElementType::i8, values[i])) return std::nullopt;
     }
     wq = g.constant(ElementType::i8, s, std::move(values), name + "/weights");
-  } else if (mm.transpose_b && !ir::is<ir::Constant>(g.node(wq.output.node).op)) {
-    return std::nullopt; // LowerBrgemm reads an i8 B input planar only
   }
   std::vector<double> scales;
   for (Dim j = 0; j < (x->scales.size() == 1 && w->scales.size() == 1 ? 1 : n); ++j)

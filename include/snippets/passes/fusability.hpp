@@ -217,6 +217,8 @@ std::optional<Unfusable> type_fusability(const ir::Graph<T>& g, const ir::Node<T
     return std::nullopt;
   }
   if (ir::is<ir::Quantize>(n.op)) return std::nullopt; // floats in, a Convert's i8 or u8 out
+  // a Transpose moves values (folded into a load or a store: op_fusability), exact on any type
+  if (ir::is<ir::Transpose>(n.op)) return std::nullopt;
   if (ir::is<ir::MatMul>(n.op) && // bytes in, exact int32 sums out (op_fusability checked them)
       integer_product_types(g.type(n.inputs[0]).type, g.type(n.inputs[1]).type))
     return std::nullopt;

@@ -21,12 +21,14 @@
 //                                      call's range of panels: column_split, work[1])
 //       epilogue ops, Stores           emitted by the Brgemm on its accumulators
 //       [SoftmaxRows]                  the block's rows of the scores, in place (scratch, or
-//                                      the output when the Softmax is the kernel's result)
+//                                      the output when the Softmax is the kernel's result;
+//                                      quantized attention: also the probabilities as bytes)
 //       [Brgemm, epilogue, Stores]     the second product, A = those rows (exp(x - max);
 //                                      it divides each row by its sum on the accumulators)
 //       [Brgemm, epilogue, Stores]...  an MLP chain: each product's A is the block's rows of
 //                                      the value before, stored in scratch by the epilogue
-//                                      before (two areas, written and read in turn)
+//                                      before (two areas, written and read in turn; bytes
+//                                      when that value is quantized to u8/i8: int8 products)
 //     [tail block: M % m_blk rows]     a copy of the group in a run-once loop
 //
 // Blocking (brgemm_blocking.hpp): the register tile is m_r rows by n_r vectors (6 x 4 with 32
@@ -46,6 +48,7 @@
 #include <map>
 #include <set>
 
+#include "snippets/passes/attention_rows.hpp"
 #include "snippets/passes/brgemm_blocking.hpp"
 #include "snippets/passes/lir_queries.hpp"
 #include "snippets/passes/matmul_form.hpp"
@@ -90,10 +93,15 @@ private:
     std::vector<ir::Expression<T>*> epilogue;
     std::int64_t b_offset = -1; // elements into the scratch of its BrgemmCopyB (-1: constant)
   };
-  /// The decomposed Softmax (DecomposeSoftmax) of the first product's epilogue value `x`.
-  template <class T> struct Softmax {
-    ir::Expression<T>* x = nullptr;
-    std::vector<ir::Expression<T>*> ops; // max, sub, exp, sum, rcp, mul (its value)
+  /// The decomposed Softmax (DecomposeSoftmax) of the first product's epilogue value `x`, and
+  /// the quantization of its probabilities that an integer second product reads (quantized
+  /// attention; passes/attention_rows.hpp).
+  template <class T> struct Softmax : SoftmaxOps<T> {
+    std::optional<QuantizedProbabilities<T>> quantized;
+    /// The value the second product reads.
+    ir::Expression<T>* value() const {
+      return quantized ? quantized->ops.back() : this->ops.back();
+    }
   };
   template <class T> struct Form {
     std::vector<Stage<T>> stages; // one, or two around the Softmax (attention)
@@ -148,7 +156,7 @@ private:
                                        [&](const Stage<T>& s) { return s.b == &e; });
       if (in_softmax.count(&e) || weights) continue; // (a constant B)
       if (stage_of.count(&e)) { // the next product: reads a value of this one as its A
-        if (!f.softmax.ops.empty() && &e.input_expr(0) != f.softmax.ops.back())
+        if (!f.softmax.ops.empty() && &e.input_expr(0) != f.softmax.value())
           fail(e, "reads A from '" + e.input_expr(0).name +
                       "'; a MatMul after a Softmax must read the Softmax (attention)");
         if (!values.count(&e.input_expr(0)))
@@ -170,9 +178,12 @@ private:
         if (!MatMulForm::softmax_ok(static_cast<int>(stage)))
           fail(e, "is a Softmax of a product after the first; a kernel's Softmax reads the "
                   "first product (attention): split the subgraph");
-        f.softmax = match_softmax(e);
+        static_cast<SoftmaxOps<T>&>(f.softmax) = match_softmax(e);
+        f.softmax.quantized = match_quantized_probabilities(*f.softmax.ops.back());
         in_softmax.insert(f.softmax.ops.begin(), f.softmax.ops.end());
-        values = {f.softmax.ops.back()};
+        if (f.softmax.quantized)
+          in_softmax.insert(f.softmax.quantized->ops.begin(), f.softmax.quantized->ops.end());
+        values = {f.softmax.value()};
         continue;
       }
       Stage<T>& st = f.stages[stage];
@@ -237,39 +248,6 @@ private:
         fail(*r, "is not a numeric output with its last axis contiguous; MatMul kernels write "
                  "rows of numbers (transpose outside)");
     return f;
-  }
-
-  /// ReduceMax(x) -> Subtract(x, max) -> Exp -> ReduceSum -> Divide(1, sum) -> Multiply.
-  template <class T> static Softmax<T> match_softmax(ir::Expression<T>& max) {
-    using E = ir::Expression<T>;
-    auto only_user = [&](E& e) -> E& {
-      if (e.output(0).num_consumers() != 1)
-        fail(max, "starts a row reduction that is not a Softmax of the product; a MatMul "
-                  "kernel fuses a Softmax only");
-      return (*e.output(0).consumers().begin()).owner();
-    };
-    auto expect = [&](bool ok) {
-      if (!ok) fail(max, "starts a row reduction that is not a Softmax of the product");
-    };
-    Softmax<T> s;
-    s.x = &max.input_expr(0);
-    E& sub = only_user(max);
-    expect(std::holds_alternative<ir::Subtract>(sub.op) && &sub.input_expr(0) == s.x);
-    E& exp = only_user(sub);
-    expect(std::holds_alternative<ir::Exp>(exp.op) && exp.output(0).num_consumers() == 2);
-    E* sum = nullptr;
-    for (const auto& u : exp.output(0).consumers())
-      if (std::holds_alternative<ir::ReduceSum>(u.owner().op)) sum = &u.owner();
-    expect(sum != nullptr);
-    E& rcp = only_user(*sum);
-    const auto* one = std::get_if<ir::Scalar>(&rcp.input_expr(0).op);
-    expect(std::holds_alternative<ir::Divide>(rcp.op) && one && one->value == 1.0);
-    E& mul = only_user(rcp);
-    expect(std::holds_alternative<ir::Multiply>(mul.op) &&
-           (&mul.input_expr(0) == &exp || &mul.input_expr(1) == &exp));
-    expect(s.x->output(0).num_consumers() == 2); // the max and the subtraction
-    s.ops = {&max, &sub, &exp, sum, &rcp, &mul};
-    return s;
   }
 
   /// The type a product reads `x` as: its argument's, or for a constant the narrowest type
@@ -396,18 +374,32 @@ private:
     s1.shape =
         brgemm_shape(std::get<ir::MatMul>(s1.mm->op), a.out_desc(0), s1.b->out_desc(0), lanes,
                      a_type, operand_type(lir, *s1.b, a_type), lir.native_bf16, lir.int8_dot);
-    for (std::size_t i = 1; i < p.f.stages.size(); ++i) { // A: rows of f32 in scratch
+    // A: rows of f32 in scratch, or of bytes (quantized probabilities or activations)
+    for (std::size_t i = 1; i < p.f.stages.size(); ++i) {
       Stage<T>& s = p.f.stages[i];
+      const ElementType rows_type = a_rows_type(p.f, s);
       s.shape =
           brgemm_shape(std::get<ir::MatMul>(s.mm->op),
                        {p.f.stages[i - 1].mm->out_desc(0).shape, {}, {}}, s.b->out_desc(0), lanes,
-                       ElementType::f32, operand_type(lir, *s.b, ElementType::f32), false);
+                       rows_type, operand_type(lir, *s.b, rows_type), false, lir.int8_dot);
     }
   }
 
+  /// The type of the rows a product after the first reads as A from scratch: the quantized
+  /// probabilities' (attention), u8 or i8 when the stage before ends in a Convert to them (a
+  /// quantized MLP chain: the epilogue stores those bytes), else f32.
+  template <class T> static ElementType a_rows_type(const Form<T>& f, const Stage<T>& s) {
+    if (f.softmax.quantized) return f.softmax.quantized->type;
+    if (!f.softmax.ops.empty()) return ElementType::f32;
+    const auto* c = std::get_if<ir::Convert>(&s.mm->input_expr(0).op);
+    return c && is_byte_integer(c->to) ? c->to : ElementType::f32;
+  }
+
   /// Integer products (BrgemmShape::quads or words): u8 or i8 A (less a zero point of its type)
-  /// times i8 B, on a target that has them, A's depths contiguous, sums that fit int32, the only
-  /// product of the kernel, and a B packed in the kernel read along its rows.
+  /// times i8 B, on a target that has them, A's depths contiguous, sums that fit int32, and a
+  /// B packed in the kernel with its rows or its columns contiguous. After the first, an
+  /// integer product reads bytes its stage before stored (quantized probabilities or
+  /// activations).
   template <class T> static void check_integer_products(const Plan<T>& p) {
     for (const Stage<T>& s : p.f.stages) {
       const ir::BrgemmShape& sh = s.shape;
@@ -436,12 +428,10 @@ private:
                         " products of bytes, which may overflow "
                         "int32 past K = " +
                         std::to_string(max_integer_depth) + "; split the depth");
-      if (p.f.stages.size() > 1 || !p.f.softmax.ops.empty())
-        fail(*s.mm, "is an integer product in a chain or attention; an int8 product is the only "
-                    "product of its kernel: split the subgraph");
-      if (!std::holds_alternative<ir::Constant>(s.b->op) && sh.b_col != 1)
-        fail(*s.mm, "reads an i8 B input along its columns; pass B planar [K, N] (or give "
-                    "constant weights, packed at compile time in any layout)");
+      if (!std::holds_alternative<ir::Constant>(s.b->op) && sh.b_col != 1 && sh.b_depth != 1)
+        fail(*s.mm, "reads an i8 B input whose rows and columns are both strided; pass B "
+                    "planar [K, N] or transposed [N, K] (or give constant weights, packed at "
+                    "compile time in any layout)");
     }
   }
   static constexpr std::int64_t max_integer_depth = MatMulForm::max_integer_depth;
@@ -485,7 +475,7 @@ private:
     Form<T>& f = p.f;
     const std::int64_t N1 = p.out1[p.out1.size() - 1];
     const bool attention = f.stages.size() == 2;
-    E& value = *f.softmax.ops.back();
+    E& value = *f.softmax.value();
     if (!attention && f.results.size() != 1)
       fail(value, "is written to more than one output; write it once");
     // without a second product SoftmaxRows works in place in the output, on f32 rows
@@ -500,23 +490,41 @@ private:
     desc.reg = {};
     E& st = p.add_store(&f.softmax.x->output(0), index, desc, at, value.name + "/scores");
     // attention: the second Brgemm divides by the sums (one pass over the rows less)
-    const ir::SoftmaxRows tag{p.m_blk, N1, ProductStrides(desc).row, at,
-                              attention ? p.take_scratch(p.m_blk) : -1};
+    const auto& q = f.softmax.quantized;
+    ir::SoftmaxRows tag{p.m_blk, N1, ProductStrides(desc).row, at,
+                        attention && !q ? p.take_scratch(p.m_blk) : -1};
+    if (q) { // the probabilities quantized into rows of bytes, the second product's A
+      tag.quantized = p.take_scratch((p.m_blk * N1 + 3) / 4);
+      tag.q_scale = q->scale;
+      tag.q_zero = q->zero;
+      tag.q_type = q->type;
+    }
     E& rows =
         lir.insert_node(lir.find(*f.results.front()), tag, {&st.output(0)}, 1, {}, value.name);
     rows.data_index = index;
     rows.out_desc(0).shape = p.out1;
     value.output(0).replace_all_uses_with(&rows.output(0));
-    E& one = f.softmax.ops[4]->input_expr(0);
-    for (auto it = f.softmax.ops.rbegin(); it != f.softmax.ops.rend(); ++it) lir.erase(**it);
-    if (one.output(0).consumers().empty()) lir.erase(one);
+    std::vector<E*> ops = f.softmax.ops, scalars{&f.softmax.ops[4]->input_expr(0)};
+    if (q) {
+      ops.insert(ops.end(), q->ops.begin(), q->ops.end());
+      for (E* e : q->ops)
+        for (std::size_t i = 0; i < e->num_inputs(); ++i)
+          if (std::holds_alternative<ir::Scalar>(e->input_expr(i).op))
+            scalars.push_back(&e->input_expr(i));
+    }
+    for (auto it = ops.rbegin(); it != ops.rend(); ++it) lir.erase(**it);
+    for (std::size_t i = 0; i < scalars.size(); ++i) // (each once)
+      if (std::find(scalars.begin(), scalars.begin() + std::ptrdiff_t(i), scalars[i]) ==
+              scalars.begin() + std::ptrdiff_t(i) &&
+          scalars[i]->output(0).consumers().empty())
+        lir.erase(*scalars[i]);
     f.stages.front().epilogue.push_back(&st);
     p.softmax_rows = &rows;
   }
 
   /// An MLP chain: each product after the first reads its A from scratch, where the last op of
-  /// the stage before stores a block of m_blk rows. Two areas serve every stage, one written
-  /// while the other is read.
+  /// the stage before stores a block of m_blk rows (f32, or the bytes of a quantized chain).
+  /// Two areas serve every stage, one written while the other is read.
   template <class T> static void add_chain_stores(Plan<T>& p) {
     Form<T>& f = p.f;
     if (f.stages.size() < 2) return;
@@ -526,9 +534,10 @@ private:
       ir::Expression<T>& mm = *f.stages[i].mm;
       ir::PortConnector<T>& value = mm.input_connector(0);
       const auto& shape = f.stages[i - 1].mm->out_desc(0).shape;
-      ir::Expression<T>& st =
-          p.lir.insert_node(p.lir.find(mm), ir::Store{0, area[(i - 1) % 2], ElementType::f32},
-                            {&value}, 1, {}, mm.input_expr(0).name + "/rows");
+      const ElementType t = f.stages[i].shape.a_type; // (offsets: elements of that type)
+      const std::int64_t at = area[(i - 1) % 2] * (4 / std::int64_t(size_of(t)));
+      ir::Expression<T>& st = p.lir.insert_node(p.lir.find(mm), ir::Store{0, at, t}, {&value}, 1,
+                                                {}, mm.input_expr(0).name + "/rows");
       st.data_index = p.n_args;
       st.out_desc(0) = ir::PortDescriptor{shape, {}, {}};
       mm.input(0).set(&st.output(0));
@@ -691,7 +700,7 @@ private:
       tag.column_range = p.columns && &s == &p.f.stages.back(); // the last product's
       if (p.softmax_rows && &s != &s1) {
         const auto& rows = std::get<ir::SoftmaxRows>(p.softmax_rows->op);
-        tag.a_offset = rows.offset;
+        tag.a_offset = rows.quantized >= 0 ? rows.quantized * 4 : rows.offset; // (bytes: u8/i8)
         tag.row_scales = rows.scales;
       } else if (&s != &s1) { // the Store of the stage before
         tag.a_offset = std::get<ir::Store>(s.mm->input_expr(0).op).offset;
@@ -701,6 +710,19 @@ private:
         tag.b_packed = pack_b(std::get<ir::Constant>(s.b->op).values, s.shape);
       else
         b = b_source.at(&s);
+      // the Scalars only this epilogue reads join the group before its Brgemm (the epilogue
+      // reads them from the constant table): live in one stage, not across the kernel (but the
+      // first stage's, which stay before the group, where its B copies are)
+      for (E* x : &s == &s1 ? std::vector<E*>{} : s.epilogue)
+        for (std::size_t i = 0; i < x->num_inputs(); ++i) {
+          E& c = x->input_expr(i);
+          bool own = std::holds_alternative<ir::Scalar>(c.op) &&
+                     std::find(group.begin(), group.end(), &c) == group.end();
+          for (const auto& u : c.output(0).consumers())
+            own = own &&
+                  std::find(s.epilogue.begin(), s.epilogue.end(), &u.owner()) != s.epilogue.end();
+          if (own) group.push_back(&c);
+        }
       E& brgemm =
           lir.insert_node(lir.find(*s.mm), tag, {&s.mm->input_connector(0), b}, 1, {}, s.mm->name);
       brgemm.out_desc(0).shape = s.mm->out_desc(0).shape;

@@ -38,7 +38,10 @@
 //    tensors stay within that budget and no other Subgraph or Result reads the values in
 //    between. Or a Softmax of the first product's value joins, and a second MatMul that
 //    reads the Softmax (attention: [Transpose] -> MatMul -> [scale, mask] -> Softmax ->
-//    MatMul -> [Transpose]), which seals the Subgraph: only a Transpose of its output joins;
+//    MatMul -> [Transpose]), which seals the Subgraph: only a Transpose of its output joins.
+//    Quantized attention (MHAQuant): the second MatMul may read a Quantize to u8/i8 of the
+//    Softmax (a scale and a zero point of one value each) instead, and an integer second
+//    product's epilogue (its dequantization, a requantization) joins before the seal;
 //  - FakeQuantize and Quantize are taken like the elementwise ops DecomposeQuantization makes of
 //    them (as OpenVINO's tokenizer keeps FakeQuantize in its Subgraphs): a quantization joins
 //    the ops before it and its u8 or i8 result is the kernel's output, or is dequantized
@@ -409,6 +412,13 @@ private:
       const ir::Node<T>& n = g_.node(o.node);
       return ir::is<ir::Transpose>(n.op) && !c.has(n.inputs[0].node);
     };
+    // quantized attention: a Quantize to u8/i8 of the Softmax alone, read by the second MatMul
+    // alone (LowerBrgemm quantizes the probabilities into its A: attention_rows.hpp)
+    std::optional<ir::NodeId> quantized;
+    for (ir::NodeId m : sorted)
+      if (ir::is<ir::Quantize>(g_.node(m).op) && !softmax.empty() &&
+          g_.node(m).inputs[0] == ir::Output{softmax[0], 0})
+        quantized = m;
     // stage_[m]: the product member m computes on (MatMulForm::none: inputs only), written
     // before it is read; after_[m] == mark: m depends on the Softmax
     const std::uint64_t mark = ++marks_;
@@ -436,14 +446,21 @@ private:
                               ? from_outside(n.inputs[0])
                               : c.has(n.inputs[0].node) && stage_[n.inputs[0].node] == a_stage;
         if (!a_ok || !from_outside(n.inputs[1])) return false;
+        const ir::NodeId probabilities = quantized ? *quantized : softmax.empty() ? 0 : softmax[0];
         if (!softmax.empty() && a_stage == MatMulForm::softmax_stage && // reads the Softmax alone
-            (n.inputs[0].node != softmax[0] || g_.users(ir::Output{softmax[0], 0}).size() != 1))
+            (n.inputs[0].node != probabilities || g_.users(ir::Output{softmax[0], 0}).size() != 1 ||
+             g_.users(ir::Output{probabilities, 0}).size() != 1))
           return false;
         stage_[m] = static_cast<int>(i);
         continue;
       }
       if (two) return false; // reads the values of two products
       stage_[m] = from;
+      if (quantized && m == *quantized) { // its scale and zero point: one value each
+        for (std::size_t i = 1; i < n.inputs.size(); ++i)
+          if (g_.type(n.inputs[i]).shape.element_count() != 1) return false;
+        continue;
+      }
       if (early && !MatMulForm::reads_inputs_only_ok(stage_[m])) return false;
       if (ir::is<ir::Transpose>(n.op)) continue;
       const int s = std::max(stage_[m], 0); // ops on inputs alone: the first product's shape
@@ -461,8 +478,11 @@ private:
                                ir::is<ir::Select>(n.op) || ir::is<ir::PRelu>(n.op) || converts;
       const ElementType type = n.outputs[0].type;
       // the tokenizer's seal: nothing elementwise after the Softmax, not even an epilogue of the
-      // second product (which LowerBrgemm would lower: matmul_form.hpp)
-      if (late || !elementwise || n.outputs[0].shape != shape ||
+      // second product (which LowerBrgemm would lower: matmul_form.hpp), but for an integer
+      // second product (quantized attention), whose i32 sums its epilogue dequantizes
+      const bool dequantizes = late && stage_[m] == 1 && mms.size() == 2 &&
+                               g_.node(mms[1]).outputs[0].type == ElementType::i32;
+      if ((late && !dequantizes) || !elementwise || n.outputs[0].shape != shape ||
           !(product_type(type) || (converts && is_byte_integer(type))))
         return false;
     }
@@ -474,10 +494,12 @@ private:
       if (ir::is<ir::Transpose>(g_.node(m).op) && !after(m))
         for (const ir::Use& u : g_.users(ir::Output{m, 0}))
           if (c.has(u.node) && !ir::is<ir::MatMul>(g_.node(u.node).op)) return false;
-    for (const ir::Output& o : b.inputs) // u8/i8 only as the operands of integer products
-      if (!product_type(g_.type(o).type))
+    for (const ir::Output& o : b.inputs)  // u8/i8 only as the operands of integer products
+      if (!product_type(g_.type(o).type)) // (or through the Transposes they read, above)
         for (const ir::Use& u : g_.users(o))
-          if (c.has(u.node) && !ir::is<ir::MatMul>(g_.node(u.node).op)) return false;
+          if (c.has(u.node) && !ir::is<ir::MatMul>(g_.node(u.node).op) &&
+              !ir::is<ir::Transpose>(g_.node(u.node).op))
+            return false;
     return b.inputs.size() + b.outputs.size() <= MatMulForm::max_operands;
   }
 

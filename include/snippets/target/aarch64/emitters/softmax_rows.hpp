@@ -40,6 +40,8 @@ public:
 
   /// The rows of `s` at `base` (plus its offset), in place.
   void emit(const GpX& base, const ir::SoftmaxRows& s) {
+    // quantized probabilities feed an integer product, which this target does not have
+    SNIPPETS_ASSERT(s.quantized < 0) << "quantized SoftmaxRows on AArch64";
     if (static_cast<int>(c_.temps.size()) < gp_temps)
       raise("snippets.compile.codegen", "the AArch64 SoftmaxRows needs " +
                                             std::to_string(gp_temps) +

@@ -33,7 +33,8 @@
 // a B whose columns are contiguous is transposed in registers (pairs: as dwords), other
 // strides are gathered (f32 only). Quads: four rows of an i8 B along its rows are read as
 // int32s, masked to their bytes and shifted into the dwords of a panel row; their sums make the
-// compensation row.
+// compensation row. An i8 B read along its columns (K in attention) has a column's four bytes
+// together: gathered as dwords (the last K % 4 bytes, and words, byte by byte).
 #pragma once
 
 #include <algorithm>
@@ -124,7 +125,9 @@ public:
     h_.lea(to, h_.ptr[dst + static_cast<int>(c.b_offset * 4)]);
     const std::int64_t w = s.panel_width();
     each_panel(s, c.column_range, [&](std::int64_t width) {
-      if (s.quads || s.words)
+      if ((s.quads || s.words) && s.b_depth == 1 && s.b_col != 1)
+        transposed_integer_panel(s, width);
+      else if (s.quads || s.words)
         integer_panel(s, width);
       else if (s.b_depth == 1 && s.b_col != 1)
         transposed_panel(s, width);
@@ -246,6 +249,111 @@ private:
       h_.vmovups(h_.ptr[dst + static_cast<int>(j * lanes * 4)], sum);
     }
   }
+  /// One panel of `width` columns of an i8 B whose depths are contiguous (a transposed B: K
+  /// in attention), in quads (words): the four (two) bytes of a column that make a dword of a
+  /// panel row lie together, so quads gather them as dwords (VPGATHERDD, the columns' byte
+  /// offsets); the last K % 4 depths, and words (sign-extended), move byte by byte through eax,
+  /// never past B. Then the compensation row, from the packed panel. Registers as row_panel
+  /// but t_[4] assembles a dword (the depth counter is on the stack).
+  void transposed_integer_panel(const ir::BrgemmShape& s, std::int64_t width) {
+    const int per_row = s.depths_per_row(), bits = 32 / per_row;
+    const Xbyak::Reg64 from = t_[0], row = t_[1], to = t_[2], dst = t_[3];
+    const Xbyak::Reg32 word = t_[4].cvt32();
+    const std::int64_t w = s.panel_width(), full = s.k / per_row, rest = s.k % per_row;
+    const Vmm index(8), mask(9);
+    h_.mov(row, from);
+    h_.mov(dst, to);
+    auto bytes_row = [&](int depths) { // one panel row, byte by byte
+      for (std::int64_t l = 0; l < w; ++l) {
+        h_.xor_(word, word);
+        for (int d = 0; d < depths && l < width; ++d) {
+          const Xbyak::Address at = h_.byte[row + static_cast<int>(l * s.b_col + d)];
+          if (per_row == 4) {
+            h_.movzx(h_.eax, at);
+          } else {
+            h_.movsx(h_.eax, at);
+            h_.and_(h_.eax, 0xffff);
+          }
+          if (d) h_.shl(h_.eax, bits * d);
+          h_.or_(word, h_.eax);
+        }
+        h_.mov(h_.dword[dst + static_cast<int>(l * 4)], word);
+      }
+    };
+    auto gather_row = [&] { // quads: each column's four bytes as a dword
+      for (int j = 0; j < s.n_r; ++j) {
+        const Vmm v(j);
+        const std::int64_t valid = std::clamp<std::int64_t>(width - j * lanes, 0, lanes);
+        bitwise_xor(v, v, v);
+        if (valid == 0) {
+          h_.vmovups(h_.ptr[dst + static_cast<int>(j * lanes * 4)], v);
+          continue;
+        }
+        h_.vmovups(index, consts_.lane_offsets(static_cast<std::int32_t>(s.b_col)));
+        const Xbyak::RegExp at = row + static_cast<int>(j * lanes * s.b_col);
+        if constexpr (avx512) {
+          if (valid == lanes)
+            h_.kxnorw(Xbyak::Opmask(1), Xbyak::Opmask(1), Xbyak::Opmask(1));
+          else
+            set_tail_mask(h_, consts_, mask, valid);
+          h_.vpgatherdd(v | Xbyak::Opmask(1), h_.ptr[at + index]);
+        } else {
+          if (valid == lanes)
+            h_.vpcmpeqd(mask, mask, mask);
+          else
+            set_tail_mask(h_, consts_, mask, valid);
+          h_.vpgatherdd(v, h_.ptr[at + index], mask);
+        }
+        h_.vmovups(h_.ptr[dst + static_cast<int>(j * lanes * 4)], v);
+      }
+    };
+    repeat_on_stack(full, [&] {
+      if (per_row == 4)
+        gather_row();
+      else
+        bytes_row(per_row);
+      h_.add(dst, static_cast<int>(w * 4));
+      h_.add(row, per_row);
+    });
+    if (rest) {
+      bytes_row(static_cast<int>(rest));
+      h_.add(dst, static_cast<int>(w * 4));
+    }
+    if (!s.compensated()) return;
+    // the column sums of the packed rows: each dword's bytes (words) times 1, added up
+    const Vmm x(8), ones(9);
+    for (int j = 0; j < s.n_r; ++j) bitwise_xor(Vmm(4 + j), Vmm(4 + j), Vmm(4 + j));
+    h_.vmovups(ones, consts_.bits(per_row == 4 ? 0x01010101u : 0x00010001u));
+    h_.mov(row, to);
+    repeat_on_stack(s.depth_rows(), [&] {
+      for (int j = 0; j < s.n_r; ++j) {
+        h_.vmovups(x, h_.ptr[row + static_cast<int>(j * lanes * 4)]);
+        if (per_row == 4) {
+          dot_bytes(Vmm(4 + j), ones, x);
+        } else {
+          h_.vpmaddwd(x, x, ones);
+          h_.vpaddd(Vmm(4 + j), Vmm(4 + j), x);
+        }
+      }
+      h_.add(row, static_cast<int>(w * 4));
+    });
+    for (int j = 0; j < s.n_r; ++j) { // dst is at the compensation row: -a_offset x sum
+      const Vmm sum(4 + j);
+      h_.vpmulld(sum, sum, consts_.bits(0u - static_cast<std::uint32_t>(s.a_offset())));
+      h_.vmovups(h_.ptr[dst + static_cast<int>(j * lanes * 4)], sum);
+    }
+  }
+  /// Emits `body` `count` times, counted down in the frame's second slot (copy-B has no tile).
+  template <class F> void repeat_on_stack(std::int64_t count, F&& body) {
+    if (count == 0) return;
+    h_.mov(h_.qword[h_.rsp + 8], static_cast<std::uint32_t>(count));
+    Xbyak::Label next;
+    h_.L(next);
+    body();
+    h_.dec(h_.qword[h_.rsp + 8]);
+    h_.jnz(next, Xbyak::CodeGenerator::T_NEAR);
+  }
+
   void bitwise_and(Vmm d, Vmm a, const Xbyak::Operand& b) {
     if constexpr (avx512)
       h_.vpandd(d, a, b);

@@ -7,7 +7,11 @@
 //   1. max  = the row's maximum;
 //   2. e    = exp(x - max), stored back, and sum += e;
 //   3. x    = e * (1 / sum), or, with SoftmaxRows::scales, 1 / sum stored for the Brgemm that
-//      reads the rows (it scales its accumulators: one sweep less).
+//      reads the rows (it scales its accumulators: one sweep less), or, with
+//      SoftmaxRows::quantized, p = e * (1 / sum) quantized on the registers as the
+//      Quantize decomposition computes it (Round(p / scale) + zero, round half to even, then
+//      the converting store's truncation, saturation and NaN -> 0) and written as bytes to
+//      the A rows of an integer second product; the f32 rows keep e.
 // The same decomposition as DecomposeSoftmax. NaN: a NaN in the row reaches the sum through
 // exp(NaN - max) whatever max is, so the row is NaN as in the reference without a
 // NaN-propagating max; x - max is <= 0 or NaN, so exp needs no overflow clamp.
@@ -46,12 +50,23 @@ public:
     for (const auto& r : pool_)
       if (r.getIdx() != base.getIdx() && t_.size() < 4) t_.push_back(r);
     SNIPPETS_ASSERT(t_.size() == 4) << "SoftmaxRows needs four general-purpose registers";
+    quantized_ = s.quantized >= 0;
+    if (quantized_) // the byte rows' pointer in the sweep
+      for (const auto& r : pool_)
+        if (r.getIdx() != base.getIdx() && t_.size() < 5 &&
+            std::none_of(t_.begin(), t_.end(),
+                         [&](const auto& u) { return u.getIdx() == r.getIdx(); }))
+          t_.push_back(r);
+    SNIPPETS_ASSERT(t_.size() == (quantized_ ? 5u : 4u))
+        << "quantized SoftmaxRows needs five general-purpose registers";
     for (const auto& r : t_) h_.push(r);
     const Xbyak::Reg64 row = t_[0], rows = t_[2], scales = t_[3];
     n_ = s.n;
     scales_ = s.scales >= 0;
+    q_ = s;
     h_.lea(row, h_.ptr[base + static_cast<int>(s.offset * 4)]);
-    if (scales_) h_.lea(scales, h_.ptr[base + static_cast<int>(s.scales * 4)]);
+    if (scales_ || quantized_) // (the byte rows: 4 x quantized bytes on)
+      h_.lea(scales, h_.ptr[base + static_cast<int>((scales_ ? s.scales : s.quantized) * 4)]);
     h_.mov(rows, static_cast<std::uint32_t>(s.rows));
     Xbyak::Label next;
     h_.L(next);
@@ -60,6 +75,7 @@ public:
     h_.pop(rows);
     h_.add(row, static_cast<int>(s.row_stride * 4));
     if (scales_) h_.add(scales, 4);
+    if (quantized_) h_.add(scales, static_cast<int>(s.n)); // byte rows, n bytes each
     h_.dec(rows);
     h_.jnz(next, Xbyak::CodeGenerator::T_NEAR);
     for (auto it = t_.rbegin(); it != t_.rend(); ++it) h_.pop(*it);
@@ -104,11 +120,29 @@ private:
     h_.vmovups(val(0), consts_.value(1.0f));
     h_.vdivps(bcast(), val(0), bcast());
     if (scales_) return h_.vmovss(h_.ptr[t_[3]], Xbyak::Xmm(bcast().getIdx()));
+    if (quantized_) return quantize_row(c);
     sweep([&](int k, const Xbyak::Address& at, std::int64_t count) {
       load(val(k), at, count);
       h_.vmulps(val(k), val(k), bcast());
       store(at, val(k), count);
     });
+  }
+
+  /// The byte row at t_[3]: Convert_to(Round(e * (1 / sum) / scale) + zero) per element.
+  void quantize_row(EmitContext<Vmm>& c) {
+    MemoryAccess<Vmm> bytes(h_, consts_, scratch_, false, Xbyak::util::rsp);
+    h_.mov(t_[4], t_[3]);
+    sweep(
+        [&](int k, const Xbyak::Address& at, std::int64_t count) {
+          load(val(k), at, count);
+          h_.vmulps(val(k), val(k), bcast());
+          h_.vdivps(val(k), val(k), consts_.value(q_.q_scale));
+          detail::round(c, val(k), val(k), detail::round_nearest); // half to even
+          if (q_.q_zero != 0) h_.vaddps(val(k), val(k), consts_.value(q_.q_zero));
+          bytes.store(t_[4] + k * lanes, val(k), q_.q_type, count,
+                      [&] { return set_tail_mask(h_, consts_, scratch_[0], count); });
+        },
+        lanes);
   }
 
   /// bcast() = the accumulators folded together, reduced across lanes, in every lane.
@@ -120,8 +154,9 @@ private:
   }
 
   /// body(k, address, count) for each vector of the row: `unroll` at a time in a loop, then
-  /// the whole vectors left, then the partial one (count < lanes).
-  template <class Body> void sweep(const Body& body) {
+  /// the whole vectors left, then the partial one (count < lanes). `bytes_step`: t_[4] also
+  /// moves that many bytes per vector (the byte rows of quantize_row).
+  template <class Body> void sweep(const Body& body, int bytes_step = 0) {
     const Xbyak::Reg64 row = t_[0], col = t_[1], counter = t_[2];
     const std::int64_t full = n_ / lanes, groups = full / unroll, rest = full % unroll;
     const std::int64_t tail = n_ % lanes;
@@ -133,6 +168,7 @@ private:
       h_.L(loop);
       for (int k = 0; k < unroll; ++k) body(k, at(k), lanes);
       h_.add(col, unroll * lanes * 4);
+      if (bytes_step) h_.add(t_[4], unroll * bytes_step);
       h_.dec(counter);
       h_.jnz(loop, Xbyak::CodeGenerator::T_NEAR);
     }
@@ -156,6 +192,8 @@ private:
   Vmm v_[2 * unroll + 2];
   std::int64_t n_ = 0;
   bool scales_ = false;
+  bool quantized_ = false;
+  ir::SoftmaxRows q_;
 };
 
 } // namespace snippets::x64

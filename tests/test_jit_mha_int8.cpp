@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: Apache-2.0
+// JIT tests of quantized attention kernels (OpenVINO's MHAQuant; passes/lower_brgemm.hpp,
+// passes/attention_rows.hpp, emitters/softmax_rows.hpp): u8 or i8 Q (with a zero point) times
+// i8 K summed exactly in int32, dequantized, scaled and masked on the registers, an f32
+// Softmax, its probabilities quantized to u8 or i8 (QuantizeLinear: round half to even,
+// saturated) into the A rows of a second integer product with i8 V, written as its i32 sums,
+// dequantized f32 or requantized u8. Both x64 ISAs, VPDPBUSD and 16-bit words
+// (native_int8 = false), 1 and 3 threads, against the reference interpreter in double.
+//
+// Exactness. Both products are exact integer sums, so the only difference from the reference
+// is the f32 Softmax: a probability p is off by a relative e = 2 ds + (2 N + 20) 2^-24 (ds:
+// the scores' absolute error, two f32 roundings of |acc x scale| and one of the mask; N keys:
+// the sum; test_jit_mha.cpp), and its quantized level x = p / scale + zero is then one of
+// the levels of [x (1 - e), x (1 + e)]: the same as the reference's unless that interval holds
+// a rounding boundary (a level ambiguous by one). So the i32 output must equal the
+// reference's but for the sum of |v| over the ambiguous levels of its row (most rows: none,
+// bit for bit); the f32 output (one rounding of an exact f32 sum times a scale) within that
+// times the scale (and two f32 roundings of such a value; else compare_bounded's 8 ulp); a
+// requantized u8 output within that over its scale plus one level.
+#include <cmath>
+
+#include "matmul_test_util.hpp"
+
+using namespace snippets;
+using namespace snippets::jit_test;
+
+namespace {
+
+constexpr ElementType u8 = ElementType::u8, i8 = ElementType::i8, i32 = ElementType::i32;
+
+/// Quantized attention: Q (q_type) and K, V (i8) [B, S, H, D] (or, `planar`, Q and V
+/// [B*H, S, D], K [B*H, D, KV] or with `k_rows` [B*H, KV, D] read transposed);
+/// out = dequant(quant(softmax(dequant(Q K^T) + mask)) V), [B, S, H, D] (or planar).
+struct QAttention {
+  Dim b = 1, s = 8, h = 2, d = 16, kv = 0;
+  ElementType q_type = u8;
+  bool planar = true, k_rows = false, mask = false;
+  std::int32_t q_zero = 0; // Q's zero point (MatMul::a_zero_point)
+  ElementType p_type = u8; // the quantized probabilities'
+  double p_scale = 1.0 / 255, p_zero = 0;
+  ElementType out = f32; // i32: the second product's sums; u8: requantized
+  double v_scale = 0.02, out_scale = 0.01, out_zero = 100;
+
+  Dim keys() const { return kv ? kv : s; }
+  /// Dequantization of the scores: Q's scale x K's x 1/sqrt(D), such that they span a few units.
+  double qk_scale() const { return 3.0 / (128.0 * 100 * std::sqrt(double(d))); }
+  std::vector<Shape> inputs() const {
+    std::vector<Shape> in;
+    if (planar)
+      in = {Shape{b * h, s, d}, k_rows ? Shape{b * h, keys(), d} : Shape{b * h, d, keys()},
+            Shape{b * h, keys(), d}};
+    else
+      in = {Shape{b, s, h, d}, Shape{b, keys(), h, d}, Shape{b, keys(), h, d}};
+    if (mask) in.push_back(Shape{1, s, keys()});
+    return in;
+  }
+  std::string name() const {
+    std::ostringstream os;
+    os << (planar ? "planar " : "") << (k_rows ? "K rows " : "") << "b" << b << " s" << s << " kv"
+       << keys() << " h" << h << " d" << d << " Q " << to_string(q_type) << " less " << q_zero
+       << ", P " << to_string(p_type) << " + " << p_zero << (mask ? ", mask" : "") << ", out "
+       << to_string(out);
+    return os.str();
+  }
+};
+
+/// upto: 0 the output, 1 the probabilities [B, H, S, KV] (f32), 2 the scores before the mask.
+Graph build(const QAttention& a, int upto = 0) {
+  const auto in = a.inputs();
+  Graph g;
+  auto q = g.parameter(a.q_type, in[0], "q");
+  auto k = g.parameter(i8, in[1], "k");
+  auto v = g.parameter(i8, in[2], "v");
+  if (!a.planar) {
+    q = g.transpose(q, {0, 2, 1, 3});
+    k = g.transpose(k, {0, 2, 3, 1});
+    v = g.transpose(v, {0, 2, 1, 3});
+  }
+  const auto acc = g.make(ir::MatMul{false, a.planar && a.k_rows, a.q_zero}, {q, k})[0];
+  auto scores = g.multiply(g.convert(acc, f32), g.scalar(f32, a.qk_scale()));
+  if (upto == 2) {
+    g.result(scores);
+    return g;
+  }
+  if (a.mask) scores = g.add(scores, g.parameter(f32, in[3], "mask"));
+  const auto p = g.softmax(scores, -1);
+  if (upto == 1) {
+    g.result(p);
+    return g;
+  }
+  const auto pq = g.quantize(p, g.scalar(f32, a.p_scale), g.scalar(f32, a.p_zero), a.p_type);
+  const auto sums = g.make(ir::MatMul{false, false, std::int32_t(a.p_zero)}, {pq, v})[0];
+  ir::Value out = sums;
+  if (a.out != i32) {
+    out = g.multiply(g.convert(sums, f32), g.scalar(f32, a.p_scale * a.v_scale));
+    if (a.out != f32)
+      out = g.quantize(out, g.scalar(f32, a.out_scale), g.scalar(f32, a.out_zero), a.out);
+  }
+  g.result(a.planar ? out : g.transpose(out, {0, 2, 1, 3}), "out");
+  return g;
+}
+
+std::vector<Tensor> make_inputs(const QAttention& a, std::uint64_t seed) {
+  const auto shapes = a.inputs();
+  std::vector<Tensor> in{bytes(a.q_type, shapes[0], seed), bytes(i8, shapes[1], seed + 1),
+                         bytes(i8, shapes[2], seed + 2)};
+  if (a.mask) in.push_back(uniform(shapes[3], seed + 3, -2, 0));
+  return in;
+}
+
+double max_abs(const Tensor& t) {
+  double m = 0;
+  for (std::size_t i = 0; i < t.size(); ++i) m = std::max(m, std::fabs(t.at(i)));
+  return m;
+}
+
+/// The error bound of each output element (see the file comment), in the output's layout.
+Tensor output_bound(const QAttention& a, const std::vector<Tensor>& in) {
+  const std::span<const Tensor> inputs(in);
+  const Tensor p = reference::evaluate(build(a, 1), inputs)[0]; // [B, H, S, KV] or [BH, S, KV]
+  const double acc = max_abs(reference::evaluate(build(a, 2), inputs.first(3))[0]);
+  const double ds = 0x1p-22 * acc + (a.mask ? 0x1p-23 * (acc + max_abs(in[3])) : 0);
+  const double e = 2 * ds + double(2 * a.keys() + 20) * 0x1p-24;
+  const Dim S = a.s, KV = a.keys(), D = a.d, H = a.h;
+  std::vector<double> bound(std::size_t(a.b * H * S * D), 0.0);
+  for (Dim b = 0; b < a.b; ++b)
+    for (Dim h = 0; h < H; ++h)
+      for (Dim i = 0; i < S; ++i)
+        for (Dim j = 0; j < KV; ++j) {
+          const double x = p.at(std::size_t(((b * H + h) * S + i) * KV + j)) / a.p_scale;
+          const double lo = std::nearbyint(x * (1 - e) - 1e-9), hi = std::nearbyint(x * (1 + e));
+          if (lo == hi) continue; // one level whatever the kernel's rounding
+          for (Dim c = 0; c < D; ++c) {
+            const Dim vi =
+                a.planar ? ((b * H + h) * KV + j) * D + c : ((b * KV + j) * H + h) * D + c;
+            const Dim oi = a.planar ? ((b * H + h) * S + i) * D + c : ((b * S + i) * H + h) * D + c;
+            bound[std::size_t(oi)] += std::fabs(in[2].at(std::size_t(vi)));
+          }
+        }
+  for (double& x : bound) {
+    if (a.out == f32) x *= a.p_scale * a.v_scale;
+    if (a.out != f32 && a.out != i32 && x != 0) x = x * a.p_scale * a.v_scale / a.out_scale + 1;
+  }
+  return Tensor::from_values(f32, a.planar ? Shape{a.b * H, S, D} : Shape{a.b, S, H, D}, bound);
+}
+
+/// Calls f(options) for both ISAs, with VPDPBUSD (where the host has it) and with 16-bit
+/// words (CompileOptions::native_int8 = false).
+template <class F> void for_each_variant(F&& f) {
+  for_each_isa([&](x64::Isa isa) {
+    for (const bool native : {true, false}) {
+      if (native && !x64::Traits::int8_dot(isa)) {
+        test::skip_on_host(isa == x64::Isa::avx2 ? "AVX-VNNI" : "AVX512_VNNI");
+        continue;
+      }
+      INFO((native ? "VPDPBUSD" : "words, VPMADDWD (native_int8 = false)"));
+      f(CompileOptions{.isa = isa, .native_int8 = native});
+    }
+  });
+}
+
+/// Compiles the attention every way and compares each run with the reference within
+/// output_bound; returns how many output elements had a nonzero bound (ambiguous levels).
+std::size_t check_attention(const QAttention& a, std::vector<int> threads = {1, 3},
+                            std::uint64_t seed = 11) {
+  INFO(a.name());
+  const Graph g = build(a);
+  const std::vector<Tensor> in = make_inputs(a, seed);
+  const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
+  Tensor bound = output_bound(a, in);
+  std::size_t loose = 0;
+  for (std::size_t i = 0; i < bound.size(); ++i) {
+    loose += bound.at(i) != 0;
+    if (a.out == f32 && bound.at(i) != 0) // the two f32 roundings of an output a level off
+      bound.set(i, bound.at(i) + 0x1p-22 * (std::fabs(want.at(i)) + bound.at(i)));
+  }
+  for_each_variant([&](const CompileOptions& opt) {
+    const CompiledKernel k = compile(g, opt);
+    for (const int n : threads) {
+      INFO("threads = " << n);
+      const Tensor got = k.run(std::span<const Tensor>(in), with_threads(n))[0];
+      REQUIRE(got.type() == want.type());
+      REQUIRE(got.shape() == want.shape());
+      const std::string report = compare_bounded(got, want, bound);
+      CHECK_MESSAGE(report.empty(), report);
+    }
+  });
+  return loose;
+}
+
+} // namespace
+
+TEST_CASE("mha int8: the probabilities' levels are exact but where f32 leaves one ambiguous") {
+  // the i32 sums are the reference's bit for bit in almost every element
+  const QAttention a{.b = 1, .s = 37, .h = 3, .d = 64, .out = i32};
+  const std::size_t loose = check_attention(a);
+  CHECK(loose < std::size_t(a.b * a.h * a.s * a.d) / 4);
+}
+
+TEST_CASE("mha int8: u8 and i8 Q, zero points, i8 probabilities, f32 / i32 / u8 outputs") {
+  std::uint64_t seed = 100;
+  for (const ElementType qt : {u8, i8})
+    for (const std::int32_t zero : {0, 3})
+      for (const ElementType out : {f32, i32, u8})
+        check_attention({.b = 2,
+                         .s = 9,
+                         .h = 2,
+                         .d = 24,
+                         .kv = 13,
+                         .q_type = qt,
+                         .mask = true,
+                         .q_zero = qt == u8 ? 128 + zero : -zero,
+                         .out = out},
+                        {1, 3}, seed += 7);
+  // i8 probabilities with a zero point: levels -128 .. 127 for p in [0, 1]
+  check_attention({.s = 7, .h = 2, .d = 16, .p_type = i8, .p_scale = 1.0 / 255, .p_zero = -128},
+                  {1, 3}, seed += 7);
+}
+
+TEST_CASE("mha int8: odd sizes, row tails and the block tail") {
+  std::uint64_t seed = 200;
+  for (const Dim s : {Dim{1}, Dim{7}, Dim{37}, Dim{128}})
+    for (const Dim d : {Dim{64}, Dim{37}})
+      check_attention({.b = 1, .s = s, .h = 2, .d = d, .kv = s == 128 ? s : s + 2}, {1, 3},
+                      seed += 7);
+}
+
+TEST_CASE("mha int8: Q, K, V [1,128,12,64] with a mask, transposes folded (K read transposed)") {
+  check_attention({.b = 1, .s = 128, .h = 12, .d = 64, .planar = false, .mask = true}, {2});
+}
+
+TEST_CASE("mha int8: transposed layouts with odd sizes, K given transposed or read transposed") {
+  std::uint64_t seed = 300;
+  for (const ElementType qt : {u8, i8}) {
+    check_attention({.b = 2, .s = 7, .h = 3, .d = 37, .kv = 5, .q_type = qt, .planar = false},
+                    {1, 3}, seed += 7);
+    check_attention({.b = 1, .s = 33, .h = 2, .d = 3, .q_type = qt, .planar = false, .mask = true},
+                    {1, 3}, seed += 7);
+    check_attention({.b = 3,
+                     .s = 17,
+                     .h = 1,
+                     .d = 37,
+                     .kv = 21,
+                     .q_type = qt,
+                     .k_rows = true,
+                     .q_zero = qt == u8 ? 7 : -7,
+                     .out = u8},
+                    {1, 3}, seed += 7);
+  }
+}
+
+TEST_CASE("mha int8: many threads share heads and blocks of query rows (work_division.hpp)") {
+  check_attention({.b = 1, .s = 100, .h = 3, .d = 32, .planar = false, .mask = true}, {5, 7, 64});
+}
+
+TEST_CASE(
+    "mha int8: the tokenizer makes quantized attention one Subgraph, and the Program matches") {
+  const QAttention a{.b = 1, .s = 32, .h = 4, .d = 16, .planar = false, .mask = true};
+  const Graph g = build(a);
+  const Graph t = passes::tokenize(g);
+  int subgraphs = 0;
+  for (ir::NodeId id = 0; id < t.size(); ++id)
+    subgraphs += std::holds_alternative<ir::Subgraph<x64::Traits>>(t.node(id).op);
+  CHECK(subgraphs == 1);
+  CHECK(t.size() == a.inputs().size() + 2); // the inputs, the Subgraph and the Result
+  const std::vector<Tensor> in = make_inputs(a, 9);
+  const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
+  const Program<> program(g);
+  check_steps_are_kernels(program);
+  const Tensor got = program.run(in, with_threads(2))[0];
+  const std::string report = compare_bounded(got, want, output_bound(a, in));
+  CHECK_MESSAGE(report.empty(), report);
+}
+
+TEST_CASE("mha int8: forms the kernel cannot compute are refused with the reason") {
+  auto refuses = [](const Graph& g, const std::string& what) {
+    for_each_isa([&](x64::Isa isa) {
+      if (!x64::Traits::int8_products(isa)) return;
+      try {
+        (void)compile(g, {.isa = isa});
+        FAIL("compiled: " << what);
+      } catch (const Error& e) {
+        CHECK(std::string(e.what()).find("[snippets.compile.unsupported_matmul]") == 0);
+        CHECK_MESSAGE(std::string(e.what()).find(what) != std::string::npos, e.what());
+      }
+    });
+  };
+  auto attention = [](Graph& g, ir::Value scale, ElementType v_type) {
+    const auto q = g.parameter(u8, Shape{8, 16});
+    const auto k = g.parameter(i8, Shape{16, 8});
+    const auto p = g.softmax(g.convert(g.matmul(q, k), f32), -1);
+    auto pq = g.quantize(p, scale, g.scalar(f32, 0.0), u8);
+    if (v_type == f32) pq = g.convert(pq, f32);
+    return g.matmul(pq, g.parameter(v_type, Shape{8, 4}));
+  };
+  {
+    Graph g; // quantized probabilities times f32 values
+    g.result(attention(g, g.scalar(f32, 1.0 / 255), f32));
+    refuses(g, "multiplies u8 by f32");
+  }
+  {
+    Graph g; // u8 values: VPDPBUSD reads B signed
+    g.result(attention(g, g.scalar(f32, 1.0 / 255), u8));
+    refuses(g, "reads its B as u8");
+  }
+  {
+    Graph g; // a scale of one value per key: not the quantization of the probabilities
+    g.result(attention(g, g.parameter(f32, Shape{8}), i8));
+    refuses(g, "follows the Softmax");
+  }
+}
+
+TEST_CASE("mha int8: the QDQ form (DequantizeLinear around f32 MatMuls) runs as the same kernel") {
+  // as quantization tools export it: the bytes (transposed) dequantized into f32 MatMuls, the
+  // probabilities quantized and dequantized again; a Program folds the products into int8
+  // ones (FoldDequantizeIntoMatMul) before the tokenizer, and the scales are those of build()
+  const QAttention a{.b = 1, .s = 32, .h = 4, .d = 16, .planar = false, .mask = true};
+  const auto shapes = a.inputs();
+  Graph g;
+  auto dq = [&](ir::Value x, double s) { return g.multiply(g.convert(x, f32), g.scalar(f32, s)); };
+  const auto q = g.transpose(g.parameter(u8, shapes[0], "q"), {0, 2, 1, 3});
+  const auto k = g.transpose(g.parameter(i8, shapes[1], "k"), {0, 2, 3, 1});
+  const auto v = g.transpose(g.parameter(i8, shapes[2], "v"), {0, 2, 1, 3});
+  const double qk = double(float(a.qk_scale())); // 2^-7 x (128 qk): the same f32 product
+  const auto scores =
+      g.add(g.matmul(dq(q, 0x1p-7), dq(k, 128 * qk)), g.parameter(f32, shapes[3], "mask"));
+  const auto p = g.quantize(g.softmax(scores, -1), g.scalar(f32, a.p_scale), g.scalar(f32, 0.0));
+  const auto out = g.matmul(dq(p, a.p_scale), dq(v, a.v_scale));
+  g.result(g.transpose(out, {0, 2, 1, 3}), "out");
+  const std::vector<Tensor> in = make_inputs(a, 21);
+  const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
+  const Program<> program(g);
+  check_steps_are_kernels(program);
+  std::size_t kernels = 0;
+  for (const auto& s : program.steps()) kernels += s.kind == Program<>::StepKind::kernel;
+  CHECK(kernels == 1);
+  const Tensor got = program.run(in, with_threads(2))[0];
+  Tensor bound = output_bound(a, in);
+  for (std::size_t i = 0; i < bound.size(); ++i) // two f32 roundings (check_attention)
+    bound.set(i, bound.at(i) + 0x1p-22 * (std::fabs(want.at(i)) + bound.at(i)));
+  const std::string report = compare_bounded(got, want, bound);
+  CHECK_MESSAGE(report.empty(), report);
+}
