@@ -72,7 +72,8 @@ TEST_CASE("more live values than 16 registers: the passes spill, and use no regi
   const auto x = g.parameter(f32, Shape{64}, "x");
   std::vector<ir::Value> terms;
   for (int i = 0; i < 20; ++i)
-    terms.push_back(g.add(x, g.scalar(f32, i + 1.0, {}, "c" + std::to_string(i))));
+    terms.push_back(
+        g.add(x, g.scalar(f32, i + 1.0, {}, std::string("c").append(std::to_string(i)))));
   ir::Value product = terms[0];
   for (int i = 1; i < 20; ++i) product = g.multiply(product, terms[static_cast<std::size_t>(i)]);
   g.result(product, "y");
