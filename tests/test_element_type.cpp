@@ -62,6 +62,23 @@ TEST_CASE("round_to follows the documented conversion rules") {
   CHECK(std::isnan(round_to(ElementType::bf16, std::nan(""))));
 }
 
+TEST_CASE("to_f32 rounds beyond float's range as IEEE does") {
+  constexpr double max = std::numeric_limits<float>::max();
+  const double ulp = std::ldexp(1.0, 104); // of the largest float
+  CHECK(to_f32(max) == std::numeric_limits<float>::max());
+  CHECK(to_f32(max + ulp / 4) == std::numeric_limits<float>::max()); // nearer the largest
+  CHECK(std::isinf(to_f32(max + ulp / 2)));                          // the tie: to even (inf)
+  CHECK(std::isinf(to_f32(2e40)));
+  CHECK(to_f32(-2e40) == -std::numeric_limits<float>::infinity());
+  CHECK(to_f32(-(max + ulp / 4)) == -std::numeric_limits<float>::max());
+  CHECK(std::isnan(to_f32(std::nan(""))));
+  CHECK(to_f32(inf) == std::numeric_limits<float>::infinity());
+  CHECK(to_f32(0.1) == 0.1f);
+  CHECK(to_f32(1e-40) == static_cast<float>(1e-40)); // a subnormal
+  // what round_to and encode store: the same
+  CHECK(std::isinf(round_to(ElementType::f32, 2e40)));
+}
+
 TEST_CASE("encode and decode round-trip every type") {
   unsigned char buf[4];
   const double samples[] = {0, 1, -1, 2.5, 100, -100};

@@ -191,7 +191,7 @@ template <class T> void convert_gemm(NodeContext<T>& c) {
     if (const HostTensor* known = c.host(2);
         known && beta != 1.0 && known->dtype == pb::TensorProto::FLOAT) {
       std::vector<double> scaled = known->values.empty() ? std::vector<double>{0} : known->values;
-      for (double& v : scaled) v = static_cast<float>(v * beta);
+      for (double& v : scaled) v = to_f32(v * beta);
       bias = c.g().constant(ElementType::f32, known->shape(), std::move(scaled), c.node().input(2));
     } else {
       bias = c.in(2);

@@ -99,7 +99,7 @@ std::optional<QuantizedProbabilities<T>> match_quantized_probabilities(ir::Expre
   if (next && std::holds_alternative<ir::Add>(next->op) && &next->input_expr(0) == round) {
     const auto zero = scalar(*next, 1);
     if (!zero) return std::nullopt;
-    q.zero = static_cast<float>(*zero);
+    q.zero = to_f32(*zero);
     q.ops.push_back(next);
     next = only_user(*next);
   }
@@ -114,7 +114,7 @@ std::optional<QuantizedProbabilities<T>> match_quantized_probabilities(ir::Expre
   }
   if (!mm || !std::holds_alternative<ir::MatMul>(mm->op) || &mm->input_expr(0) != q.ops.back())
     return std::nullopt;
-  q.scale = static_cast<float>(*scale);
+  q.scale = to_f32(*scale);
   q.type = to->to;
   return q;
 }

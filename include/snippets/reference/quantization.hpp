@@ -22,7 +22,7 @@ namespace snippets::reference {
 
 namespace quantization {
 /// `x` rounded to f32 (kept in a double).
-inline double f32(double x) { return static_cast<double>(static_cast<float>(x)); }
+inline double f32(double x) { return static_cast<double>(to_f32(x)); }
 } // namespace quantization
 
 /// What a FakeQuantize computes from its four ranges, in f32: the ranges, their order and the

@@ -482,7 +482,7 @@ private:
             // arguments are loaded by the prologue; Buffers are memory their accesses use; a
             // Constant left in the LIR is a MatMul's B, packed into its Brgemm
           } else if constexpr (std::is_same_v<Tag, ir::Scalar>) {
-            consts_.load_value(vec(e.out_desc(0).reg), static_cast<float>(tag.value));
+            consts_.load_value(vec(e.out_desc(0).reg), to_f32(tag.value));
           } else if constexpr (std::is_same_v<Tag, ir::Load>) {
             emit_load(e, tag);
           } else if constexpr (std::is_same_v<Tag, ir::Store>) {

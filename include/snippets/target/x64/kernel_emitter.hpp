@@ -513,7 +513,7 @@ private:
           if constexpr (std::is_same_v<Tag, ir::Parameter> || std::is_same_v<Tag, ir::Result> ||
                         std::is_same_v<Tag, ir::Constant>) { // Constant: packed MatMul weights
           } else if constexpr (std::is_same_v<Tag, ir::Scalar>) {
-            h_.vmovups(vmm(e.out_desc(0).reg), consts_.value(static_cast<float>(tag.value)));
+            h_.vmovups(vmm(e.out_desc(0).reg), consts_.value(to_f32(tag.value)));
           } else if constexpr (std::is_same_v<Tag, ir::Load>) {
             emit_load(e, tag.count, tag.offset, tag.type, tag.stride);
           } else if constexpr (std::is_same_v<Tag, ir::Store>) {

@@ -440,7 +440,7 @@ private:
   void read_operand(Vec dst, const E& x, std::size_t i, int r, int j, std::int64_t count) {
     const E& src = x.input_expr(i);
     if (const auto* sc = std::get_if<ir::Scalar>(&src.op)) {
-      c_.consts.load_value(dst, static_cast<float>(sc->value));
+      c_.consts.load_value(dst, to_f32(sc->value));
       return;
     }
     const passes::ProductStrides st(x.in_desc(i));

@@ -128,8 +128,8 @@ template <> struct Emitter<ir::Clamp> {
   static constexpr int scratch = 2;
   static void emit(EmitContext& c, const ir::Clamp& op, Vec dst, std::span<const Vec> in) {
     const Vec v = c.scratch[0], bound = c.scratch[1];
-    c.a.fmax(v.s4(), in[0].s4(), c.consts.value_in(static_cast<float>(op.lo + 0.0), bound).s4());
-    c.a.fmin(v.s4(), v.s4(), c.consts.value_in(static_cast<float>(op.hi + 0.0), bound).s4());
+    c.a.fmax(v.s4(), in[0].s4(), c.consts.value_in(to_f32(op.lo + 0.0), bound).s4());
+    c.a.fmin(v.s4(), v.s4(), c.consts.value_in(to_f32(op.hi + 0.0), bound).s4());
     if (op.lo == 0 || op.hi == 0) // -0 at a zero bound: +0, as in the reference
       c.a.fadd(v.s4(), v.s4(), c.consts.bits_in(0, bound).s4());
     detail::move(c, dst, v);
@@ -196,7 +196,7 @@ template <> struct Emitter<ir::LeakyRelu> {
   static constexpr int scratch = 2;
   static void emit(EmitContext& c, const ir::LeakyRelu& op, Vec dst, std::span<const Vec> in) {
     const Vec m = c.scratch[0], t = c.scratch[1];
-    c.a.fmul(t.s4(), c.consts.value_in(static_cast<float>(op.alpha), t).s4(), in[0].s4());
+    c.a.fmul(t.s4(), c.consts.value_in(to_f32(op.alpha), t).s4(), in[0].s4());
     c.a.fcmlt(m.s4(), in[0].s4(), 0);
     c.a.bsl(m.b16(), t.b16(), in[0].b16());
     c.a.mov(dst.b16(), m.b16());

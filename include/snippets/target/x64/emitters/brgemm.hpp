@@ -714,7 +714,7 @@ private:
   void read_operand(Vmm dst, const E& x, std::size_t i, int r, int j, std::int64_t count) {
     const E& src = x.input_expr(i);
     if (const auto* sc = std::get_if<ir::Scalar>(&src.op)) {
-      h_.vmovups(dst, consts_.value(static_cast<float>(sc->value)));
+      h_.vmovups(dst, consts_.value(to_f32(sc->value)));
       return;
     }
     const passes::ProductStrides st(x.in_desc(i));

@@ -182,9 +182,9 @@ template <> struct Emitter<ir::Clamp> {
   template <class Vmm>
   static void emit(EmitContext<Vmm>& c, const ir::Clamp& op, Vmm dst, std::span<const Vmm> in) {
     const Vmm v = c.scratch[0], bound = c.scratch[1];
-    c.h.vmovups(bound, c.consts.value(static_cast<float>(op.lo)));
+    c.h.vmovups(bound, c.consts.value(to_f32(op.lo)));
     c.h.vmaxps(v, bound, in[0]); // x second: a NaN x comes through
-    c.h.vmovups(bound, c.consts.value(static_cast<float>(op.hi)));
+    c.h.vmovups(bound, c.consts.value(to_f32(op.hi)));
     c.h.vminps(dst, bound, v);
     if (op.lo == 0 ||
         op.hi == 0) { // x = -0 at a zero bound: the bound (+0) wins, as in the reference
