@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Helpers of the MatMul and attention JIT tests (test_jit_matmul*.cpp, test_jit_mha.cpp,
 // test_fold_dequantize_into_matmul.cpp): |t|, a comparison against a per-element error bound,
-// and random u8/i8 operands.
+// random u8/i8 operands, the Subgraphs of a tokenized model, and the int8 refusals.
 #pragma once
 
 #include "jit_test_util.hpp"
@@ -41,6 +41,29 @@ inline std::string compare_bounded(const Tensor& got, const Tensor& want, const 
   }
   if (bad == 0) return {};
   return std::to_string(bad) + " of " + std::to_string(want.size()) + " differ:" + os.str();
+}
+
+/// The Subgraphs of a tokenized model.
+inline int count_subgraphs(const Graph& t) {
+  int n = 0;
+  for (ir::NodeId id = 0; id < t.size(); ++id)
+    n += std::holds_alternative<ir::Subgraph<x64::Traits>>(t.node(id).op);
+  return n;
+}
+
+/// Checks that compile() refuses `g` with [snippets.compile.unsupported_matmul] and a message
+/// naming `what`, on every ISA of this host that multiplies bytes.
+inline void check_int8_refused(const Graph& g, const std::string& what) {
+  for_each_isa([&](x64::Isa isa) {
+    if (!x64::Traits::int8_products(isa)) return;
+    try {
+      (void)compile(g, {.isa = isa});
+      FAIL("compiled: " << what);
+    } catch (const Error& e) {
+      CHECK(std::string(e.what()).find("[snippets.compile.unsupported_matmul]") == 0);
+      CHECK_MESSAGE(std::string(e.what()).find(what) != std::string::npos, e.what());
+    }
+  });
 }
 
 } // namespace snippets::jit_test

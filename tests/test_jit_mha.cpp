@@ -143,13 +143,6 @@ void check_attention(const Attention& a, std::vector<int> threads = {1, 3}) {
   });
 }
 
-int count_subgraphs(const Graph& t) {
-  int n = 0;
-  for (ir::NodeId id = 0; id < t.size(); ++id)
-    n += std::holds_alternative<ir::Subgraph<x64::Traits>>(t.node(id).op);
-  return n;
-}
-
 } // namespace
 
 TEST_CASE("mha: Q, K, V [1,128,12,64] with a mask [1,12,128,128], transposes folded") {

@@ -258,10 +258,7 @@ TEST_CASE(
   const QAttention a{.b = 1, .s = 32, .h = 4, .d = 16, .planar = false, .mask = true};
   const Graph g = build(a);
   const Graph t = passes::tokenize(g);
-  int subgraphs = 0;
-  for (ir::NodeId id = 0; id < t.size(); ++id)
-    subgraphs += std::holds_alternative<ir::Subgraph<x64::Traits>>(t.node(id).op);
-  CHECK(subgraphs == 1);
+  CHECK(count_subgraphs(t) == 1);
   CHECK(t.size() == a.inputs().size() + 2); // the inputs, the Subgraph and the Result
   const std::vector<Tensor> in = make_inputs(a, 9);
   const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
@@ -273,18 +270,6 @@ TEST_CASE(
 }
 
 TEST_CASE("mha int8: forms the kernel cannot compute are refused with the reason") {
-  auto refuses = [](const Graph& g, const std::string& what) {
-    for_each_isa([&](x64::Isa isa) {
-      if (!x64::Traits::int8_products(isa)) return;
-      try {
-        (void)compile(g, {.isa = isa});
-        FAIL("compiled: " << what);
-      } catch (const Error& e) {
-        CHECK(std::string(e.what()).find("[snippets.compile.unsupported_matmul]") == 0);
-        CHECK_MESSAGE(std::string(e.what()).find(what) != std::string::npos, e.what());
-      }
-    });
-  };
   auto attention = [](Graph& g, ir::Value scale, ElementType v_type) {
     const auto q = g.parameter(u8, Shape{8, 16});
     const auto k = g.parameter(i8, Shape{16, 8});
@@ -296,17 +281,17 @@ TEST_CASE("mha int8: forms the kernel cannot compute are refused with the reason
   {
     Graph g; // quantized probabilities times f32 values
     g.result(attention(g, g.scalar(f32, 1.0 / 255), f32));
-    refuses(g, "multiplies u8 by f32");
+    check_int8_refused(g, "multiplies u8 by f32");
   }
   {
     Graph g; // u8 values: VPDPBUSD reads B signed
     g.result(attention(g, g.scalar(f32, 1.0 / 255), u8));
-    refuses(g, "reads its B as u8");
+    check_int8_refused(g, "reads its B as u8");
   }
   {
     Graph g; // a scale of one value per key: not the quantization of the probabilities
     g.result(attention(g, g.parameter(f32, Shape{8}), i8));
-    refuses(g, "follows the Softmax");
+    check_int8_refused(g, "follows the Softmax");
   }
 }
 
