@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Helpers of the MatMul and attention JIT tests (test_jit_matmul*.cpp, test_jit_mha.cpp,
 // test_fold_dequantize_into_matmul.cpp): |t|, a comparison against a per-element error bound,
-// random u8/i8 operands, the Subgraphs of a tokenized model, and the int8 refusals.
+// random u8/i8 operands, and (x64 only) the Subgraphs of a tokenized model and the int8
+// refusals.
 #pragma once
 
 #include "jit_test_util.hpp"
@@ -43,6 +44,7 @@ inline std::string compare_bounded(const Tensor& got, const Tensor& want, const 
   return std::to_string(bad) + " of " + std::to_string(want.size()) + " differ:" + os.str();
 }
 
+#if !defined(__aarch64__)
 /// The Subgraphs of a tokenized model.
 inline int count_subgraphs(const Graph& t) {
   int n = 0;
@@ -65,5 +67,6 @@ inline void check_int8_refused(const Graph& g, const std::string& what) {
     }
   });
 }
+#endif // !__aarch64__
 
 } // namespace snippets::jit_test
