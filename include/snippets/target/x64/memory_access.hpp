@@ -237,9 +237,8 @@ public:
     case ElementType::i8:
     case ElementType::u8: {
       const bool u8 = t == ElementType::u8;
-      to_i32(src);
+      to_byte_range(src, u8);
       if constexpr (avx512) {
-        if (u8) h_.vpmaxsd(s1, s1, consts_.bits(0)); // negative -> 0; VPMOVUSDB saturates 255
         if (one) {
           u8 ? h_.vpmovusdb(x0, s1) : h_.vpmovsdb(x0, s1);
           return h_.vpextrb(h_.ptr[at], x0, 0);
@@ -353,6 +352,30 @@ private:
       h_.vcmpps(s0, src, src, ord_q);
       h_.vpand(s1, s1, s0);
     }
+  }
+
+  /// s1 = src truncated to int32 within u8's or i8's range, NaN -> 0: clamped as f32 first
+  /// (the bounds are integers, so clamping and truncating commute), which leaves CVTTPS2DQ no
+  /// lane out of its range. MAXPS returns its second operand for NaN: u8's lower bound 0.
+  void to_byte_range(Vmm src, bool u8) {
+    const Vmm s0 = scratch_[0], s1 = scratch_[1];
+    constexpr int unord_q = 0x03, ord_q = 0x07;
+    if (u8) {
+      h_.vmaxps(s1, src, consts_.value(0.0f));
+      h_.vminps(s1, s1, consts_.value(255.0f));
+      return h_.vcvttps2dq(s1, s1);
+    }
+    h_.vmaxps(s1, src, consts_.value(-128.0f));
+    h_.vminps(s1, s1, consts_.value(127.0f));
+    if constexpr (avx512) {
+      const Xbyak::Opmask k2(2);
+      h_.vcmpps(k2, src, src, unord_q);
+      h_.vxorps(s1 | k2, s1, s1);
+    } else {
+      h_.vcmpps(s0, src, src, ord_q);
+      h_.vandps(s1, s1, s0);
+    }
+    h_.vcvttps2dq(s1, s1);
   }
 
   /// bf16 bits of src, rounded to nearest even. AVX-512: in the low words of ymm(s1) (16

@@ -38,6 +38,7 @@
 #pragma once
 
 #include <algorithm>
+#include <map>
 #include <vector>
 
 #include "snippets/ir/linear_ir.hpp"
@@ -584,6 +585,7 @@ private:
         h_.vbroadcastss(bcast, h_.ptr[a_ + static_cast<int>((row_scales_ + r) * 4)]);
         for (int j = 0; j < n_v; ++j) h_.vmulps(accs[r * n_v + j], accs[r * n_v + j], bcast);
       }
+    hoist_scalars(rows * n_v + plan_->peak);
     for (int r = 0; r < rows; ++r)
       for (int j = 0; j < n_v; ++j) {
         const std::int64_t count = std::min<std::int64_t>(lanes, width - j * lanes);
@@ -649,6 +651,23 @@ private:
     }
   }
 
+  /// The epilogue's Scalars in the vector registers free above its temporaries (from `first`
+  /// up to the scratch registers), as many as fit: loaded once for the tile's accumulators
+  /// instead of once for each (the emitters only read their inputs).
+  void hoist_scalars(int first) {
+    hoisted_.clear();
+    int end = avx512 ? 32 : 16;
+    for (const Vmm& v : scratch_) end = std::min(end, v.getIdx());
+    for (const E* x : epilogue_)
+      for (std::size_t i = 0; i < x->num_inputs() && first < end; ++i) {
+        const E& src = x->input_expr(i);
+        const auto* sc = std::get_if<ir::Scalar>(&src.op);
+        if (!sc || hoisted_.count(&src)) continue;
+        hoisted_.emplace(&src, Vmm(first));
+        h_.vmovups(Vmm(first++), consts_.value(to_f32(sc->value)));
+      }
+  }
+
   /// The epilogue on one accumulator: row r of the tile, vector j of the panel.
   void emit_epilogue(Vmm accumulator, int r, int j, std::int64_t count, int first_temp) {
     auto temp = [&](int t) { return Vmm(first_temp + t); };
@@ -667,9 +686,10 @@ private:
     for (const E* x : epilogue_) {
       auto value = [&](std::size_t i) {
         const E* src = &x->input_expr(i);
-        return src == brgemm_ ? accumulator : temp(plan_->temp.at(src));
+        const bool sums = src == brgemm_ || (integer_ && sums_as_i32(*src));
+        return sums ? accumulator : temp(plan_->temp.at(src));
       };
-      if (integer_ && raw_store(*x)) continue;
+      if (integer_ && (raw_store(*x) || sums_as_i32(*x))) continue;
       if (const auto* st = std::get_if<ir::Store>(&x->op)) {
         store(store_at(*x, *st), value(0), count, st->type);
         continue;
@@ -677,6 +697,10 @@ private:
       Vmm in[4];
       SNIPPETS_ASSERT(x->num_inputs() <= 4) << x->name;
       for (std::size_t i = 0; i < x->num_inputs(); ++i) {
+        if (const auto h = hoisted_.find(&x->input_expr(i)); h != hoisted_.end()) {
+          in[i] = h->second;
+          continue;
+        }
         const auto it = plan_->loaded.find({x, i});
         if (it == plan_->loaded.end()) {
           in[i] = value(i);
@@ -705,9 +729,14 @@ private:
     const auto* st = std::get_if<ir::Store>(&x.op);
     if (!st || st->type != ElementType::i32) return false;
     const E* src = &x.input_expr(0);
-    if (const auto* c = std::get_if<ir::Convert>(&src->op); c && c->to == ElementType::i32)
-      src = &src->input_expr(0);
-    return src == brgemm_;
+    return src == brgemm_ || sums_as_i32(*src);
+  }
+
+  /// The Convert(i32) of an integer product's sums (AlignElementTypes): their VCVTDQ2PS is
+  /// already an integer within [-2^31, 2^31] and not NaN, what that Convert would make of it.
+  bool sums_as_i32(const E& x) const {
+    const auto* c = std::get_if<ir::Convert>(&x.op);
+    return c && c->to == ElementType::i32 && &x.input_expr(0) == brgemm_;
   }
 
   /// A Scalar, or the input's elements at row r, vector j of the tile.
@@ -780,9 +809,10 @@ private:
   std::unique_ptr<passes::EpiloguePlan<T>> plan_;
   const E* brgemm_ = nullptr;
   std::span<E* const> epilogue_;
-  int a_offset_ = 0;             // bytes from A's data pointer
-  std::int64_t row_scales_ = -1; // Brgemm::row_scales
-  bool integer_ = false;         // int32 sums (BrgemmShape::quads or words)
+  std::map<const E*, Vmm> hoisted_; // Scalars held in registers during a tile's epilogue
+  int a_offset_ = 0;                // bytes from A's data pointer
+  std::int64_t row_scales_ = -1;    // Brgemm::row_scales
+  bool integer_ = false;            // int32 sums (BrgemmShape::quads or words)
 };
 
 } // namespace snippets::x64
