@@ -298,31 +298,42 @@ TEST_CASE("mha int8: forms the kernel cannot compute are refused with the reason
 TEST_CASE("mha int8: the QDQ form (DequantizeLinear around f32 MatMuls) runs as the same kernel") {
   // as quantization tools export it: the bytes (transposed) dequantized into f32 MatMuls, the
   // probabilities quantized and dequantized again; a Program folds the products into int8
-  // ones (FoldDequantizeIntoMatMul) before the tokenizer, and the scales are those of build()
-  const QAttention a{.b = 1, .s = 32, .h = 4, .d = 16, .planar = false, .mask = true};
-  const auto shapes = a.inputs();
-  Graph g;
-  auto dq = [&](ir::Value x, double s) { return g.multiply(g.convert(x, f32), g.scalar(f32, s)); };
-  const auto q = g.transpose(g.parameter(u8, shapes[0], "q"), {0, 2, 1, 3});
-  const auto k = g.transpose(g.parameter(i8, shapes[1], "k"), {0, 2, 3, 1});
-  const auto v = g.transpose(g.parameter(i8, shapes[2], "v"), {0, 2, 1, 3});
-  const double qk = double(float(a.qk_scale())); // 2^-7 x (128 qk): the same f32 product
-  const auto scores =
-      g.add(g.matmul(dq(q, 0x1p-7), dq(k, 128 * qk)), g.parameter(f32, shapes[3], "mask"));
-  const auto p = g.quantize(g.softmax(scores, -1), g.scalar(f32, a.p_scale), g.scalar(f32, 0.0));
-  const auto out = g.matmul(dq(p, a.p_scale), dq(v, a.v_scale));
-  g.result(g.transpose(out, {0, 2, 1, 3}), "out");
-  const std::vector<Tensor> in = make_inputs(a, 21);
-  const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
-  const Program<> program(g);
-  check_steps_are_kernels(program);
-  std::size_t kernels = 0;
-  for (const auto& s : program.steps()) kernels += s.kind == Program<>::StepKind::kernel;
-  CHECK(kernels == 1);
-  const Tensor got = program.run(in, with_threads(2))[0];
-  Tensor bound = output_bound(a, in);
-  for (std::size_t i = 0; i < bound.size(); ++i) // two f32 roundings (check_attention)
-    bound.set(i, bound.at(i) + 0x1p-22 * (std::fabs(want.at(i)) + bound.at(i)));
-  const std::string report = compare_bounded(got, want, bound);
-  CHECK_MESSAGE(report.empty(), report);
+  // ones (FoldDequantizeIntoMatMul) before the tokenizer, and the scales are those of build().
+  // The bytes are dequantized after the transposes of Q, K and V, or before them.
+  for (const bool dequantize_first : {false, true}) {
+    INFO("dequantized before the transposes: " << dequantize_first);
+    const QAttention a{.b = 1, .s = 32, .h = 4, .d = 16, .planar = false, .mask = true};
+    const auto shapes = a.inputs();
+    Graph g;
+    auto dq = [&](ir::Value x, double s) {
+      return g.multiply(g.convert(x, f32), g.scalar(f32, s));
+    };
+    const double qk = double(float(a.qk_scale())); // 2^-7 x (128 qk): the same f32 product
+    auto operand = [&](ElementType type, int i, const char* name,
+                       const std::vector<std::size_t>& order, double scale) {
+      const auto bytes = g.parameter(type, shapes[std::size_t(i)], name);
+      return dequantize_first ? g.transpose(dq(bytes, scale), order)
+                              : dq(g.transpose(bytes, order), scale);
+    };
+    const auto q = operand(u8, 0, "q", {0, 2, 1, 3}, 0x1p-7);
+    const auto k = operand(i8, 1, "k", {0, 2, 3, 1}, 128 * qk);
+    const auto v = operand(i8, 2, "v", {0, 2, 1, 3}, a.v_scale);
+    const auto scores = g.add(g.matmul(q, k), g.parameter(f32, shapes[3], "mask"));
+    const auto p = g.quantize(g.softmax(scores, -1), g.scalar(f32, a.p_scale), g.scalar(f32, 0.0));
+    const auto out = g.matmul(dq(p, a.p_scale), v);
+    g.result(g.transpose(out, {0, 2, 1, 3}), "out");
+    const std::vector<Tensor> in = make_inputs(a, 21);
+    const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
+    const Program<> program(g);
+    check_steps_are_kernels(program);
+    std::size_t kernels = 0;
+    for (const auto& s : program.steps()) kernels += s.kind == Program<>::StepKind::kernel;
+    CHECK(kernels == 1);
+    const Tensor got = program.run(in, with_threads(2))[0];
+    Tensor bound = output_bound(a, in);
+    for (std::size_t i = 0; i < bound.size(); ++i) // two f32 roundings (check_attention)
+      bound.set(i, bound.at(i) + 0x1p-22 * (std::fabs(want.at(i)) + bound.at(i)));
+    const std::string report = compare_bounded(got, want, bound);
+    CHECK_MESSAGE(report.empty(), report);
+  }
 }

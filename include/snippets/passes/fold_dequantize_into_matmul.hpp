@@ -20,6 +20,9 @@
 // time or per row, a zero point that is not an integer of its operand's range, a transposed A,
 // constant weights with batches, a depth of 0 or past MatMulForm::max_integer_depth. (A B input
 // read along its columns, K in attention, is packed by the kernel like one read along its rows.)
+// An operand may also be a Transpose of a dequantization with one scale and zero point (the
+// bytes dequantized before attention's transposes of Q, K and V): that is the dequantization
+// of the transposed bytes, and the Transpose moves onto them (not onto constant weights).
 //
 // Exactness: the i32 sums are exact; the f32 result differs from the dequantized f32 product
 // (whose reference is computed in double) by the roundings of s, of the sum to f32 (past 2^24)
@@ -110,6 +113,25 @@ std::optional<Dequantized> match_dequantized(const ir::Graph<T>& g, ir::Value v,
   return std::nullopt;
 }
 
+/// An operand of the MatMul: a dequantized value, or a Transpose of one with a single scale
+/// and zero point (the dequantization of the transposed bytes: `order` transposes q).
+struct DequantizedOperand {
+  Dequantized d;
+  std::optional<std::vector<std::size_t>> order;
+};
+
+template <class T>
+std::optional<DequantizedOperand> match_operand(const ir::Graph<T>& g, ir::Value v,
+                                                std::optional<std::size_t> axis) {
+  if (auto d = match_dequantized(g, v, axis)) return DequantizedOperand{std::move(*d), {}};
+  const ir::Node<T>& n = g.node(v.output.node);
+  const auto* t = std::get_if<ir::Transpose>(&n.op);
+  if (!t) return std::nullopt;
+  auto d = match_dequantized(g, ir::Value{g.id(), n.inputs[0]}, std::nullopt);
+  if (!d || ir::is<ir::Constant>(g.node(d->q.output.node).op)) return std::nullopt;
+  return DequantizedOperand{std::move(*d), t->order};
+}
+
 } // namespace detail
 
 /// Builds in `g` the int8 product of `mm` (an f32 MatMul) on `a` and `b` of `g` when both are
@@ -127,9 +149,10 @@ std::optional<ir::Value> fold_dequantized_product(ir::Graph<T>& g, const ir::Mat
   const Dim k = sb[sb.rank() - (mm.transpose_b ? 1 : 2)], n = sb[col_axis];
   if (k == dynamic || k < 1 || k > MatMulForm::max_integer_depth || n == dynamic)
     return std::nullopt;
-  const auto x = detail::match_dequantized(g, a, std::nullopt);
-  const auto w = detail::match_dequantized(g, b, col_axis);
-  if (!x || !w) return std::nullopt;
+  const auto xo = detail::match_operand(g, a, std::nullopt);
+  const auto wo = detail::match_operand(g, b, col_axis);
+  if (!xo || !wo) return std::nullopt;
+  const detail::Dequantized *x = &xo->d, *w = &wo->d;
   // constant weights are packed once, for one batch (LowerBrgemm)
   if (ir::is<ir::Constant>(g.node(w->q.output.node).op))
     for (std::size_t i = 0; i + 2 < sb.rank(); ++i)
@@ -159,9 +182,11 @@ std::optional<ir::Value> fold_dequantized_product(ir::Graph<T>& g, const ir::Mat
     scales.push_back(round_to(ElementType::f32, x->scales[0] * column(w->scales, j)));
   for (double s : scales)
     if (!std::isfinite(s)) return std::nullopt;
+  ir::Value xq = x->q;
+  if (xo->order) xq = g.make(ir::Transpose{*xo->order}, {xq}, name + "/a")[0];
+  if (wo->order) wq = g.make(ir::Transpose{*wo->order}, {wq}, name + "/b")[0];
   const auto zx = static_cast<std::int32_t>(x->zeros[0]);
-  const ir::Value acc =
-      g.make(ir::MatMul{false, mm.transpose_b, zx}, {x->q, wq}, name + "/int8")[0];
+  const ir::Value acc = g.make(ir::MatMul{false, mm.transpose_b, zx}, {xq, wq}, name + "/int8")[0];
   const ir::Value sums = g.make(ir::Convert{ElementType::f32}, {acc}, name + "/f32")[0];
   const ir::Value s = scales.size() == 1
                           ? g.scalar(ElementType::f32, scales[0], {}, name + "/scale")
@@ -182,8 +207,8 @@ struct FoldDequantizeIntoMatMul {
       if (!ir::is<ir::MatMul>(n.op) || n.outputs[0].type != ElementType::f32) continue;
       const ir::Value a{g.id(), n.inputs[0]}, b{g.id(), n.inputs[1]};
       const Shape& sb = g.type(b).shape;
-      if (sb.rank() >= 2 && detail::match_dequantized(g, a, std::nullopt) &&
-          detail::match_dequantized(g, b, std::optional{sb.rank() - 1}))
+      if (sb.rank() >= 2 && detail::match_operand(g, a, std::nullopt) &&
+          detail::match_operand(g, b, std::optional{sb.rank() - 1}))
         return true;
     }
     return false;
