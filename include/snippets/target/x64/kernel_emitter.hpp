@@ -48,6 +48,7 @@
 #include "snippets/target/x64/code_buffer.hpp"
 #include "snippets/target/x64/constant_table.hpp"
 #include "snippets/target/x64/emitters/brgemm.hpp"
+#include "snippets/target/x64/emitters/brgemm_copy_b.hpp"
 #include "snippets/target/x64/emitters/emitter.hpp"
 #include "snippets/target/x64/emitters/reduce.hpp"
 #include "snippets/target/x64/emitters/softmax_rows.hpp"
@@ -542,7 +543,8 @@ private:
             brgemm().emit(e, tag, epilogue);
             skip_ = tag.epilogue;
           } else if constexpr (std::is_same_v<Tag, ir::BrgemmCopyB>) {
-            brgemm().emit_copy_b(e, tag);
+            BrgemmCopyBEmitter<T, Vmm>(h_, consts_, scratch_, data_, pool_, lir_.native_bf16)
+                .emit(e, tag);
           } else if constexpr (std::is_same_v<Tag, ir::SoftmaxRows>) {
             SoftmaxRowsEmitter<Vmm>(h_, consts_, scratch_, pool_).emit(data_.at(e.data_index), tag);
           } else if constexpr (std::is_same_v<Tag, ir::Buffer>) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// snippets/target/x64/emitters/brgemm.hpp: the code of Brgemm and BrgemmCopyB (the blocking
-// and the packed layout of B are in passes/lower_brgemm.hpp and ir::BrgemmShape).
+// snippets/target/x64/emitters/brgemm.hpp: the code of Brgemm (the blocking and the packed
+// layout of B are in passes/lower_brgemm.hpp and ir::BrgemmShape; B is packed by BrgemmCopyB,
+// brgemm_copy_b.hpp, or at compile time).
 //
 // Brgemm: for each panel of B (n_r vectors of columns; with Brgemm::column_range only the
 // call's, CallArgs::work[1] columns from CallArgs::inner_begin), for each tile of m_r rows of the
@@ -22,48 +23,41 @@
 // reference's Convert) for the other ops.
 // Then the epilogue runs on each accumulator in turn (the ops' emitters
 // on vector temporaries above the tile, as EpiloguePlan assigns them; inputs and scalars are
-// read for each accumulator) and the Stores write the results. Columns past N in the last
+// read for each accumulator, but Scalars, held in registers for the tile where registers are
+// free) and the Stores write the results. Columns past N in the last
 // panel are masked (k1 on AVX-512; VMASKMOVPS with a mask in the first scratch register on
 // AVX2; memory_access.hpp), so no byte past a tensor is touched. Inputs and outputs of other
 // types than f32 convert as in element-wise kernels (MemoryAccess).
 // General-purpose registers: the emitter pushes the five it works with and every output and
-// input pointer it moves, and pops them at the end; its two loop counters live on the stack.
-// BrgemmCopyB: copies B into panel order, rows of each panel contiguous, zero past N (a bf16
-// B widened to f32, or interleaved into pairs: VPMOVZXWD of two rows, the second shifted up);
-// a B whose columns are contiguous is transposed in registers (pairs: as dwords), other
-// strides are gathered (f32 only). Quads: four rows of an i8 B along its rows are read as
-// int32s, masked to their bytes and shifted into the dwords of a panel row; their sums make the
-// compensation row. An i8 B read along its columns (K in attention) has a column's four bytes
-// together: gathered as dwords (the last K % 4 bytes, and words, byte by byte).
+// input pointer it moves, and pops them at the end; its two loop counters live on the stack
+// (brgemm_frame.hpp).
 #pragma once
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "snippets/ir/linear_ir.hpp"
-#include "snippets/passes/brgemm_blocking.hpp"
-#include "snippets/runtime/kernel_abi.hpp"
-#include "snippets/target/x64/emitters/emitter.hpp"
-#include "snippets/target/x64/memory_access.hpp"
+#include "snippets/target/x64/emitters/brgemm_frame.hpp"
 
 namespace snippets::x64 {
 
-template <class T, class Vmm> class BrgemmEmitter {
+template <class T, class Vmm> class BrgemmEmitter : BrgemmFrame<Vmm> {
   using E = ir::Expression<T>;
-  static constexpr bool avx512 = std::is_same_v<Vmm, Xbyak::Zmm>;
-  static constexpr int lanes = avx512 ? 16 : 8;
+  using Base = BrgemmFrame<Vmm>;
+  using Base::avx512, Base::lanes, Base::h_, Base::consts_, Base::scratch_, Base::data_;
+  using Base::bitwise_xor, Base::converting, Base::dot_bytes;
+  using Base::release_temps, Base::each_panel, Base::repeat, Base::load, Base::store;
+  using Base::t_, Base::moved_, Base::a_slot, Base::b_panel, Base::add_moved, Base::take_temps;
 
 public:
-  /// `data`: the data pointer of each argument and buffer; `pool`: every general-purpose
-  /// register the kernel may use (the emitter saves what it takes); `scratch`: the emitters'
-  /// scratch registers (the top ones).
-  /// `types`: the element type of each kernel argument.
+  /// The frame's registers (BrgemmFrame), and `types`: the element type of each kernel
+  /// argument.
   BrgemmEmitter(Xbyak::CodeGenerator& h, ConstantTable& consts, std::span<const Vmm> scratch,
                 std::span<const Xbyak::Reg64> data, std::span<const Xbyak::Reg64> pool,
                 std::span<const ElementType> types, bool native_bf16)
-      : h_(h), consts_(consts), scratch_(scratch), data_(data), pool_(pool), types_(types),
-        native_bf16_(native_bf16) {}
+      : Base(h, consts, scratch, data, pool, native_bf16), types_(types) {}
 
   void emit(const E& e, const ir::Brgemm& b, std::span<E* const> epilogue) {
     const ir::BrgemmShape& s = b.shape;
@@ -116,399 +110,7 @@ public:
     release_temps();
   }
 
-  void emit_copy_b(const E& e, const ir::BrgemmCopyB& c) {
-    const ir::BrgemmShape& s = c.shape;
-    if (s.k == 0) return; // depth 0: B is never read (see emit)
-    const Xbyak::Reg64 src = data_[e.input_expr(0).data_index], dst = data_[c.b_pointer];
-    take_temps({src, dst});
-    const Xbyak::Reg64 from = t_[0], to = t_[2];
-    h_.mov(from, src);
-    h_.lea(to, h_.ptr[dst + static_cast<int>(c.b_offset * 4)]);
-    const std::int64_t w = s.panel_width();
-    each_panel(s, c.column_range, [&](std::int64_t width) {
-      if ((s.quads || s.words) && s.b_depth == 1 && s.b_col != 1)
-        transposed_integer_panel(s, width);
-      else if (s.quads || s.words)
-        integer_panel(s, width);
-      else if (s.b_depth == 1 && s.b_col != 1)
-        transposed_panel(s, width);
-      else
-        row_panel(s, width);
-      h_.add(to, static_cast<int>(s.panel_rows() * w * 4));
-      h_.add(from, static_cast<int>(w * s.b_col * std::int64_t(size_of(s.b_type))));
-    });
-    release_temps();
-  }
-
 private:
-  /// `panel(width)` for each panel of B: the N / w full ones (a loop counted at [rsp]), then
-  /// the last N % w columns. `from_call` (column_range): the call's work[1] columns instead,
-  /// whole panels from CallArgs::inner_begin, with the last columns if the range ends at N.
-  template <class Panel> void each_panel(const ir::BrgemmShape& s, bool from_call, Panel&& panel) {
-    const std::int64_t w = s.panel_width(), full = s.n / w, tail = s.n % w;
-    const Xbyak::Address count = h_.qword[h_.rsp];
-    Xbyak::Label loop, done;
-    if (!from_call) {
-      if (full) {
-        h_.mov(count, static_cast<std::uint32_t>(full));
-        h_.L(loop);
-        panel(w);
-        h_.dec(count);
-        h_.jnz(loop, Xbyak::CodeGenerator::T_NEAR);
-      }
-      if (tail) panel(tail);
-      return;
-    }
-    using Xbyak::util::rax;
-    h_.mov(rax, h_.ptr[Xbyak::util::rdi + static_cast<int>(offsetof(CallArgs, work) + 8)]);
-    h_.mov(count, rax);
-    if (full) {
-      h_.cmp(count, static_cast<int>(w));
-      h_.jl(done, Xbyak::CodeGenerator::T_NEAR);
-      h_.L(loop);
-      panel(w);
-      h_.sub(count, static_cast<int>(w));
-      h_.cmp(count, static_cast<int>(w));
-      h_.jge(loop, Xbyak::CodeGenerator::T_NEAR);
-    }
-    h_.L(done);
-    if (!tail) return;
-    Xbyak::Label end;
-    h_.cmp(count, 0);
-    h_.je(end, Xbyak::CodeGenerator::T_NEAR);
-    panel(tail);
-    h_.L(end);
-  }
-
-  /// One panel of `width` columns of B read depth after depth (or pair after pair). Registers:
-  /// t_[0] B at the panel, t_[1] its depth, t_[2] the panel, t_[3] the panel row, t_[4] the
-  /// counter; copy-B runs alone, so every vector register is free.
-  void row_panel(const ir::BrgemmShape& s, std::int64_t width) {
-    const Xbyak::Reg64 from = t_[0], row = t_[1], to = t_[2], dst = t_[3], depth = t_[4];
-    const std::int64_t bytes = std::int64_t(size_of(s.b_type)), step = s.pairs ? 2 : 1;
-    h_.mov(row, from);
-    h_.mov(dst, to);
-    auto panel_row = [&](bool two) { // two: a second depth (pairs)
-      for (int j = 0; j < s.n_r; ++j) {
-        const Vmm regs[2] = {Vmm(j), Vmm(s.n_r + j)};
-        const std::int64_t valid = std::clamp<std::int64_t>(width - j * lanes, 0, lanes);
-        const Xbyak::RegExp at = row + static_cast<int>(j * lanes * s.b_col * bytes);
-        if (valid == 0)
-          h_.vxorps(regs[0], regs[0], regs[0]);
-        else if (s.pairs)
-          load_pair(regs[0], regs[1], at, two ? s.b_depth * bytes : 0, valid);
-        else if (s.b_col == 1)
-          load(regs[0], at, valid, s.b_type);
-        else // f32 (LowerBrgemm)
-          gather(h_, consts_, regs[0], at, s.b_col, valid, Vmm(avx512 ? 31 : 15),
-                 Vmm(avx512 ? 30 : 14));
-        h_.vmovups(h_.ptr[dst + static_cast<int>(j * lanes * 4)], regs[0]);
-      }
-      h_.add(dst, static_cast<int>(s.panel_width() * 4));
-      h_.add(row, static_cast<int>(step * s.b_depth * bytes));
-    };
-    repeat(depth, s.k / step, [&] { panel_row(true); });
-    if (s.k % step) panel_row(false);
-  }
-
-  /// One panel of `width` columns of an i8 B read along its rows (b_col 1), in quads (words):
-  /// each panel row is four (two) depths of B as the bytes (16-bit words) of its dwords, zero
-  /// past K and past `width`, and with compensated() a last row holds -a_offset() x each
-  /// column's sum. Registers as row_panel; vectors: v0.. the panel row, v4.. the sums, v8 a row
-  /// of B as int32.
-  void integer_panel(const ir::BrgemmShape& s, std::int64_t width) {
-    const int per_row = s.depths_per_row(), bits = 32 / per_row;
-    const Xbyak::Reg64 from = t_[0], row = t_[1], to = t_[2], dst = t_[3], depth = t_[4];
-    const Vmm tmp(8);
-    h_.mov(row, from);
-    h_.mov(dst, to);
-    for (int j = 0; j < s.n_r; ++j) bitwise_xor(Vmm(4 + j), Vmm(4 + j), Vmm(4 + j));
-    auto panel_row = [&](int depths) { // the next `depths` (1 to per_row) rows of B
-      for (int j = 0; j < s.n_r; ++j) {
-        const Vmm acc(j), sum(4 + j);
-        const std::int64_t valid = std::clamp<std::int64_t>(width - j * lanes, 0, lanes);
-        bitwise_xor(acc, acc, acc);
-        for (int i = 0; i < depths && valid; ++i) {
-          load(tmp, row + static_cast<int>(i * s.b_depth + j * lanes), valid, s.b_type);
-          h_.vcvtps2dq(tmp, tmp); // the bytes' values, exact in f32
-          if (s.compensated()) h_.vpaddd(sum, sum, tmp);
-          bitwise_and(tmp, tmp, consts_.bits(per_row == 4 ? 0xffu : 0xffffu));
-          if (i) h_.vpslld(tmp, tmp, bits * i);
-          bitwise_or(acc, acc, tmp);
-        }
-        h_.vmovups(h_.ptr[dst + static_cast<int>(j * lanes * 4)], acc);
-      }
-      h_.add(dst, static_cast<int>(s.panel_width() * 4));
-      h_.add(row, static_cast<int>(per_row * s.b_depth));
-    };
-    repeat(depth, s.k / per_row, [&] { panel_row(per_row); });
-    if (s.k % per_row) panel_row(static_cast<int>(s.k % per_row));
-    if (!s.compensated()) return;
-    for (int j = 0; j < s.n_r; ++j) { // dst is at the compensation row: -a_offset x sum
-      const Vmm sum(4 + j);
-      h_.vpmulld(sum, sum, consts_.bits(0u - static_cast<std::uint32_t>(s.a_offset())));
-      h_.vmovups(h_.ptr[dst + static_cast<int>(j * lanes * 4)], sum);
-    }
-  }
-  /// One panel of `width` columns of an i8 B whose depths are contiguous (a transposed B: K
-  /// in attention), in quads (words): the four (two) bytes of a column that make a dword of a
-  /// panel row lie together, so quads gather them as dwords (VPGATHERDD, the columns' byte
-  /// offsets); the last K % 4 depths, and words (sign-extended), move byte by byte through eax,
-  /// never past B. Then the compensation row, from the packed panel. Registers as row_panel
-  /// but t_[4] assembles a dword (the depth counter is on the stack).
-  void transposed_integer_panel(const ir::BrgemmShape& s, std::int64_t width) {
-    const int per_row = s.depths_per_row(), bits = 32 / per_row;
-    const Xbyak::Reg64 from = t_[0], row = t_[1], to = t_[2], dst = t_[3];
-    const Xbyak::Reg32 word = t_[4].cvt32();
-    const std::int64_t w = s.panel_width(), full = s.k / per_row, rest = s.k % per_row;
-    const Vmm index(8), mask(9);
-    h_.mov(row, from);
-    h_.mov(dst, to);
-    auto bytes_row = [&](int depths) { // one panel row, byte by byte
-      for (std::int64_t l = 0; l < w; ++l) {
-        h_.xor_(word, word);
-        for (int d = 0; d < depths && l < width; ++d) {
-          const Xbyak::Address at = h_.byte[row + static_cast<int>(l * s.b_col + d)];
-          if (per_row == 4) {
-            h_.movzx(h_.eax, at);
-          } else {
-            h_.movsx(h_.eax, at);
-            h_.and_(h_.eax, 0xffff);
-          }
-          if (d) h_.shl(h_.eax, bits * d);
-          h_.or_(word, h_.eax);
-        }
-        h_.mov(h_.dword[dst + static_cast<int>(l * 4)], word);
-      }
-    };
-    auto gather_row = [&] { // quads: each column's four bytes as a dword
-      for (int j = 0; j < s.n_r; ++j) {
-        const Vmm v(j);
-        const std::int64_t valid = std::clamp<std::int64_t>(width - j * lanes, 0, lanes);
-        bitwise_xor(v, v, v);
-        if (valid == 0) {
-          h_.vmovups(h_.ptr[dst + static_cast<int>(j * lanes * 4)], v);
-          continue;
-        }
-        h_.vmovups(index, consts_.lane_offsets(static_cast<std::int32_t>(s.b_col)));
-        const Xbyak::RegExp at = row + static_cast<int>(j * lanes * s.b_col);
-        if constexpr (avx512) {
-          if (valid == lanes)
-            h_.kxnorw(Xbyak::Opmask(1), Xbyak::Opmask(1), Xbyak::Opmask(1));
-          else
-            set_tail_mask(h_, consts_, mask, valid);
-          h_.vpgatherdd(v | Xbyak::Opmask(1), h_.ptr[at + index]);
-        } else {
-          if (valid == lanes)
-            h_.vpcmpeqd(mask, mask, mask);
-          else
-            set_tail_mask(h_, consts_, mask, valid);
-          h_.vpgatherdd(v, h_.ptr[at + index], mask);
-        }
-        h_.vmovups(h_.ptr[dst + static_cast<int>(j * lanes * 4)], v);
-      }
-    };
-    repeat_on_stack(full, [&] {
-      if (per_row == 4)
-        gather_row();
-      else
-        bytes_row(per_row);
-      h_.add(dst, static_cast<int>(w * 4));
-      h_.add(row, per_row);
-    });
-    if (rest) {
-      bytes_row(static_cast<int>(rest));
-      h_.add(dst, static_cast<int>(w * 4));
-    }
-    if (!s.compensated()) return;
-    // the column sums of the packed rows: each dword's bytes (words) times 1, added up
-    const Vmm x(8), ones(9);
-    for (int j = 0; j < s.n_r; ++j) bitwise_xor(Vmm(4 + j), Vmm(4 + j), Vmm(4 + j));
-    h_.vmovups(ones, consts_.bits(per_row == 4 ? 0x01010101u : 0x00010001u));
-    h_.mov(row, to);
-    repeat_on_stack(s.depth_rows(), [&] {
-      for (int j = 0; j < s.n_r; ++j) {
-        h_.vmovups(x, h_.ptr[row + static_cast<int>(j * lanes * 4)]);
-        if (per_row == 4) {
-          dot_bytes(Vmm(4 + j), ones, x);
-        } else {
-          h_.vpmaddwd(x, x, ones);
-          h_.vpaddd(Vmm(4 + j), Vmm(4 + j), x);
-        }
-      }
-      h_.add(row, static_cast<int>(w * 4));
-    });
-    for (int j = 0; j < s.n_r; ++j) { // dst is at the compensation row: -a_offset x sum
-      const Vmm sum(4 + j);
-      h_.vpmulld(sum, sum, consts_.bits(0u - static_cast<std::uint32_t>(s.a_offset())));
-      h_.vmovups(h_.ptr[dst + static_cast<int>(j * lanes * 4)], sum);
-    }
-  }
-  /// Emits `body` `count` times, counted down in the frame's second slot (copy-B has no tile).
-  template <class F> void repeat_on_stack(std::int64_t count, F&& body) {
-    if (count == 0) return;
-    h_.mov(h_.qword[h_.rsp + 8], static_cast<std::uint32_t>(count));
-    Xbyak::Label next;
-    h_.L(next);
-    body();
-    h_.dec(h_.qword[h_.rsp + 8]);
-    h_.jnz(next, Xbyak::CodeGenerator::T_NEAR);
-  }
-
-  void bitwise_and(Vmm d, Vmm a, const Xbyak::Operand& b) {
-    if constexpr (avx512)
-      h_.vpandd(d, a, b);
-    else
-      h_.vpand(d, a, b);
-  }
-  void bitwise_or(Vmm d, Vmm a, const Xbyak::Operand& b) {
-    if constexpr (avx512)
-      h_.vpord(d, a, b);
-    else
-      h_.vpor(d, a, b);
-  }
-  void bitwise_xor(Vmm d, Vmm a, const Xbyak::Operand& b) {
-    if constexpr (avx512)
-      h_.vpxord(d, a, b);
-    else
-      h_.vpxor(d, a, b);
-  }
-
-  /// v = `count` dwords (zero past them), each the bf16 at `at` in its low half and (second >
-  /// 0) the one `second` bytes on in its high half. AVX-512 only (pairs need AVX512_BF16).
-  void load_pair([[maybe_unused]] Vmm v, [[maybe_unused]] Vmm high,
-                 [[maybe_unused]] Xbyak::RegExp at, [[maybe_unused]] std::int64_t second,
-                 [[maybe_unused]] std::int64_t count) {
-    if constexpr (avx512) {
-      using Xbyak::Opmask;
-      if (count < lanes) set_tail_mask(h_, consts_, v, count);
-      auto widen = [&](Vmm d, Xbyak::RegExp where) {
-        if (count == lanes)
-          h_.vpmovzxwd(d, h_.ptr[where]);
-        else
-          h_.vpmovzxwd(d | Opmask(1) | Xbyak::util::T_z, h_.ptr[where]);
-      };
-      widen(v, at);
-      if (second == 0) return;
-      widen(high, at + static_cast<int>(second));
-      h_.vpslld(high, high, 16);
-      h_.vpord(v, v, high);
-    } else {
-      SNIPPETS_ASSERT(false) << "bf16 pairs on AVX2";
-    }
-  }
-
-  /// One panel of a B whose columns are contiguous along the depth (a transposed B, such as
-  /// K in attention): blocks of `lanes` columns x `lanes` depths (pairs: dwords of two depths)
-  /// are loaded as rows, transposed in registers and stored as panel rows. Registers: t_[0] B
-  /// at the panel, t_[1] the block's rows, t_[2] the panel, t_[3] the block's destination,
-  /// t_[4] the depth counter.
-  void transposed_panel(const ir::BrgemmShape& s, std::int64_t width) {
-    const Xbyak::Reg64 from = t_[0], row = t_[1], to = t_[2], dst = t_[3], depth = t_[4];
-    const ElementType t = s.pairs ? ElementType::f32 : s.b_type; // pairs move as 4-byte bits
-    const std::int64_t column = s.b_col * std::int64_t(size_of(s.b_type));
-    const std::int64_t w = s.panel_width(), rows = s.panel_rows(), blocks = rows / lanes,
-                       rest = rows % lanes, unit = std::int64_t(size_of(t));
-    for (int g = 0; g < s.n_r; ++g) {
-      const std::int64_t valid = std::clamp<std::int64_t>(width - g * lanes, 0, lanes);
-      h_.lea(row, h_.ptr[from + static_cast<int>(g * lanes * column)]);
-      h_.lea(dst, h_.ptr[to + static_cast<int>(g * lanes * 4)]);
-      repeat(depth, blocks, [&] {
-        transpose_block(column, t, valid, lanes, w);
-        h_.add(row, static_cast<int>(lanes * unit));
-        h_.add(dst, static_cast<int>(lanes * w * 4));
-      });
-      if (rest) transpose_block(column, t, valid, rest, w);
-    }
-  }
-
-  /// `columns` columns (`column` bytes apart; the rest zero) x `depths` elements of type `t`
-  /// at t_[1], transposed into `depths` panel rows at t_[3] (`w` floats apart). AVX-512: a
-  /// 16 x 16 transpose in v0..31 (unpack ps, unpack pd, two 128-bit shuffles); AVX2: 8 x 8 in
-  /// v0..15 (unpack ps, unpack pd, 128-bit permute).
-  void transpose_block(std::int64_t column, ElementType t, std::int64_t columns,
-                       std::int64_t depths, std::int64_t w) {
-    Vmm r[lanes], tmp[lanes];
-    for (int i = 0; i < lanes; ++i) r[i] = Vmm(i), tmp[i] = Vmm(lanes + i);
-    for (int i = 0; i < lanes; ++i) {
-      const Xbyak::RegExp at = t_[1] + static_cast<int>(i * column);
-      if (i >= columns)
-        h_.vxorps(r[i], r[i], r[i]);
-      else
-        load(r[i], at, depths, t, tmp[0]);
-    }
-    const Vmm* out = transpose(r, tmp);
-    for (int j = 0; j < static_cast<int>(depths); ++j)
-      h_.vmovups(h_.ptr[t_[3] + static_cast<int>(j * w * 4)], out[j]);
-  }
-
-  /// Transposes the lanes x lanes block in r (tmp: as many temporaries); returns where the
-  /// rows of the result are.
-  const Vmm* transpose(Vmm* r, Vmm* t) {
-    for (int i = 0; i < lanes / 2; ++i) {
-      h_.vunpcklps(t[2 * i], r[2 * i], r[2 * i + 1]);
-      h_.vunpckhps(t[2 * i + 1], r[2 * i], r[2 * i + 1]);
-    }
-    for (int i = 0; i < lanes / 4; ++i) {
-      h_.vunpcklpd(r[4 * i], t[4 * i], t[4 * i + 2]);
-      h_.vunpckhpd(r[4 * i + 1], t[4 * i], t[4 * i + 2]);
-      h_.vunpcklpd(r[4 * i + 2], t[4 * i + 1], t[4 * i + 3]);
-      h_.vunpckhpd(r[4 * i + 3], t[4 * i + 1], t[4 * i + 3]);
-    }
-    if constexpr (avx512) {
-      for (int i = 0; i < 2; ++i)
-        for (int j = 0; j < 4; ++j) {
-          h_.vshuff32x4(t[8 * i + j], r[8 * i + j], r[8 * i + j + 4], 0x88);
-          h_.vshuff32x4(t[8 * i + j + 4], r[8 * i + j], r[8 * i + j + 4], 0xdd);
-        }
-      for (int j = 0; j < 8; ++j) {
-        h_.vshuff32x4(r[j], t[j], t[j + 8], 0x88);
-        h_.vshuff32x4(r[j + 8], t[j], t[j + 8], 0xdd);
-      }
-      return r;
-    } else {
-      for (int j = 0; j < 4; ++j) {
-        h_.vperm2f128(t[j], r[j], r[j + 4], 0x20);
-        h_.vperm2f128(t[j + 4], r[j], r[j + 4], 0x31);
-      }
-      return t;
-    }
-  }
-
-  struct Moved {
-    Xbyak::Reg64 reg;
-    std::int64_t row, col; // elements per row and per column of the product
-    std::int64_t bytes;    // per element
-  };
-  void add_moved(Xbyak::Reg64 r, passes::ProductStrides st, ElementType t) {
-    for (const auto& m : moved_)
-      if (m.reg.getIdx() == r.getIdx()) return;
-    moved_.push_back({r, st.row, st.col, std::int64_t(size_of(t))});
-  }
-
-  // temporaries: 0 A row tile, 1 A depth, 2 B panel, 3 B depth, 4 depth counter; stack: panel
-  // and row-tile counters
-  Xbyak::Reg64 b_panel() const { return t_[2]; }
-
-  void take_temps(const std::vector<Xbyak::Reg64>& operands) {
-    t_.clear();
-    for (const auto& r : pool_) {
-      const bool busy = std::any_of(operands.begin(), operands.end(),
-                                    [&](const auto& o) { return o.getIdx() == r.getIdx(); });
-      if (!busy && t_.size() < 5) t_.push_back(r);
-    }
-    SNIPPETS_ASSERT(t_.size() == 5) << "Brgemm needs five free general-purpose registers";
-    saved_ = t_;
-    for (const auto& m : moved_) saved_.push_back(m.reg);
-    for (const auto& r : saved_) h_.push(r);
-    h_.sub(h_.rsp, frame);
-  }
-  void release_temps() {
-    h_.add(h_.rsp, frame);
-    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) h_.pop(*it);
-    moved_.clear();
-  }
-
   /// One panel of `width` columns (n_v vectors) for all rows of the block.
   void emit_panel(const ir::Brgemm& b, int n_v, std::int64_t width) {
     const ir::BrgemmShape& s = b.shape;
@@ -591,11 +193,6 @@ private:
         const std::int64_t count = std::min<std::int64_t>(lanes, width - j * lanes);
         emit_epilogue(accs[r * n_v + j], r, j, count, rows * n_v);
       }
-  }
-
-  /// acc += the four products of the bytes of a (unsigned) and b (signed) in each dword.
-  void dot_bytes(Vmm acc, Vmm a, Vmm b) {
-    h_.vpdpbusd(acc, a, b, avx512 ? Xbyak::EvexEncoding : Xbyak::VexEncoding);
   }
 
   /// dst = A's element at `at` as f32 in every lane; with pairs, A's two depths at `at` as a
@@ -759,53 +356,8 @@ private:
       converting().broadcast_load(dst, at, t);
   }
 
-  /// `count` elements of type `t` (the rest zero) from memory, as f32. AVX2 partial vectors
-  /// use `mask`, by default the first scratch register (AVX-512 uses k1, and its scratch list
-  /// may be empty).
-  /// Emits `body` `count` times as a loop counted down in `counter` (nothing for 0).
-  template <class F> void repeat(Xbyak::Reg64 counter, std::int64_t count, F&& body) {
-    if (count == 0) return;
-    h_.mov(counter, static_cast<std::uint32_t>(count));
-    Xbyak::Label next;
-    h_.L(next);
-    body();
-    h_.dec(counter);
-    h_.jnz(next, Xbyak::CodeGenerator::T_NEAR);
-  }
-
-  void load(Vmm dst, Xbyak::RegExp at, std::int64_t count, ElementType t) {
-    load(dst, at, count, t, avx512 ? Vmm(0) : scratch_[0]);
-  }
-  void load(Vmm dst, Xbyak::RegExp at, std::int64_t count, ElementType t, Vmm mask) {
-    if (t == ElementType::f32) return load_elements(h_, consts_, dst, h_.ptr[at], count, mask);
-    converting().load(dst, at, t, count, [&] { return set_tail_mask(h_, consts_, mask, count); });
-  }
-  /// The first `count` lanes of src to memory as type `t` (other types: through the two scratch
-  /// registers compile() reserves for converting stores).
-  void store(Xbyak::RegExp at, Vmm src, std::int64_t count, ElementType t) {
-    const Vmm mask = avx512 ? Vmm(0) : scratch_[0];
-    if (t == ElementType::f32) return store_elements(h_, consts_, h_.ptr[at], src, count, mask);
-    converting().store(at, src, t, count,
-                       [&] { return set_tail_mask(h_, consts_, scratch_[0], count); });
-  }
-  /// Element types other than f32 (counts are known, so no run-time tail mask).
-  MemoryAccess<Vmm> converting() {
-    return MemoryAccess<Vmm>(h_, consts_, scratch_, native_bf16_, Xbyak::util::rsp);
-  }
-
-  // the emitter's stack frame: [rsp] the panel counter, [rsp + 8] the tile counter,
-  // [rsp + a_slot] A's data pointer as the Brgemm starts
-  static constexpr int a_slot = 16, frame = 32;
-
-  Xbyak::CodeGenerator& h_;
-  ConstantTable& consts_;
-  std::span<const Vmm> scratch_;
-  std::span<const Xbyak::Reg64> data_, pool_;
   std::span<const ElementType> types_;
-  bool native_bf16_;
   Xbyak::Reg64 a_;
-  std::vector<Xbyak::Reg64> t_, saved_;
-  std::vector<Moved> moved_;
   std::unique_ptr<passes::EpiloguePlan<T>> plan_;
   const E* brgemm_ = nullptr;
   std::span<E* const> epilogue_;
