@@ -48,10 +48,9 @@
 #include <map>
 #include <set>
 
-#include "snippets/passes/attention_rows.hpp"
 #include "snippets/passes/brgemm_blocking.hpp"
 #include "snippets/passes/lir_queries.hpp"
-#include "snippets/passes/matmul_form.hpp"
+#include "snippets/passes/matmul_body.hpp"
 #include "snippets/passes/pass.hpp"
 #include "snippets/passes/properties.hpp"
 
@@ -80,195 +79,13 @@ struct LowerBrgemm {
   static bool product_type(ElementType t) { return passes::product_type(t); }
 
   template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
-    Form<T> f = analyse(lir);
+    Form<T> f = analyse_matmul_body(lir);
     build(lir, ctx, f);
   }
 
 private:
-  /// One product: its MatMul (then its Brgemm), B, blocking and epilogue (ops, then Stores).
-  template <class T> struct Stage {
-    ir::Expression<T>* mm = nullptr;
-    ir::Expression<T>* b = nullptr;
-    ir::BrgemmShape shape;
-    std::vector<ir::Expression<T>*> epilogue;
-    std::int64_t b_offset = -1; // elements into the scratch of its BrgemmCopyB (-1: constant)
-  };
-  /// The decomposed Softmax (DecomposeSoftmax) of the first product's epilogue value `x`, and
-  /// the quantization of its probabilities that an integer second product reads (quantized
-  /// attention; passes/attention_rows.hpp).
-  template <class T> struct Softmax : SoftmaxOps<T> {
-    std::optional<QuantizedProbabilities<T>> quantized;
-    /// The value the second product reads.
-    ir::Expression<T>* value() const {
-      return quantized ? quantized->ops.back() : this->ops.back();
-    }
-  };
-  template <class T> struct Form {
-    std::vector<Stage<T>> stages; // one, or two around the Softmax (attention)
-    Softmax<T> softmax;           // ops empty: none
-    std::vector<ir::Expression<T>*> results;
-  };
-
-  [[noreturn]] static void fail(const auto& e, const std::string& why) {
-    raise("snippets.compile.unsupported_matmul",
-          std::string(e.op_name()) + " '" + e.name + "' " + why);
-  }
-
-  /// The products, the Softmax between them and the epilogues, in LIR order; checks the form.
-  template <class T> static Form<T> analyse(ir::LinearIR<T>& lir) {
-    using E = ir::Expression<T>;
-    Form<T> f;
-    std::map<const E*, std::size_t> stage_of; // MatMul -> its stage
-    for (auto& e : lir)
-      if (std::holds_alternative<ir::MatMul>(e->op)) {
-        stage_of[e.get()] = f.stages.size();
-        f.stages.push_back({e.get(), &e->input_expr(1), {}, {}, -1});
-      }
-    SNIPPETS_ASSERT(!f.stages.empty()) << "LowerBrgemm on a LIR without a MatMul";
-    E* mm1 = f.stages[0].mm;
-    if (!std::holds_alternative<ir::Parameter>(mm1->input_expr(0).op))
-      fail(*mm1, "reads A from '" + mm1->input_expr(0).name + "'; A must be a subgraph input");
-    for (const Stage<T>& s : f.stages)
-      if (!std::holds_alternative<ir::Parameter>(s.b->op) &&
-          !std::holds_alternative<ir::Constant>(s.b->op))
-        fail(*s.mm, "reads B from '" + s.b->name + "'; B must be a subgraph input or a constant");
-
-    // ops on other inputs only, which the topological order put first, join the epilogue
-    std::vector<E*> early;
-    for (auto& e : lir) {
-      if (e.get() == mm1) break;
-      if (is_loop_body(*e) && !std::holds_alternative<ir::Constant>(e->op))
-        early.push_back(e.get());
-    }
-    move_after(lir, *mm1, early);
-
-    std::set<const E*> values{mm1}; // of the stage being read, for the check of each input
-    std::set<const E*> in_softmax;
-    std::set<const E*> on_epilogue_inputs; // ops of the epilogue that read no product value
-    std::size_t stage = 0;
-    for (auto it = std::next(lir.find(*mm1)); it != lir.end(); ++it) {
-      E& e = **it;
-      if (std::holds_alternative<ir::Result>(e.op)) {
-        f.results.push_back(&e);
-        continue;
-      }
-      const bool weights = std::any_of(f.stages.begin(), f.stages.end(),
-                                       [&](const Stage<T>& s) { return s.b == &e; });
-      if (in_softmax.count(&e) || weights) continue; // (a constant B)
-      if (stage_of.count(&e)) { // the next product: reads a value of this one as its A
-        if (!f.softmax.ops.empty() && &e.input_expr(0) != f.softmax.value())
-          fail(e, "reads A from '" + e.input_expr(0).name +
-                      "'; a MatMul after a Softmax must read the Softmax (attention)");
-        if (!values.count(&e.input_expr(0)))
-          fail(e, "reads A from '" + e.input_expr(0).name +
-                      "'; a MatMul in a kernel reads a subgraph input (the first) or a value "
-                      "of the product before it (an MLP or attention chain)");
-        if (!MatMulForm::counts_ok(stage_of.at(&e) + 1, f.softmax.ops.empty() ? 0 : 1))
-          fail(e, "is a third MatMul around a Softmax; an attention kernel computes two "
-                  "products: split the subgraph");
-        if (std::get<ir::MatMul>(e.op).transpose_a)
-          fail(e, "transposes the A it reads from the product before it; only its B may be "
-                  "transposed");
-        stage = stage_of.at(&e);
-        values = {&e};
-        continue;
-      }
-      if (std::holds_alternative<ir::ReduceMax>(e.op) && f.softmax.ops.empty() &&
-          values.count(&e.input_expr(0))) {
-        if (!MatMulForm::softmax_ok(static_cast<int>(stage)))
-          fail(e, "is a Softmax of a product after the first; a kernel's Softmax reads the "
-                  "first product (attention): split the subgraph");
-        static_cast<SoftmaxOps<T>&>(f.softmax) = match_softmax(e);
-        f.softmax.quantized = match_quantized_probabilities(*f.softmax.ops.back());
-        in_softmax.insert(f.softmax.ops.begin(), f.softmax.ops.end());
-        if (f.softmax.quantized)
-          in_softmax.insert(f.softmax.quantized->ops.begin(), f.softmax.quantized->ops.end());
-        values = {f.softmax.value()};
-        continue;
-      }
-      Stage<T>& st = f.stages[stage];
-      const auto& shape = st.mm->out_desc(0).shape;
-      if (!f.softmax.ops.empty() && !MatMulForm::epilogue_after_softmax_ok(static_cast<int>(stage)))
-        fail(e, "follows the Softmax; only a second MatMul may read it (run the op in "
-                "another subgraph)");
-      // an op on epilogue inputs alone (a Convert of a bias) may have a shape that broadcasts
-      // to the product's: the epilogue computes it on their broadcast registers
-      bool on_inputs = true;
-      for (std::size_t i = 0; i < e.num_inputs(); ++i)
-        on_inputs = on_inputs && !values.count(&e.input_expr(i));
-      Shape grown;
-      if (is_reduction(e) || std::holds_alternative<ir::Constant>(e.op) ||
-          (e.out_desc(0).shape != shape &&
-           !(on_inputs && try_broadcast(Shape(e.out_desc(0).shape), Shape(shape), grown) &&
-             grown == Shape(shape))))
-        fail(e, "follows the MatMul but is not an elementwise op on the product's shape " +
-                    Shape(shape).to_string() +
-                    " or on its epilogue inputs; run it in another "
-                    "subgraph");
-      for (std::size_t i = 0; i < e.num_inputs(); ++i) {
-        const E& src = e.input_expr(i);
-        if (values.count(&src) || on_epilogue_inputs.count(&src) ||
-            std::holds_alternative<ir::Scalar>(src.op))
-          continue;
-        if (!std::holds_alternative<ir::Parameter>(src.op))
-          fail(e, "reads '" + src.name + "', a value of another part of the kernel");
-        if (!src.out_desc(0).layout.empty())
-          fail(e, "reads '" + src.name + "' through a layout; pass epilogue inputs planar");
-      }
-      st.epilogue.push_back(&e);
-      (e.out_desc(0).shape == shape ? values : on_epilogue_inputs).insert(&e);
-    }
-    for (E* r : f.results)
-      if (!values.count(&r->input_expr(0)))
-        fail(*r, "writes '" + r->input_expr(0).name +
-                     "', which this MatMul kernel does not keep (it writes values of the last "
-                     "product, or the Softmax): split the subgraph");
-    for (std::size_t i = 1; i < f.stages.size(); ++i) {
-      const auto &prev = f.stages[i - 1].mm->out_desc(0).shape,
-                 &now = f.stages[i].mm->out_desc(0).shape;
-      for (std::size_t d = 0; d + 2 < now.size(); ++d)
-        if (prev[d] != now[d])
-          fail(*f.stages[i].mm, "broadcasts the batch of the product before it; give its B "
-                                "that batch or none");
-    }
-    for (const Stage<T>& s : f.stages)
-      for (const E* x : {&s.mm->input_expr(0), s.b})
-        if (x->data_index < lir.num_inputs && std::holds_alternative<ir::Parameter>(x->op) &&
-            !product_type(lir.arg_types.at(x->data_index)) &&
-            !is_byte_integer(lir.arg_types.at(x->data_index)))
-          fail(*s.mm, "reads '" + x->name + "' as " +
-                          std::string(to_string(lir.arg_types.at(x->data_index))) +
-                          "; a MatMul multiplies f32, bf16, u8 or i8 (convert outside)");
-    for (std::size_t i = 0; i < lir.num_inputs; ++i)
-      if (lir.arg_types.at(i) == ElementType::boolean)
-        fail(*mm1, "is in a kernel with a boolean input; its epilogue reads numbers only");
-    for (E* r : f.results)
-      if (lir.arg_types.at(r->data_index) == ElementType::boolean ||
-          ProductStrides(r->in_desc(0)).col > 1)
-        fail(*r, "is not a numeric output with its last axis contiguous; MatMul kernels write "
-                 "rows of numbers (transpose outside)");
-    return f;
-  }
-
-  /// The type a product reads `x` as: its argument's, or for a constant the narrowest type
-  /// of A's kind that holds its values: bf16 when A is bf16, i8 or u8 when A is i8 or u8
-  /// (weights given in those types, then widened by AlignElementTypes).
-  template <class T>
-  static ElementType operand_type(const ir::LinearIR<T>& lir, const ir::Expression<T>& x,
-                                  ElementType a_type) {
-    const auto* c = std::get_if<ir::Constant>(&x.op);
-    if (c && is_byte_integer(a_type)) // i8 or u8 weights, widened by AlignElementTypes
-      for (const ElementType t : {ElementType::i8, ElementType::u8})
-        if (std::all_of(c->values.begin(), c->values.end(),
-                        [&](double v) { return round_to(t, v) == v; }))
-          return t;
-    if (c) {
-      const bool bf16 = std::all_of(c->values.begin(), c->values.end(),
-                                    [](double v) { return round_to(ElementType::bf16, v) == v; });
-      return bf16 && a_type == ElementType::bf16 ? ElementType::bf16 : ElementType::f32;
-    }
-    return x.data_index < lir.num_inputs ? lir.arg_types.at(x.data_index) : ElementType::f32;
-  }
+  template <class T> using Stage = MatMulStage<T>;
+  template <class T> using Form = MatMulBody<T>;
 
   /// What build() has decided so far, read and extended by its steps in order.
   template <class T> struct Plan {
@@ -353,10 +170,10 @@ private:
     p.out1 = f.stages.front().mm->out_desc(0).shape;
     const std::size_t R = p.out.size();
     if (lir.domain != p.out)
-      fail(*f.stages.back().mm, "is broadcast further by its epilogue (outputs " +
-                                    Shape(lir.domain).to_string() + ", product " +
-                                    Shape(p.out).to_string() +
-                                    "); outputs must have the product's shape");
+      unsupported_matmul(*f.stages.back().mm, "is broadcast further by its epilogue (outputs " +
+                                                  Shape(lir.domain).to_string() + ", product " +
+                                                  Shape(p.out).to_string() +
+                                                  "); outputs must have the product's shape");
     p.M = p.out[R - 2];
     p.n_args = lir.num_inputs + lir.num_outputs;
     for (std::size_t d = 0; d + 2 < R; ++d) // domain: batch dims of extent > 1, then M and N
@@ -404,34 +221,40 @@ private:
     for (const Stage<T>& s : p.f.stages) {
       const ir::BrgemmShape& sh = s.shape;
       if (is_byte_integer(sh.a_type) != is_byte_integer(sh.b_type))
-        fail(*s.mm, "multiplies " + std::string(to_string(sh.a_type)) + " by " +
-                        std::string(to_string(sh.b_type)) +
-                        "; an integer product reads i8 or u8 on both sides (convert outside)");
+        unsupported_matmul(
+            *s.mm, "multiplies " + std::string(to_string(sh.a_type)) + " by " +
+                       std::string(to_string(sh.b_type)) +
+                       "; an integer product reads i8 or u8 on both sides (convert outside)");
       if (!sh.quads && !sh.words) {
         if (sh.a_zero != 0)
-          fail(*s.mm, "has an A zero point, which only integer products (u8/i8) take");
+          unsupported_matmul(*s.mm,
+                             "has an A zero point, which only integer products (u8/i8) take");
         continue;
       }
       if (!p.lir.int8_products)
-        fail(*s.mm, "multiplies u8/i8 operands, and this target has no int8 products "
-                    "(docs/matmul.md, int8); convert them to f32 outside");
+        unsupported_matmul(*s.mm, "multiplies u8/i8 operands, and this target has no int8 products "
+                                  "(docs/matmul.md, int8); convert them to f32 outside");
       if (sh.b_type != ElementType::i8)
-        fail(*s.mm, "reads its B as u8; int8 products multiply u8 or i8 A by i8 B (give B as "
-                    "i8, or convert both to f32 outside)");
+        unsupported_matmul(
+            *s.mm, "reads its B as u8; int8 products multiply u8 or i8 A by i8 B (give B as "
+                   "i8, or convert both to f32 outside)");
       if (round_to(sh.a_type, sh.a_zero) != sh.a_zero)
-        fail(*s.mm, "has the A zero point " + std::to_string(sh.a_zero) + ", which A's type " +
-                        std::string(to_string(sh.a_type)) + " does not hold");
+        unsupported_matmul(*s.mm, "has the A zero point " + std::to_string(sh.a_zero) +
+                                      ", which A's type " + std::string(to_string(sh.a_type)) +
+                                      " does not hold");
       if (sh.a_depth != 1)
-        fail(*s.mm, "reads a u8/i8 A along strided depths (transposed); pass A planar");
+        unsupported_matmul(*s.mm,
+                           "reads a u8/i8 A along strided depths (transposed); pass A planar");
       if (sh.k > max_integer_depth)
-        fail(*s.mm, "sums " + std::to_string(sh.k) +
-                        " products of bytes, which may overflow "
-                        "int32 past K = " +
-                        std::to_string(max_integer_depth) + "; split the depth");
+        unsupported_matmul(*s.mm, "sums " + std::to_string(sh.k) +
+                                      " products of bytes, which may overflow "
+                                      "int32 past K = " +
+                                      std::to_string(max_integer_depth) + "; split the depth");
       if (!std::holds_alternative<ir::Constant>(s.b->op) && sh.b_col != 1 && sh.b_depth != 1)
-        fail(*s.mm, "reads an i8 B input whose rows and columns are both strided; pass B "
-                    "planar [K, N] or transposed [N, K] (or give constant weights, packed at "
-                    "compile time in any layout)");
+        unsupported_matmul(
+            *s.mm, "reads an i8 B input whose rows and columns are both strided; pass B "
+                   "planar [K, N] or transposed [N, K] (or give constant weights, packed at "
+                   "compile time in any layout)");
     }
   }
   static constexpr std::int64_t max_integer_depth = MatMulForm::max_integer_depth;
@@ -443,14 +266,15 @@ private:
     for (const Stage<T>& s : p.f.stages)
       if (s.shape.b_type == ElementType::bf16 && !s.shape.pairs && s.shape.b_col != 1 &&
           s.shape.b_depth != 1 && !std::holds_alternative<ir::Constant>(s.b->op))
-        fail(*s.mm, "reads a bf16 B whose rows and columns are both strided; pass it planar "
-                    "or transposed");
+        unsupported_matmul(*s.mm,
+                           "reads a bf16 B whose rows and columns are both strided; pass it planar "
+                           "or transposed");
     for (Stage<T>& s : p.f.stages) { // the tile fixes the panels, so the packed size
       choose_tile(s.shape, p.M, *s.mm, std::span<E* const>(s.epilogue), config);
       if (std::holds_alternative<ir::Constant>(s.b->op)) {
         for (std::size_t d = 0; d + 2 < p.out.size(); ++d)
           if (stride_along(s.b->out_desc(0), d) != 0)
-            fail(*s.mm, "has a constant B with batch dims; give it rank 2");
+            unsupported_matmul(*s.mm, "has a constant B with batch dims; give it rank 2");
       } else {
         s.b_offset = p.take_scratch(s.shape.packed_elements());
       }
@@ -477,12 +301,13 @@ private:
     const bool attention = f.stages.size() == 2;
     E& value = *f.softmax.value();
     if (!attention && f.results.size() != 1)
-      fail(value, "is written to more than one output; write it once");
+      unsupported_matmul(value, "is written to more than one output; write it once");
     // without a second product SoftmaxRows works in place in the output, on f32 rows
     if (!attention && lir.arg_types.at(f.results.front()->data_index) != ElementType::f32)
-      fail(value, "writes " +
-                      std::string(to_string(lir.arg_types.at(f.results.front()->data_index))) +
-                      "; a Softmax of a product is written as f32 (run a Convert after it)");
+      unsupported_matmul(
+          value, "writes " +
+                     std::string(to_string(lir.arg_types.at(f.results.front()->data_index))) +
+                     "; a Softmax of a product is written as f32 (run a Convert after it)");
     E* r = attention ? nullptr : f.results.front();
     const std::size_t index = attention ? p.n_args : r->data_index;
     const std::int64_t at = attention ? p.take_scratch(p.m_blk * N1) : 0;
@@ -581,9 +406,10 @@ private:
     }
     operands += extras.size();
     if (operands > max_operands)
-      fail(*s1.mm, "and its epilogue read and write " + std::to_string(operands) +
-                       " tensors; a MatMul kernel takes at most " + std::to_string(max_operands) +
-                       " (A, B, the epilogue's inputs and the outputs): split the subgraph");
+      unsupported_matmul(
+          *s1.mm, "and its epilogue read and write " + std::to_string(operands) +
+                      " tensors; a MatMul kernel takes at most " + std::to_string(max_operands) +
+                      " (A, B, the epilogue's inputs and the outputs): split the subgraph");
     return extras;
   }
 
@@ -602,7 +428,8 @@ private:
                   arg_bytes(lir, x->data_index)};
       for (const Stage<T>& s : p.f.stages)
         if (s.b == x)
-          fail(*s.mm, "reads its B '" + x->name + "' again in an epilogue; pass it twice");
+          unsupported_matmul(*s.mm,
+                             "reads its B '" + x->name + "' again in an epilogue; pass it twice");
       if (g.index != a.data_index) {
         args.push_back(g);
         continue;
@@ -612,8 +439,8 @@ private:
       for (std::size_t d : p.batch)
         same = same && stride_along(g.desc, d) == stride_along(args[0].desc, d);
       if (!same)
-        fail(*s1.mm, "reads its A '" + x->name +
-                         "' again in an epilogue with other strides; pass it twice");
+        unsupported_matmul(*s1.mm, "reads its A '" + x->name +
+                                       "' again in an epilogue with other strides; pass it twice");
     }
     for (ir::Expression<T>* r : p.f.results)
       args.push_back({r->data_index, ProductStrides(r->in_desc(0)).row, r->in_desc(0),
@@ -763,17 +590,6 @@ private:
   /// Bytes per element of kernel argument `index`.
   template <class T> static std::int64_t arg_bytes(const ir::LinearIR<T>& lir, std::size_t index) {
     return static_cast<std::int64_t>(size_of(lir.arg_types.at(index)));
-  }
-
-  /// Moves `exprs` to right after `at`, in their order.
-  template <class T>
-  static void move_after(ir::LinearIR<T>& lir, const ir::Expression<T>& at,
-                         const std::vector<ir::Expression<T>*>& exprs) {
-    const ir::Expression<T>* prev = &at;
-    for (ir::Expression<T>* e : exprs) {
-      lir.move(*e, std::next(lir.find(*prev)));
-      prev = e;
-    }
   }
 
   template <class T>
