@@ -49,7 +49,9 @@
 //    zero points (Constants of several values) are inputs like any;
 //  - nodes marked SkippedByPlugin, Opaque nodes and existing Subgraphs are never taken;
 //  - a Transpose is taken only as the first op on a Subgraph input (a model input or another
-//    Subgraph's output, read by nothing else in the Subgraph), or as the last op before a
+//    Subgraph's output, read by nothing else in the Subgraph but Transposes of the same order,
+//    which become one load: MoveReducedAxesLast gives each reader its own), or as the last op
+//    before a
 //    Subgraph output when it keeps the innermost axis innermost: the data flow then folds it into
 //    the kernel's load or store (FuseTransposeIntoParameter / FuseTransposeIntoResult), so it costs
 //    no pass over memory;
@@ -524,16 +526,19 @@ private:
     return !ir::is<ir::Slice>(g_.node(c.id).op) || check(c.id);
   }
 
-  /// Whether every Transpose of `c` reads a Subgraph input that no other member reads, or
-  /// feeds only nodes outside the Subgraph and keeps the last axis last: else it could not be
-  /// folded into the load of that input or the store of that output.
+  /// Whether every Transpose of `c` reads a Subgraph input that no other member reads (but
+  /// Transposes of the same order: they fold into one load), or feeds only nodes outside the
+  /// Subgraph and keeps the last axis last: else it could not be folded into the load of that
+  /// input or the store of that output.
   bool transposes_on_inputs(const Candidate& c) const {
     auto check = [&](ir::NodeId m) {
       const auto& t = std::get<ir::Transpose>(g_.node(m).op);
       const ir::Output src = g_.node(m).inputs[0];
       bool first = !c.has(src.node);
-      for (const ir::Use& u : g_.users(src))
-        if (u.node != m && c.has(u.node)) first = false;
+      for (const ir::Use& u : g_.users(src)) {
+        const auto* other = std::get_if<ir::Transpose>(&g_.node(u.node).op);
+        if (u.node != m && c.has(u.node) && !(other && other->order == t.order)) first = false;
+      }
       bool last = FuseTransposeIntoResult::keeps_innermost(g_.type(src).shape, t.order);
       for (const ir::Use& u : g_.users(ir::Output{m, 0}))
         if (c.has(u.node)) last = false;
