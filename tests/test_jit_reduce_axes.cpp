@@ -304,20 +304,4 @@ TEST_CASE("reduce axes: a reduction over other axes broadcast back is one kernel
       CHECK(kernels == (s[3] == 1 ? 1 : 2));
     }
   }
-  SUBCASE("a kernel reads several Transposes of one order of an input as one load") {
-    Graph g;
-    const auto x = g.parameter(f32, Shape{4, 6, 5}, "x");
-    const auto t1 = g.transpose(x, {1, 0, 2});
-    const auto t2 = g.transpose(x, {1, 0, 2});
-    g.result(g.multiply(g.relu(t1), g.exp(t2)));
-    const std::vector<Tensor> in{uniform(Shape{4, 6, 5}, 28, -2, 2)};
-    CHECK(kernels_of(g) == 1);
-    check_jit(g, in, {.tol = {4, 1e-6}, .threads = {1, 2}});
-    Graph other; // another order: a load of its own, which the tokenizer does not make
-    const auto y = other.parameter(f32, Shape{4, 6, 5}, "x");
-    other.result(
-        other.add(other.transpose(y, {1, 0, 2}), other.relu(other.transpose(y, {1, 0, 2}))));
-    other.result(other.transpose(y, {0, 2, 1}));
-    check_program(other, in, exact);
-  }
 }
