@@ -270,6 +270,20 @@ TEST_CASE("reduce axes: a reduction over other axes broadcast back is one kernel
     model.result(model.reduce_max(x, {0, 2, 3}, false), "max"); // [5]
     CHECK(check_program_isas(model, in, {16, 1e-5}) == 2);
   }
+  SUBCASE("a reader of x beside the region stays as it was") {
+    const Shape s{3, 5, 7, 9};
+    Graph model;
+    const auto x = model.parameter(f32, s, "x");
+    model.result(mvn(model, x, {0, 2, 3}), "y");
+    model.result(model.relu(x), "r");
+    // the three readers of x in the region and its output: four Transposes, none for the Relu
+    const Graph moved = passes::MoveReducedAxesLast{}.run(model);
+    std::size_t transposes = 0;
+    for (ir::NodeId id = 0; id < moved.size(); ++id)
+      transposes += ir::is<ir::Transpose>(moved.node(id).op);
+    CHECK(transposes == 4);
+    CHECK(check_program_isas(model, {uniform(s, 29, -2, 2)}, {64, 1e-5}) == 2);
+  }
   SUBCASE("a computed input that several ops read") {
     // the tokenizer takes a value computed in a kernel and read by a reduction and by later ops
     // as two kernels (midway its outputs would have two shapes), here as over the last axes

@@ -41,18 +41,19 @@
 //    (without keep_dims its result leaves the region: the ops that read it are not in it).
 // The values of shape X that x's producers in the region start from (x itself when it has
 // none) are values of the region too: the region reads them, transposed, and their readers join.
-// Each value of the region has X's rank; its form in the domain is its shape permuted by perm.
-// The rewrite is made when a value of the region depends on a reduction and is whole along S
-// (a result broadcast back: the ops after the reductions join their kernel), and every value
-// the region gives to other ops goes back by a Reshape or by a Transpose that keeps the
-// innermost axis innermost (FuseTransposeIntoResult folds only those into a store: the channels
-// of NCHW would need a scatter, so a sum over them followed by x - s stays as one reduction
-// alone, and the subtraction in a kernel of its own). It is repeated while such a region is
-// found, then the reductions left are rewritten alone.
-// Left alone: reductions over the last axes already, inputs with dynamic dimensions (the
-// gather and the Reshape need static shapes), rank < 2, reductions the backend does not fuse,
-// and Softmax (its output would need the transposition back: a copy of the whole tensor).
-// A Program runs it on its model before the tokenizer.
+// An op of the region that is no reduction, depends on none and feeds no op that stays in it
+// leaves it again (a reader of x beside the region stays as it was). Each value of the region has
+// X's rank; its form in the domain is its shape permuted by perm. The rewrite is made when a value
+// of the region depends on a reduction and is whole along S (a result broadcast back: the ops after
+// the reductions join their kernel), and every value the region gives to other ops goes back by a
+// Reshape or by a Transpose that keeps the innermost axis innermost (FuseTransposeIntoResult folds
+// only those into a store: the channels of NCHW would need a scatter, so a sum over them followed
+// by x - s stays as one reduction alone, and the subtraction in a kernel of its own). It is
+// repeated while such a region is found, then the reductions left are rewritten alone. Left alone:
+// reductions over the last axes already, inputs with dynamic dimensions (the gather and the Reshape
+// need static shapes), rank < 2, reductions the backend does not fuse, and Softmax (its output
+// would need the transposition back: a copy of the whole tensor). A Program runs it on its model
+// before the tokenizer.
 #pragma once
 
 #include <map>
@@ -279,6 +280,20 @@ private:
           }
         }
       }
+      // an op that neither is a reduction, depends on one nor feeds one (through the region)
+      // leaves it: a reader of x beside the region stays as it was
+      std::set<ir::NodeId> kept;
+      for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        if (!r.nodes.count(*it)) continue;
+        bool keep = !elementwise_op(g, g.node(*it)) || after.count(ir::Output{*it, 0}) > 0;
+        for (const ir::Use& u : g.users(ir::Output{*it, 0})) keep = keep || kept.count(u.node) > 0;
+        if (keep) kept.insert(*it);
+      }
+      for (ir::NodeId id : std::set<ir::NodeId>(r.nodes))
+        if (!kept.count(id)) {
+          r.nodes.erase(id);
+          r.values.erase(ir::Output{id, 0});
+        }
       if (broadcast_back && leaves_folded(g, r)) return r;
     }
     return std::nullopt;
