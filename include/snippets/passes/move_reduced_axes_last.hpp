@@ -42,18 +42,23 @@
 // The values of shape X that x's producers in the region start from (x itself when it has
 // none) are values of the region too: the region reads them, transposed, and their readers join.
 // An op of the region that is no reduction, depends on none and feeds no op that stays in it
-// leaves it again (a reader of x beside the region stays as it was). Each value of the region has
-// X's rank; its form in the domain is its shape permuted by perm. The rewrite is made when a value
-// of the region depends on a reduction and is whole along S (a result broadcast back: the ops after
-// the reductions join their kernel), and every value the region gives to other ops goes back by a
-// Reshape or by a Transpose that keeps the innermost axis innermost (FuseTransposeIntoResult folds
-// only those into a store: the channels of NCHW would need a scatter, so a sum over them followed
-// by x - s stays as one reduction alone, and the subtraction in a kernel of its own). It is
-// repeated while such a region is found, then the reductions left are rewritten alone. Left alone:
-// reductions over the last axes already, inputs with dynamic dimensions (the gather and the Reshape
-// need static shapes), rank < 2, reductions the backend does not fuse, and Softmax (its output
-// would need the transposition back: a copy of the whole tensor). A Program runs it on its model
-// before the tokenizer.
+// leaves it again (a reader of x beside the region stays as it was). Each value of the region
+// has X's rank; its form in the domain is its shape permuted by perm.
+//
+// The rewrite is made when a value of the region depends on a reduction and is whole along S (a
+// result broadcast back: the ops after the reductions join their kernel), and every value the
+// region gives to other ops goes back by a Reshape or by a Transpose that keeps the innermost
+// axis innermost (FuseTransposeIntoResult folds only those into a store: the channels of NCHW
+// would need a scatter, so a sum over them followed by x - s stays as one reduction alone, and
+// the subtraction in a kernel of its own). It is repeated while such a region is found, then the
+// reductions left are rewritten alone. A value computed in the region and read by a reduction and
+// by later ops (MVN of x * a) still makes two kernels: the tokenizer's outputs of one shape, as
+// over the last axes.
+//
+// Left alone: reductions over the last axes already, inputs with dynamic dimensions (the gather
+// and the Reshape need static shapes), rank < 2, reductions the backend does not fuse, and
+// Softmax (its output would need the transposition back: a copy of the whole tensor).
+// A Program runs it on its model before the tokenizer.
 #pragma once
 
 #include <map>

@@ -49,12 +49,11 @@
 //    zero points (Constants of several values) are inputs like any;
 //  - nodes marked SkippedByPlugin, Opaque nodes and existing Subgraphs are never taken;
 //  - a Transpose is taken only as the first op on a Subgraph input (a model input or another
-//    Subgraph's output, read by nothing else in the Subgraph but Transposes of the same order,
-//    which become one load: MoveReducedAxesLast gives each reader its own), or as the last op
-//    before a
-//    Subgraph output when it keeps the innermost axis innermost: the data flow then folds it into
-//    the kernel's load or store (FuseTransposeIntoParameter / FuseTransposeIntoResult), so it costs
-//    no pass over memory;
+//    Subgraph's output, read by nothing else in the Subgraph but, without a MatMul, Transposes
+//    of the same order, which become one load: MoveReducedAxesLast gives each reader its own),
+//    or as the last op before a Subgraph output when it keeps the innermost axis innermost: the
+//    data flow then folds it into the kernel's load or store (FuseTransposeIntoParameter /
+//    FuseTransposeIntoResult), so it costs no pass over memory;
 //  - the reductions of a Subgraph reduce the same number of trailing axes (the kernel's row) of
 //    inputs whole along them (not broadcast by the Subgraph's outputs), its outputs have the
 //    domain's shape or that shape reduced (the row's values, or one per row), and a reduction
@@ -531,13 +530,17 @@ private:
   /// Subgraph and keeps the last axis last: else it could not be folded into the load of that
   /// input or the store of that output.
   bool transposes_on_inputs(const Candidate& c) const {
+    // a MatMul body keeps the form LowerBrgemm takes: one folded Transpose per input
+    bool matmul = ir::is<ir::MatMul>(g_.node(c.id).op);
+    for (std::size_t p : c.merge) matmul |= groups_[p].matmul;
     auto check = [&](ir::NodeId m) {
       const auto& t = std::get<ir::Transpose>(g_.node(m).op);
       const ir::Output src = g_.node(m).inputs[0];
       bool first = !c.has(src.node);
       for (const ir::Use& u : g_.users(src)) {
         const auto* other = std::get_if<ir::Transpose>(&g_.node(u.node).op);
-        if (u.node != m && c.has(u.node) && !(other && other->order == t.order)) first = false;
+        if (u.node != m && c.has(u.node) && (matmul || !other || other->order != t.order))
+          first = false;
       }
       bool last = FuseTransposeIntoResult::keeps_innermost(g_.type(src).shape, t.order);
       for (const ir::Use& u : g_.users(ir::Output{m, 0}))
