@@ -270,6 +270,21 @@ TEST_CASE("reduce axes: a reduction over other axes broadcast back is one kernel
     model.result(model.reduce_max(x, {0, 2, 3}, false), "max"); // [5]
     CHECK(check_program_isas(model, in, {16, 1e-5}) == 2);
   }
+  SUBCASE("rank 5 over [0, 2, 4], with a comparison and a Select") {
+    for (const Shape& s : {Shape{2, 3, 4, 5, 6}, Shape{3, 1, 5, 2, 9}}) {
+      Graph model;
+      const auto x = model.parameter(f32, s, "x");
+      const auto m = model.reduce_max(x, {0, 2, -1}, true);
+      const auto half = model.multiply(m, model.scalar(f32, 0.5));
+      model.result(model.select(model.greater(x, half), model.subtract(x, m),
+                                model.multiply(x, model.scalar(f32, 0.25))),
+                   "y");
+      // two: the maximum's kernel, and the rest (the greedy tokenizer merges a node with the
+      // Subgraphs of its inputs only; here the three readers of the maximum meet at the Select,
+      // which does not read the maximum's Subgraph itself)
+      CHECK(check_program_isas(model, {uniform(s, 30, -2, 2)}, exact) == 2);
+    }
+  }
   SUBCASE("a reader of x beside the region stays as it was") {
     const Shape s{3, 5, 7, 9};
     Graph model;
