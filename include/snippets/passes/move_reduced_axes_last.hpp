@@ -51,9 +51,7 @@
 // axis innermost (FuseTransposeIntoResult folds only those into a store: the channels of NCHW
 // would need a scatter, so a sum over them followed by x - s stays as one reduction alone, and
 // the subtraction in a kernel of its own). It is repeated while such a region is found, then the
-// reductions left are rewritten alone. A value computed in the region and read by a reduction and
-// by later ops (MVN of x * a) still makes two kernels: the tokenizer's outputs of one shape, as
-// over the last axes.
+// reductions left are rewritten alone.
 //
 // Left alone: reductions over the last axes already, inputs with dynamic dimensions (the gather
 // and the Reshape need static shapes), rank < 2, reductions the backend does not fuse, and

@@ -6,9 +6,11 @@
 //
 // The seed's greedy algorithm, over the nodes in topological order: a node the backend can
 // fuse starts a Subgraph when no input comes from a Subgraph, is attached when one does, and
-// merges them when several do (shared inputs become one body Parameter). An attach or merge
-// that would break a rule is narrowed to one parent Subgraph, and if that also fails the node
-// starts a Subgraph of its own. The rules:
+// merges them when several do (shared inputs become one body Parameter), first together with
+// the Subgraphs that feed them and whose every output they and the node alone read (a value
+// several ops need, kept apart while they were placed). An attach or merge that would break a
+// rule is narrowed to one parent Subgraph, and if that also fails the node starts a Subgraph of
+// its own. The rules:
 //  - no cycle: the model with every Subgraph contracted to one node stays acyclic (checked
 //    by a search from the Subgraph's outputs, which only visits nodes placed before the new
 //    one: in a chain it visits none);
@@ -174,6 +176,8 @@ private:
             p != none && std::find(parents.begin(), parents.end(), p) == parents.end())
           parents.push_back(p);
     std::vector<std::vector<std::size_t>> candidates;
+    if (std::vector<std::size_t> with = with_feeders(id, parents); with.size() > parents.size())
+      candidates.push_back(std::move(with));
     if (!parents.empty()) candidates.push_back(parents);
     if (parents.size() > 1) // one parent at a time, the largest first
       for (std::size_t p : sorted_by_size(parents)) candidates.push_back({p});
@@ -204,6 +208,26 @@ private:
     groups_.emplace_back();
     groups_.back().boundary = std::move(*b);
     add_member(groups_.back(), id);
+  }
+
+  /// `parents` and the Subgraphs that feed them whose every output only those and `id` read:
+  /// a value several ops need (a reduction broadcast back by ops that meet at `id`) kept its
+  /// Subgraph apart while its readers were being placed (outputs of one shape), and merges now.
+  std::vector<std::size_t> with_feeders(ir::NodeId id, std::vector<std::size_t> merge) const {
+    auto inside = [&](ir::NodeId n, std::size_t feeder) {
+      const std::size_t g = group_[n];
+      return n == id || g == feeder || std::find(merge.begin(), merge.end(), g) != merge.end();
+    };
+    for (std::size_t i = 0; i < merge.size(); ++i)
+      for (const ir::Output& o : groups_[merge[i]].boundary.inputs) {
+        const std::size_t f = group_[o.node];
+        if (f == none || std::find(merge.begin(), merge.end(), f) != merge.end()) continue;
+        bool fed = true;
+        for (const ir::Output& out : groups_[f].boundary.outputs)
+          for (const ir::Use& u : g_.users(out)) fed = fed && inside(u.node, f);
+        if (fed) merge.push_back(f);
+      }
+    return merge;
   }
 
   /// A Subgraph whose every op reads constants alone (directly or through such ops) would be a
