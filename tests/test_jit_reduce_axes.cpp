@@ -6,7 +6,8 @@
 // them, LayerNorm over the last two axes, InstanceNorm and GroupNorm as one kernel each (in a
 // Program too), reduced outputs without keep_dims, and what stays refused. Over one axis:
 // test_jit_reduce.cpp and test_jit_reduce_ops.cpp. Over other axes, in a Program
-// (passes/move_reduced_axes_last.hpp): the last test case.
+// (passes/move_reduced_axes_last.hpp): the last two test cases, the second with the ops around
+// it as one kernel.
 //
 // Tolerances as test_jit_reduce_ops.cpp: the sums within 16 ulp or 1e-6 per element times the
 // largest term, products of n factors 2n ulp, min and max exact; the normalizations 64 ulp or
@@ -35,6 +36,33 @@ ir::Value normalize(Graph& g, ir::Value x, const std::vector<std::int64_t>& axes
   const auto var = g.reduce_mean(g.multiply(d, d), axes, true);
   const auto y = g.divide(d, g.sqrt(g.add(var, g.scalar(f32, 1e-5))));
   return g.add(g.multiply(y, scale), shift);
+}
+
+/// ONNX MeanVarianceNormalization's function body over `axes` of x.
+ir::Value mvn(Graph& g, ir::Value x, const std::vector<std::int64_t>& axes) {
+  const auto mean = g.reduce_mean(x, axes, true);
+  const auto var = g.subtract(g.reduce_mean(g.multiply(x, x), axes, true), g.multiply(mean, mean));
+  return g.divide(g.subtract(x, mean), g.add(g.sqrt(var), g.scalar(f32, 1e-9)));
+}
+
+/// Runs `model` as a Program on both ISAs, 1 and 2 threads, against the reference (every
+/// Subgraph a kernel, no step on the reference path); returns its Subgraphs.
+int check_program_isas(const Graph& model, const std::vector<Tensor>& in, Tolerance tol) {
+  const auto want = reference::evaluate(model, in);
+  int subgraphs = 0;
+  for_each_isa([&](x64::Isa isa) {
+    const Program<> program(model, {.compile = {.isa = isa}});
+    check_steps_are_kernels(program);
+    for (const auto& s : program.steps()) CHECK(s.kind != Program<>::StepKind::reference);
+    subgraphs = 0;
+    for (ir::NodeId id = 0; id < program.graph().size(); ++id)
+      subgraphs += ir::is<ir::Subgraph<x64::Traits>>(program.graph().node(id).op);
+    for (int threads : {1, 2}) {
+      const auto got = program.run(in, with_threads(threads));
+      for (std::size_t i = 0; i < want.size(); ++i) CHECK(compare(got[i], want[i], tol) == "");
+    }
+  });
+  return subgraphs;
 }
 
 /// Runs `model` as a Program (every Subgraph a kernel, no step on the reference path) and
@@ -199,19 +227,6 @@ TEST_CASE("reduce axes: a reduction over other axes than the last runs in a kern
       check_program(model, {uniform(Shape{2, 8, 6, 5}, 21, -2, 2)}, {16, 1e-5});
     }
   }
-  SUBCASE("MeanVarianceNormalization's default axes [0, 2, 3]") {
-    const Shape s{3, 4, 5, 6};
-    Graph model;
-    const auto x = model.parameter(f32, s, "x");
-    const std::vector<std::int64_t> axes{0, 2, 3};
-    const auto mean = model.reduce_mean(x, axes, true);
-    const auto var = model.subtract(model.reduce_mean(model.multiply(x, x), axes, true),
-                                    model.multiply(mean, mean));
-    model.result(
-        model.divide(model.subtract(x, mean), model.add(model.sqrt(var), model.scalar(f32, 1e-9))),
-        "y");
-    check_program(model, {uniform(s, 22, -2, 2)}, {64, 1e-5});
-  }
   SUBCASE("what it leaves alone: the last axes, dynamic shapes, Softmax") {
     Graph g;
     const auto x = g.parameter(f32, Shape{4, 5}, "x");
@@ -221,5 +236,100 @@ TEST_CASE("reduce axes: a reduction over other axes than the last runs in a kern
     Graph d;
     d.result(d.reduce_sum(d.parameter(f32, Shape{dynamic, 5}), {0}, true));
     CHECK(!passes::MoveReducedAxesLast::finds_candidates(d));
+  }
+}
+
+TEST_CASE("reduce axes: a reduction over other axes broadcast back is one kernel with its ops") {
+  // MoveReducedAxesLast's regions: the reductions and the elementwise ops around them computed
+  // in the transposed domain, each reader of x with its own Transpose (one folded load), the
+  // outputs transposed back in the kernel's stores
+  SUBCASE("MeanVarianceNormalization at [0, 2, 3] and [2, 3], odd sizes and axes of extent 1") {
+    for (const Shape& s : {Shape{3, 5, 7, 9}, Shape{3, 4, 5, 6}, Shape{2, 1, 5, 7},
+                           Shape{3, 5, 1, 9}, Shape{1, 4, 3, 5}, Shape{3, 5, 7, 1}})
+      for (const std::vector<std::int64_t>& axes :
+           {std::vector<std::int64_t>{0, 2, 3}, std::vector<std::int64_t>{2, 3}}) {
+        INFO("shape = " << s.to_string() << ", axes " << axes.size());
+        Graph model;
+        model.result(mvn(model, model.parameter(f32, s, "x"), axes), "y");
+        CHECK(check_program_isas(model, {uniform(s, 22, -2, 2)}, {64, 1e-5}) == 1);
+      }
+  }
+  SUBCASE("with elementwise ops before and after, a scale per channel") {
+    const Shape s{3, 5, 7, 9};
+    const Shape channel{5, 1, 1};
+    Graph model;
+    const auto x = model.parameter(f32, s, "x");
+    const auto a = model.parameter(f32, s, "a");
+    const auto scale = model.parameter(f32, channel, "scale");
+    const auto mean = model.reduce_mean(model.multiply(model.abs(x), a), {0, 2, 3}, true);
+    model.result(model.relu(model.multiply(model.subtract(x, mean), scale)), "y");
+    const std::vector<Tensor> in{uniform(s, 23, -2, 2), uniform(s, 24, 0.5, 1.5),
+                                 uniform(channel, 25, 0.5, 1.5)};
+    CHECK(check_program_isas(model, in, {16, 1e-5}) == 1);
+    // a reduced output too, without keep_dims: a Subgraph takes one output for Results
+    model.result(model.reduce_max(x, {0, 2, 3}, false), "max"); // [5]
+    CHECK(check_program_isas(model, in, {16, 1e-5}) == 2);
+  }
+  SUBCASE("rank 5 over [0, 2, 4], with a comparison and a Select") {
+    for (const Shape& s : {Shape{2, 3, 4, 5, 6}, Shape{3, 1, 5, 2, 9}}) {
+      Graph model;
+      const auto x = model.parameter(f32, s, "x");
+      const auto m = model.reduce_max(x, {0, 2, -1}, true);
+      const auto half = model.multiply(m, model.scalar(f32, 0.5));
+      model.result(model.select(model.greater(x, half), model.subtract(x, m),
+                                model.multiply(x, model.scalar(f32, 0.25))),
+                   "y");
+      // the readers of the maximum meet at the Select, which does not read it: the tokenizer
+      // merges the maximum's Subgraph there, as one that feeds the Select's parents alone
+      CHECK(check_program_isas(model, {uniform(s, 30, -2, 2)}, exact) == 1);
+    }
+  }
+  SUBCASE("a reader of x beside the region stays as it was") {
+    const Shape s{3, 5, 7, 9};
+    Graph model;
+    const auto x = model.parameter(f32, s, "x");
+    model.result(mvn(model, x, {0, 2, 3}), "y");
+    model.result(model.relu(x), "r");
+    // the three readers of x in the region and its output: four Transposes, none for the Relu
+    const Graph moved = passes::MoveReducedAxesLast{}.run(model);
+    std::size_t transposes = 0;
+    for (ir::NodeId id = 0; id < moved.size(); ++id)
+      transposes += ir::is<ir::Transpose>(moved.node(id).op);
+    CHECK(transposes == 4);
+    CHECK(check_program_isas(model, {uniform(s, 29, -2, 2)}, {64, 1e-5}) == 2);
+  }
+  SUBCASE("a computed input that several ops read") {
+    // midway the value's Subgraph has outputs of two shapes, so the reduction starts another
+    // one; they merge where their readers meet (the tokenizer's feeders), as over the last axes
+    const Shape s{3, 5, 7, 9};
+    for (const std::vector<std::int64_t>& axes :
+         {std::vector<std::int64_t>{0, 2, 3}, std::vector<std::int64_t>{1, 2, 3}}) {
+      Graph model;
+      const auto x = model.parameter(f32, s, "x");
+      const auto a = model.parameter(f32, s, "a");
+      model.result(mvn(model, model.add(model.multiply(x, a), model.scalar(f32, 0.5)), axes));
+      const std::vector<Tensor> in{uniform(s, 23, -2, 2), uniform(s, 24, 0.5, 1.5)};
+      CHECK(check_program_isas(model, in, {64, 1e-5}) == 1);
+    }
+  }
+  SUBCASE("a sum over axes 1 and 3 of NCHW, then x - s and a Relu") {
+    for (const Shape& s : {Shape{3, 5, 7, 9}, Shape{2, 1, 5, 7}}) {
+      Graph model;
+      const auto x = model.parameter(f32, s, "x");
+      model.result(model.relu(model.subtract(x, model.reduce_sum(x, {1, 3}, true))), "y");
+      CHECK(check_program_isas(model, {uniform(s, 26, -2, 2)}, {16, 1e-5}) == 1);
+    }
+  }
+  SUBCASE("a sum over the channels, then x - s and a Relu") {
+    // with H and W of extent 1 the channels are innermost: one kernel; else the result would
+    // have to be stored transposed along its innermost axis (a scatter), so the region is left
+    // alone: the sum's kernel, then x - s in another
+    for (const Shape& s : {Shape{3, 5, 7, 9}, Shape{4, 6, 1, 1}}) {
+      Graph model;
+      const auto x = model.parameter(f32, s, "x");
+      model.result(model.relu(model.subtract(x, model.reduce_sum(x, {1}, true))), "y");
+      const int kernels = check_program_isas(model, {uniform(s, 27, -2, 2)}, {16, 1e-5});
+      CHECK(kernels == (s[3] == 1 ? 1 : 2));
+    }
   }
 }

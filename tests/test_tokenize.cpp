@@ -101,6 +101,23 @@ TEST_CASE("tokenize: two Subgraph parents are merged and shared inputs become on
   check_same_results(g, t);
 }
 
+TEST_CASE("tokenize: a Subgraph that only the merged parents read merges with them") {
+  // m = max(x) is read by three ops; each starts or joins a Subgraph of its own (with m's
+  // Subgraph they would have outputs of two shapes while m's other readers are not placed);
+  // they meet at the Select, which reads m's Subgraph only through them: it merges all four
+  for (const bool read_outside : {false, true}) {
+    Graph g;
+    const Value x = g.parameter(f32, {4, 16}, "x");
+    const Value m = g.reduce_max(x, {-1}, true);
+    const Value big = g.greater(x, g.multiply(m, g.scalar(f32, 0.5)));
+    g.result(g.select(big, g.subtract(x, m), g.multiply(x, g.scalar(f32, 0.25))), "y");
+    if (read_outside) g.result(opaque(g, m), "side"); // m's Subgraph stays apart
+    const Graph t = passes::tokenize(g);
+    CHECK(subgraphs(t).size() == (read_outside ? 2 : 1));
+    check_same_results(g, t, identity_opaque("Foreign"));
+  }
+}
+
 TEST_CASE("tokenize: an attach that would create a cycle through an Opaque op starts a new "
           "Subgraph") {
   // relu -> Foreign -> add and relu -> add: putting add into relu's Subgraph would make the

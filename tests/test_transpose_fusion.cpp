@@ -131,6 +131,20 @@ TEST_CASE("FuseTransposeIntoParameter: chains compose, identities vanish, shared
     CHECK(p.output.shape == Shape{3, 4, 2});
     CHECK(p.layout.physical_shape(p.output.shape) == Shape{2, 3, 4});
   }
+  SUBCASE("Transposes of one order, every reader of an input, fold into one Parameter") {
+    for (const bool same : {true, false}) {
+      Graph g;
+      auto x = g.parameter(f32, {2, 3, 4}, "x");
+      const auto a = g.transpose(x, {1, 0, 2});
+      const auto b = g.transpose(x, same ? Order{1, 0, 2} : Order{0, 2, 1});
+      g.result(g.relu(a));
+      g.result(g.exp(b));
+      const Graph out = passes::FuseTransposeIntoParameter{}.run(g);
+      CHECK(count_ops(out, "Transpose") == (same ? 0 : 2));
+      CHECK(param(out, 0).strided_read == same);
+      if (same) CHECK(param(out, 0).output.shape == Shape{3, 2, 4});
+    }
+  }
   SUBCASE("a Transpose and its inverse leave a planar input") {
     Graph g;
     auto x = g.parameter(f32, {2, 3, 4}, "x");
@@ -388,6 +402,26 @@ TEST_CASE("tokenize: a Transpose of another Subgraph's output starts the next Su
     const Program<> program(m);
     const std::vector<Tensor> in = inputs_of(m);
     CHECK(compare(program.run(in)[0], reference::evaluate(m, in)[0], exact) == "");
+  }
+}
+
+TEST_CASE("tokenize: Transposes of one order of a model input, each read by its own op, are one "
+          "load of one Subgraph; of two orders they are not") {
+  for (const bool same : {true, false}) {
+    Graph m;
+    auto x = m.parameter(f32, {4, 4, 4}, "x");
+    const auto a = m.transpose(x, {1, 0, 2});
+    const auto b = m.transpose(x, same ? Order{1, 0, 2} : Order{2, 1, 0});
+    m.result(m.multiply(m.relu(a), m.exp(b)), "out");
+    const Graph t = passes::tokenize(m);
+    CHECK(count_ops(t, "Subgraph") == (same ? 1 : 2));
+    const Program<> program(m);
+    for (const auto& step : program.steps()) CHECK(step.kind == Program<>::StepKind::kernel);
+    const std::vector<Tensor> in = inputs_of(m);
+    reference::Options rounded;
+    rounded.round_each_node = true;
+    CHECK(compare(program.run(in, with_threads(2))[0], reference::evaluate(m, in, rounded)[0],
+                  {2, 1e-6}) == "");
   }
 }
 

@@ -266,18 +266,33 @@ Values elementwise_bound(const Graph& g, const ir::Node<jit_test::TestedTraits>&
       });
 }
 
-/// Bounds of a reduction or Softmax over the last axes (the only axes the families use: the
-/// last one, or the last k of a reduction over k axes).
-inline Values row_bound(const ir::Node<jit_test::TestedTraits>& n, const Bounded& x,
+/// Bounds of a reduction over k axes or a Softmax over the last one. A reduction over other
+/// axes than the last ones has the same rows with its axes moved last (its reduced values keep
+/// their order: passes/move_reduced_axes_last.hpp).
+inline Values row_bound(const ir::Node<jit_test::TestedTraits>& n, const Bounded& moved,
                         const Values& value) {
-  const std::size_t k = std::visit(
-      [](const auto& tag) -> std::size_t {
+  const std::size_t rank = moved.v.shape.rank();
+  std::vector<bool> reduced(rank, false);
+  std::visit(
+      [&](const auto& tag) {
         if constexpr (requires { tag.axes; })
-          return tag.axes.size();
-        else
-          return 1;
+          reduced = axis_mask(tag.axes, rank, n.describe());
+        else if (rank > 0)
+          reduced.back() = true;
       },
       n.op);
+  const auto k = static_cast<std::size_t>(std::count(reduced.begin(), reduced.end(), true));
+  std::vector<std::size_t> perm;
+  for (const bool last : {false, true})
+    for (std::size_t d = 0; d < rank; ++d)
+      if (reduced[d] == last) perm.push_back(d);
+  Bounded x = moved;
+  if (!std::is_sorted(perm.begin(), perm.end())) {
+    std::vector<Dim> d;
+    for (std::size_t a : perm) d.push_back(moved.v.shape[a]);
+    x.v = reference::detail::transpose(moved.v, perm, Shape(d));
+    x.e = reference::detail::transpose(moved.e, perm, Shape(d));
+  }
   std::size_t len = 1;
   for (std::size_t d = x.v.shape.rank() - std::min(k, x.v.shape.rank()); d < x.v.shape.rank(); ++d)
     len *= static_cast<std::size_t>(x.v.shape[d]);

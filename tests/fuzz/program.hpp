@@ -6,7 +6,8 @@
 // Softmax combined back with the row, MatMuls with a bias and an activation that change the
 // width, Transposes (folded into a kernel's loads, or left to the reference path), Reshapes (of
 // the leading dims, or a split of the last axis and back around ops),
-// round trips through bf16 or f16. 1-4 outputs, 1-3 threads, and every model runs three times:
+// round trips through bf16 or f16, reductions over other axes than the last ones broadcast back
+// (MeanVarianceNormalization's form). 1-4 outputs, 1-3 threads, and every model runs three times:
 // once on fresh buffers, then twice on one ExecutionContext into outputs filled with garbage
 // (the arena reused, every output written), which must give the first run's bits. Oracle:
 // fuzz/bounds.hpp.
@@ -21,8 +22,32 @@
 
 namespace snippets::fuzz {
 
+/// `x` [rows, width] or [a, b, width] through a reduction over other axes than the last ones
+/// broadcast back, with ops before and after it (a second reduction of a value that used it:
+/// MeanVarianceNormalization's form), which a Program computes over the transposed value, as
+/// one kernel where the transposition back folds into its store
+/// (passes/move_reduced_axes_last.hpp). Over [rows, width] the rows; over [a, b, width] mostly
+/// a and the width (the innermost axis reduced: one kernel), or axes without the width (the
+/// transposition back would need a scatter: the reduction runs in a kernel of its own).
+inline Value reduce_other_axes(Graph& g, Rng& rng, Value x) {
+  using Axes = std::vector<std::int64_t>;
+  const std::vector<Axes> choices =
+      g.type(x).shape.rank() == 2 ? std::vector<Axes>{{0}}
+                                  : std::vector<Axes>{{0, 2}, {0, 2}, {0, 2}, {0}, {1}, {0, 1}};
+  const Axes axes = choices[std::size_t(rng.integer(0, std::int64_t(choices.size()) - 1))];
+  const Value in = rng.integer(0, 1) ? g.abs(x) : x;
+  const Value m = rng.integer(0, 1) ? g.reduce_mean(in, axes, true) : g.reduce_max(in, axes, true);
+  Value y = g.subtract(x, m);
+  if (rng.integer(0, 1)) {
+    const Value v = g.reduce_mean(g.multiply(y, y), axes, true);
+    y = g.divide(y, g.sqrt(g.add(v, g.scalar(ElementType::f32, 1))));
+  }
+  return rng.integer(0, 1) ? g.relu(y) : g.multiply(y, g.scalar(ElementType::f32, 0.5));
+}
+
 inline Case program_case(std::uint64_t seed) {
   Rng rng(seed);
+  Rng side(seed ^ 0x6d766eu); // reduce_other_axes's draws: the other stages stay as they were
   static const std::vector<OpMaker> ops = math_ops();
   Case c;
   Graph& g = c.model;
@@ -39,6 +64,8 @@ inline Case program_case(std::uint64_t seed) {
   const auto stages = rng.integer(2, 7);
   for (std::int64_t s = 0; s < stages; ++s) {
     const std::vector<Dim> cur(g.type(x).shape.begin(), g.type(x).shape.end());
+    if (side.integer(0, 5) == 0 && std::find(cur.begin(), cur.end(), 0) == cur.end())
+      x = reduce_other_axes(g, side, x); // keeps x's shape
     switch (rng.integer(0, 8)) {
     case 0:
     case 1: { // an elementwise chain with broadcast inputs

@@ -15,6 +15,10 @@
 //    dimension is strided);
 //  - chains Parameter -> Transpose -> Transpose fold into one Parameter (orders compose), and
 //    a Parameter that is already a strided read composes the same way;
+//  - several Transposes of one order that are all the readers of a Parameter (or of a folded
+//    Transpose) fold together: the Parameter stands for all of them, one load for every reader
+//    (MoveReducedAxesLast gives each reader of a transposed input its own Transpose, so the
+//    tokenizer's greedy groups do not see one shared value that several of them need);
 //  - a gathered innermost axis (the last axis strided) of an input that is not f32 is folded
 //    only when MatMuls are its only readers, directly or through a Convert to f32 or bf16
 //    (they read any strides; gathers load f32 only);
@@ -51,26 +55,34 @@ struct FuseTransposeIntoParameter {
       const std::size_t rank = q.output.shape.rank();
       std::vector<std::size_t> memory = identity(rank); // memory order of the logical axes
       if (!param.layout.order().empty()) memory = param.layout.order();
-      ir::Output cur{p, 0};
+      std::vector<ir::Output> ends{{p, 0}}; // the values the folded Parameter stands for
       std::vector<ir::NodeId> chain;
-      for (;;) {
-        const auto uses = body.users(cur);
-        if (uses.size() != 1) break;
+      while (ends.size() == 1) {
+        const auto uses = body.users(ends.front());
+        if (uses.empty()) break;
         const ir::Node<T>& user = body.node(uses.front().node);
         const auto* t = std::get_if<ir::Transpose>(&user.op);
-        if (!t) break;
+        if (!t || !std::all_of(uses.begin(), uses.end(), [&](const ir::Use& u) {
+              const auto* o = std::get_if<ir::Transpose>(&body.node(u.node).op);
+              return o && o->order == t->order;
+            }))
+          break;
         // new logical axis i is old axis t[i]: the axis in memory slot s becomes inverse(t)[.]
         const std::vector<std::size_t> inv = inverse(t->order);
         for (std::size_t& a : memory) a = inv[a];
         q.output.shape = user.outputs[0].shape;
-        chain.push_back(user.id);
-        cur = ir::Output{user.id, 0};
+        ends.clear();
+        for (const ir::Use& u : uses) {
+          chain.push_back(u.node);
+          ends.push_back(ir::Output{u.node, 0});
+        }
       }
-      if (cur.node == p) continue;
+      if (chain.empty()) continue;
       // a gathered innermost axis is read with VGATHERDPS, which loads f32 only; MatMuls read
       // their operands through any strides (Brgemm, BrgemmCopyB)
       if (memory.back() != rank - 1 && q.output.type != ElementType::f32 &&
-          !only_matmuls(body, cur))
+          !std::all_of(ends.begin(), ends.end(),
+                       [&](const ir::Output& e) { return only_matmuls(body, e); }))
         continue;
       folded.insert(chain.begin(), chain.end());
       q.layout = memory == identity(rank) ? Layout{} : Layout::permuted(memory);

@@ -6,9 +6,11 @@
 //
 // The seed's greedy algorithm, over the nodes in topological order: a node the backend can
 // fuse starts a Subgraph when no input comes from a Subgraph, is attached when one does, and
-// merges them when several do (shared inputs become one body Parameter). An attach or merge
-// that would break a rule is narrowed to one parent Subgraph, and if that also fails the node
-// starts a Subgraph of its own. The rules:
+// merges them when several do (shared inputs become one body Parameter), first together with
+// the Subgraphs that feed them and whose every output they and the node alone read (a value
+// several ops need, kept apart while they were placed). An attach or merge that would break a
+// rule is narrowed to one parent Subgraph, and if that also fails the node starts a Subgraph of
+// its own. The rules:
 //  - no cycle: the model with every Subgraph contracted to one node stays acyclic (checked
 //    by a search from the Subgraph's outputs, which only visits nodes placed before the new
 //    one: in a chain it visits none);
@@ -49,10 +51,11 @@
 //    zero points (Constants of several values) are inputs like any;
 //  - nodes marked SkippedByPlugin, Opaque nodes and existing Subgraphs are never taken;
 //  - a Transpose is taken only as the first op on a Subgraph input (a model input or another
-//    Subgraph's output, read by nothing else in the Subgraph), or as the last op before a
-//    Subgraph output when it keeps the innermost axis innermost: the data flow then folds it into
-//    the kernel's load or store (FuseTransposeIntoParameter / FuseTransposeIntoResult), so it costs
-//    no pass over memory;
+//    Subgraph's output, read by nothing else in the Subgraph but, without a MatMul, Transposes
+//    of the same order, which become one load: MoveReducedAxesLast gives each reader its own),
+//    or as the last op before a Subgraph output when it keeps the innermost axis innermost: the
+//    data flow then folds it into the kernel's load or store (FuseTransposeIntoParameter /
+//    FuseTransposeIntoResult), so it costs no pass over memory;
 //  - the reductions of a Subgraph reduce the same number of trailing axes (the kernel's row) of
 //    inputs whole along them (not broadcast by the Subgraph's outputs), its outputs have the
 //    domain's shape or that shape reduced (the row's values, or one per row), and a reduction
@@ -173,6 +176,8 @@ private:
             p != none && std::find(parents.begin(), parents.end(), p) == parents.end())
           parents.push_back(p);
     std::vector<std::vector<std::size_t>> candidates;
+    if (std::vector<std::size_t> with = with_feeders(id, parents); with.size() > parents.size())
+      candidates.push_back(std::move(with));
     if (!parents.empty()) candidates.push_back(parents);
     if (parents.size() > 1) // one parent at a time, the largest first
       for (std::size_t p : sorted_by_size(parents)) candidates.push_back({p});
@@ -203,6 +208,26 @@ private:
     groups_.emplace_back();
     groups_.back().boundary = std::move(*b);
     add_member(groups_.back(), id);
+  }
+
+  /// `parents` and the Subgraphs that feed them whose every output only those and `id` read:
+  /// a value several ops need (a reduction broadcast back by ops that meet at `id`) kept its
+  /// Subgraph apart while its readers were being placed (outputs of one shape), and merges now.
+  std::vector<std::size_t> with_feeders(ir::NodeId id, std::vector<std::size_t> merge) const {
+    auto inside = [&](ir::NodeId n, std::size_t feeder) {
+      const std::size_t g = group_[n];
+      return n == id || g == feeder || std::find(merge.begin(), merge.end(), g) != merge.end();
+    };
+    for (std::size_t i = 0; i < merge.size(); ++i)
+      for (const ir::Output& o : groups_[merge[i]].boundary.inputs) {
+        const std::size_t f = group_[o.node];
+        if (f == none || std::find(merge.begin(), merge.end(), f) != merge.end()) continue;
+        bool fed = true;
+        for (const ir::Output& out : groups_[f].boundary.outputs)
+          for (const ir::Use& u : g_.users(out)) fed = fed && inside(u.node, f);
+        if (fed) merge.push_back(f);
+      }
+    return merge;
   }
 
   /// A Subgraph whose every op reads constants alone (directly or through such ops) would be a
@@ -524,16 +549,23 @@ private:
     return !ir::is<ir::Slice>(g_.node(c.id).op) || check(c.id);
   }
 
-  /// Whether every Transpose of `c` reads a Subgraph input that no other member reads, or
-  /// feeds only nodes outside the Subgraph and keeps the last axis last: else it could not be
-  /// folded into the load of that input or the store of that output.
+  /// Whether every Transpose of `c` reads a Subgraph input that no other member reads (but
+  /// Transposes of the same order: they fold into one load), or feeds only nodes outside the
+  /// Subgraph and keeps the last axis last: else it could not be folded into the load of that
+  /// input or the store of that output.
   bool transposes_on_inputs(const Candidate& c) const {
+    // a MatMul body keeps the form LowerBrgemm takes: one folded Transpose per input
+    bool matmul = ir::is<ir::MatMul>(g_.node(c.id).op);
+    for (std::size_t p : c.merge) matmul |= groups_[p].matmul;
     auto check = [&](ir::NodeId m) {
       const auto& t = std::get<ir::Transpose>(g_.node(m).op);
       const ir::Output src = g_.node(m).inputs[0];
       bool first = !c.has(src.node);
-      for (const ir::Use& u : g_.users(src))
-        if (u.node != m && c.has(u.node)) first = false;
+      for (const ir::Use& u : g_.users(src)) {
+        const auto* other = std::get_if<ir::Transpose>(&g_.node(u.node).op);
+        if (u.node != m && c.has(u.node) && (matmul || !other || other->order != t.order))
+          first = false;
+      }
       bool last = FuseTransposeIntoResult::keeps_innermost(g_.type(src).shape, t.order);
       for (const ir::Use& u : g_.users(ir::Output{m, 0}))
         if (c.has(u.node)) last = false;

@@ -277,7 +277,8 @@ Program<T, Lowering, DataFlow>::Program(const ir::Graph<T>& model, ProgramOption
     // outside its Subgraph) when the backend multiplies bytes on the chosen variant, ops between
     // Reshapes that merge and split axes run over the finer axes (the Reshapes leave the middle
     // of fusable chains), and reductions over other axes than the last ones reduce transposed
-    // inputs (kernels reduce rows of trailing axes)
+    // inputs, with the ops around them where their results are broadcast back (kernels reduce
+    // rows of trailing axes)
     std::optional<ir::Graph<T>> prepared;
     auto current = [&]() -> const ir::Graph<T>& { return prepared ? *prepared : model; };
     if constexpr (CodeGenerator<T>)
