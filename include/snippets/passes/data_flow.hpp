@@ -112,4 +112,13 @@ template <class T> ir::Graph<T> remove_dead_nodes(const ir::Graph<T>& g) {
   return rebuild(g, [](auto&&...) { return std::optional<std::vector<ir::Value>>{}; });
 }
 
+/// Ops computed element by element on their (broadcast) inputs, elementwise in their shapes:
+/// the ops a region rewrite (SplitMergedAxes, MoveReducedAxesLast) computes over other axes.
+template <class Tag>
+inline constexpr bool elementwise_tag =
+    Tag::category == ir::OpCategory::unary || Tag::category == ir::OpCategory::binary ||
+    Tag::category == ir::OpCategory::comparison || Tag::category == ir::OpCategory::logical ||
+    std::is_same_v<Tag, ir::Select> || std::is_same_v<Tag, ir::Convert> ||
+    std::is_same_v<Tag, ir::FakeQuantize> || std::is_same_v<Tag, ir::Quantize>;
+
 } // namespace snippets::passes

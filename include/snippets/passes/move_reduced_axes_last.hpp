@@ -140,15 +140,8 @@ private:
     return ir::Reshape{std::vector<std::int64_t>(s.begin(), s.end())};
   }
 
-  template <class Tag>
-  static constexpr bool elementwise =
-      Tag::category == ir::OpCategory::unary || Tag::category == ir::OpCategory::binary ||
-      Tag::category == ir::OpCategory::comparison || Tag::category == ir::OpCategory::logical ||
-      std::is_same_v<Tag, ir::Select> || std::is_same_v<Tag, ir::Convert> ||
-      std::is_same_v<Tag, ir::FakeQuantize> || std::is_same_v<Tag, ir::Quantize>;
-
   template <class T> static bool elementwise_op(const ir::Graph<T>& g, const ir::Node<T>& n) {
-    return std::visit([](const auto& tag) { return elementwise<std::decay_t<decltype(tag)>>; },
+    return std::visit([](const auto& tag) { return elementwise_tag<std::decay_t<decltype(tag)>>; },
                       n.op) &&
            n.outputs.size() == 1 && !n.skipped_by_plugin &&
            !fusability(g, n, FusabilityStage::model);

@@ -142,16 +142,9 @@ private:
   }
 
   template <class T> static bool elementwise_op(const ir::Node<T>& n) {
-    return std::visit([](const auto& tag) { return elementwise<std::decay_t<decltype(tag)>>; },
+    return std::visit([](const auto& tag) { return elementwise_tag<std::decay_t<decltype(tag)>>; },
                       n.op);
   }
-
-  template <class Tag>
-  static constexpr bool elementwise =
-      Tag::category == ir::OpCategory::unary || Tag::category == ir::OpCategory::binary ||
-      Tag::category == ir::OpCategory::comparison || Tag::category == ir::OpCategory::logical ||
-      std::is_same_v<Tag, ir::Select> || std::is_same_v<Tag, ir::Convert> ||
-      std::is_same_v<Tag, ir::FakeQuantize> || std::is_same_v<Tag, ir::Quantize>;
 
   /// The map of `n`'s output when it joins a region, or nothing.
   template <class T>
@@ -167,7 +160,7 @@ private:
     return std::visit(
         [&](const auto& tag) -> std::optional<Map> {
           using Tag = std::decay_t<decltype(tag)>;
-          if constexpr (elementwise<Tag>) {
+          if constexpr (elementwise_tag<Tag>) {
             const Map* map = nullptr;
             for (std::size_t i = 0; i < n.inputs.size(); ++i) {
               const Map* m = in_map(i);
