@@ -22,6 +22,9 @@
 // came in 3.3): per (n, g) group of 128 KiB, a pass for the sums and one for the output,
 // OpenMP over the groups, compiled with the benchmark's flags; "PyTorch form" is the same
 // norm written as PyTorch exports it (Reshapes to [N, G, C/G*H*W] and back) run by a Program.
+// ONNX MeanVarianceNormalization at its default axes [0, 2, 3], [8, 64, 128, 256] f32 (64 MiB),
+// run by a Program (one kernel over the transposed input), against oneDNN's batch
+// normalization computing its statistics (the same per-channel mean and variance).
 // Usage (built when oneDNN is installed, as bench_peers):
 //   ./build/bench/bench_norm [--benchmark_repetitions=N] [--benchmark_filter=...]
 #include <oneapi/dnnl/dnnl.hpp>
@@ -74,9 +77,9 @@ G layer_norm(const Size& s, bool dyn = false) {
   return g;
 }
 
-/// oneDNN's layer normalization for one thread count (created and run under that count).
+/// A oneDNN primitive for one thread count (created and run under that count).
 struct Onednn {
-  dnnl::layer_normalization_forward prim;
+  dnnl::primitive prim;
   std::unordered_map<int, dnnl::memory> args;
   std::string impl;
 };
@@ -121,11 +124,10 @@ Onednn make_onednn(Case& c, int t) {
   return o;
 }
 
-void run_onednn(Case& c, int t) {
+void run_onednn(Onednn& o, int t) {
   static dnnl::stream stream(engine());
   const int saved = omp_get_max_threads();
   omp_set_num_threads(t);
-  Onednn& o = c.onednn.at(t);
   o.prim.execute(stream, o.args);
   stream.wait();
   omp_set_num_threads(saved);
@@ -276,8 +278,108 @@ void print_group_norm(const MedianReporter& rep) {
   }
 }
 
+// ---- MeanVarianceNormalization ----
+
+constexpr Dim mvn_n = 8, mvn_c = 64, mvn_h = 128, mvn_w = 256;
+constexpr std::size_t mvn_elements = std::size_t(mvn_n * mvn_c * mvn_h * mvn_w);
+
+/// ONNX MeanVarianceNormalization at its default axes [0, 2, 3] of NCHW, as the importer writes
+/// it: (x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9). A Program computes the statistics and the
+/// output in one kernel over the transposed input (passes/move_reduced_axes_last.hpp).
+G mean_variance_normalization() {
+  G g;
+  const auto x = g.parameter(f32, {mvn_n, mvn_c, mvn_h, mvn_w});
+  const std::vector<std::int64_t> axes{0, 2, 3};
+  const auto mean = g.reduce_mean(x, axes, true);
+  const auto var = g.subtract(g.reduce_mean(g.multiply(x, x), axes, true), g.multiply(mean, mean));
+  g.result(g.divide(g.subtract(x, mean), g.add(g.sqrt(var), g.scalar(f32, 1e-9))));
+  return g;
+}
+
+struct MvnCase {
+  std::unique_ptr<Buffer> in, out, ref_out;
+  std::optional<Program<>> program;
+  std::optional<ExecutionContext> context;
+  std::unordered_map<int, Onednn> onednn; // batch normalization, statistics computed
+};
+std::shared_ptr<MvnCase> mvn;
+
+std::string mvn_name(int t) { return "mvn/" + std::to_string(t) + "t/"; }
+
+/// oneDNN's batch normalization computing its statistics (forward_training: the mean and the
+/// variance over N, H and W of each channel, written beside the output), no scale or shift:
+/// the same traffic and the same result but for where the 1e-9 goes (inside the square root).
+Onednn make_onednn_mvn(MvnCase& c, int t) {
+  using tag = dnnl::memory::format_tag;
+  const dnnl::memory::desc md({mvn_n, mvn_c, mvn_h, mvn_w}, dnnl::memory::data_type::f32,
+                              tag::abcd);
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(t);
+  const dnnl::batch_normalization_forward::desc d(dnnl::prop_kind::forward_training, md, 1e-9f,
+                                                  dnnl::normalization_flags::none);
+  const dnnl::batch_normalization_forward::primitive_desc pd(d, engine());
+  Onednn o{dnnl::batch_normalization_forward(pd),
+           {{DNNL_ARG_SRC, dnnl::memory(md, engine(), c.in->p)},
+            {DNNL_ARG_DST, dnnl::memory(md, engine(), c.ref_out->p)},
+            {DNNL_ARG_MEAN, dnnl::memory(pd.mean_desc(), engine())},
+            {DNNL_ARG_VARIANCE, dnnl::memory(pd.variance_desc(), engine())}},
+           pd.impl_info_str()};
+  omp_set_num_threads(saved);
+  return o;
+}
+
+void register_mvn() {
+  mvn = std::make_shared<MvnCase>();
+  mvn->in = std::make_unique<Buffer>(mvn_elements, -3.0f, 5.0f);
+  mvn->out = std::make_unique<Buffer>(mvn_elements);
+  mvn->ref_out = std::make_unique<Buffer>(mvn_elements);
+  mvn->program.emplace(mean_variance_normalization());
+  mvn->context.emplace(mvn->program->make_context());
+  for (int t : {1, 2}) {
+    auto c = mvn;
+    c->onednn.emplace(t, make_onednn_mvn(*c, t));
+    register_benchmark(mvn_name(t) + "program", [c, t] {
+      const Shape s{mvn_n, mvn_c, mvn_h, mvn_w};
+      const ConstTensorView in[] = {{f32, s, c->in->p}};
+      const TensorView out[] = {{f32, s, c->out->p}};
+      c->program->run(*c->context, in, out, {.threads = t});
+    });
+    register_benchmark(mvn_name(t) + "onednn", [c, t] { run_onednn(c->onednn.at(t), t); });
+    register_benchmark(mvn_name(t) + "copy",
+                       [c, t] { copy_streams({c->in->p}, c->out->p, mvn_elements, t, false); });
+  }
+}
+
+void print_mvn(const MedianReporter& rep) {
+  if (!mvn || rep.seconds(mvn_name(1) + "program") == 0) return;
+  const Shape s{mvn_n, mvn_c, mvn_h, mvn_w};
+  const ConstTensorView in[] = {{f32, s, mvn->in->p}};
+  const TensorView out[] = {{f32, s, mvn->out->p}}; // the copy ceiling wrote over it
+  mvn->program->run(*mvn->context, in, out, {.threads = 1});
+  run_onednn(mvn->onednn.at(1), 1);
+  double worst = 0;
+  for (std::size_t i = 0; i < mvn_elements; ++i)
+    worst = std::max(worst, double(std::fabs(mvn->out->p[i] - mvn->ref_out->p[i])));
+  std::printf("\n| MVN [8,64,128,256] f32 64 MiB, axes [0,2,3] | Program GB/s | oneDNN GB/s | "
+              "copy GB/s | Program %% of copy | Program / oneDNN | max \\|Program - oneDNN\\| "
+              "|\n");
+  std::printf("|---|---|---|---|---|---|---|\n");
+  for (int t : {1, 2}) {
+    auto sec = [&](const char* v) { return rep.seconds(mvn_name(t) + v); };
+    const double bytes = 2.0 * double(mvn_elements) * 4;
+    auto gbs = [&](const char* v) { return sec(v) > 0 ? bytes / sec(v) * 1e-9 : 0.0; };
+    std::printf("| %d thread(s) | %.1f | %.1f | %.1f | %.0f%% | %.2fx | %.2g |\n", t,
+                gbs("program"), gbs("onednn"), gbs("copy"),
+                gbs("copy") > 0 ? 100.0 * gbs("program") / gbs("copy") : 0.0,
+                sec("onednn") > 0 ? sec("onednn") / sec("program") : 0.0, worst);
+  }
+  std::printf("oneDNN batch_normalization_forward: %s; the Program's steps: %zu\n",
+              mvn->onednn.at(1).impl.c_str(), mvn->program->steps().size());
+}
+
 void register_all() {
   register_group_norm();
+  register_mvn();
   for (const Size& s : sizes) {
     const auto n = static_cast<std::size_t>(s.rows * s.cols);
     auto c = std::make_shared<Case>();
@@ -323,7 +425,7 @@ void register_all() {
       register_benchmark(base + "unfused", [c, t] {
         c->unfused->run({c->in->p, c->gamma->p, c->beta->p}, {c->out->p}, t);
       });
-      register_benchmark(base + "onednn", [c, t] { run_onednn(*c, t); });
+      register_benchmark(base + "onednn", [c, t] { run_onednn(c->onednn.at(t), t); });
       register_benchmark(base + "copy",
                          [c, t, floats] { copy_streams({c->in->p}, c->out->p, floats, t, false); });
     }
@@ -335,7 +437,7 @@ double max_difference(Case& c) {
   const void* in[] = {c.in->p, c.gamma->p, c.beta->p};
   void* out[] = {c.out->p};
   c.jit->run_unchecked(in, out, {.threads = 1});
-  run_onednn(c, 1);
+  run_onednn(c.onednn.at(1), 1);
   const std::size_t n = static_cast<std::size_t>(c.size.rows * c.size.cols);
   double worst = 0;
   for (std::size_t i = 0; i < n; ++i) {
@@ -355,6 +457,7 @@ double max_difference(Case& c) {
 
 void print_table(const MedianReporter& rep) {
   print_group_norm(rep);
+  print_mvn(rep);
   std::printf("\n| shape | threads | jit GB/s | unfused GB/s | oneDNN GB/s | copy GB/s | jit %% of "
               "copy | jit / unfused | jit / oneDNN | dynamic / static | max \\|jit - oneDNN\\| "
               "|\n");
