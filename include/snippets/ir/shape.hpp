@@ -148,4 +148,11 @@ inline std::vector<bool> axis_mask(const std::vector<std::int64_t>& axes, std::s
   return mask;
 }
 
+/// The permutation that undoes `order` (axis order[i] goes to i): inverse[order[i]] = i.
+inline std::vector<std::size_t> inverse_permutation(const std::vector<std::size_t>& order) {
+  std::vector<std::size_t> inverse(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) inverse[order[i]] = i;
+  return inverse;
+}
+
 } // namespace snippets

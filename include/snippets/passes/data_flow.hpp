@@ -112,6 +112,21 @@ template <class T> ir::Graph<T> remove_dead_nodes(const ir::Graph<T>& g) {
   return rebuild(g, [](auto&&...) { return std::optional<std::vector<ir::Value>>{}; });
 }
 
+/// `model` after `rewrite(g, region)` for each region `find(g)` gives, until it gives none;
+/// nothing when it gives none at first. Each rewrite must take its region away for good, so
+/// at most one round per node of `model` runs (SplitMergedAxes, MoveReducedAxesLast).
+template <class T, class Find, class Rewrite>
+std::optional<ir::Graph<T>> rewrite_regions(const ir::Graph<T>& model, Find&& find,
+                                            Rewrite&& rewrite) {
+  std::optional<ir::Graph<T>> g;
+  for (std::size_t round = 0; round <= model.size(); ++round) {
+    const auto region = find(g ? *g : model);
+    if (!region) break;
+    g = rewrite(g ? *g : model, *region);
+  }
+  return g;
+}
+
 /// Ops computed element by element on their (broadcast) inputs, elementwise in their shapes:
 /// the ops a region rewrite (SplitMergedAxes, MoveReducedAxesLast) computes over other axes.
 template <class Tag>

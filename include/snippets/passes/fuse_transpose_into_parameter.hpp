@@ -68,7 +68,7 @@ struct FuseTransposeIntoParameter {
             }))
           break;
         // new logical axis i is old axis t[i]: the axis in memory slot s becomes inverse(t)[.]
-        const std::vector<std::size_t> inv = inverse(t->order);
+        const std::vector<std::size_t> inv = inverse_permutation(t->order);
         for (std::size_t& a : memory) a = inv[a];
         q.output.shape = user.outputs[0].shape;
         ends.clear();
@@ -120,11 +120,6 @@ private:
     std::vector<std::size_t> v(rank);
     for (std::size_t i = 0; i < rank; ++i) v[i] = i;
     return v;
-  }
-  static std::vector<std::size_t> inverse(const std::vector<std::size_t>& order) {
-    std::vector<std::size_t> inv(order.size());
-    for (std::size_t i = 0; i < order.size(); ++i) inv[order[i]] = i;
-    return inv;
   }
 };
 

@@ -83,13 +83,10 @@ struct MoveReducedAxesLast {
   }
 
   template <class T> ir::Graph<T> run(const ir::Graph<T>& model) const {
-    std::optional<ir::Graph<T>> g;
     // each rewrite moves the reduced axes of at least one reduction last for good
-    for (std::size_t round = 0; round <= model.size(); ++round) {
-      const auto region = find_region(g ? *g : model);
-      if (!region) break;
-      g = rewrite(g ? *g : model, *region);
-    }
+    const std::optional<ir::Graph<T>> g = rewrite_regions(
+        model, [](const ir::Graph<T>& m) { return find_region(m); },
+        [](const ir::Graph<T>& m, const Region& r) { return rewrite(m, r); });
     const ir::Graph<T>& current = g ? *g : model;
     return rebuild(current,
                    [&](ir::Graph<T>& out, const ir::Node<T>& n,
@@ -298,8 +295,7 @@ private:
   /// Whether every value the region gives to other ops goes back by a Reshape or by a
   /// Transpose a kernel folds into its store.
   template <class T> static bool leaves_folded(const ir::Graph<T>& g, const Region& r) {
-    std::vector<std::size_t> inverse(r.perm.size());
-    for (std::size_t i = 0; i < r.perm.size(); ++i) inverse[r.perm[i]] = i;
+    const std::vector<std::size_t> inverse = inverse_permutation(r.perm);
     for (const ir::Output& v : r.values) {
       if (!r.nodes.count(v.node)) continue; // a value from outside stays as it is
       const auto users = g.users(v);
@@ -316,8 +312,7 @@ private:
 
   template <class T> static ir::Graph<T> rewrite(const ir::Graph<T>& g, const Region& r) {
     std::map<ir::Output, ir::Value, detail::OutputLess> domain; // region values in the domain
-    std::vector<std::size_t> inverse(r.perm.size());
-    for (std::size_t i = 0; i < r.perm.size(); ++i) inverse[r.perm[i]] = i;
+    const std::vector<std::size_t> inverse = inverse_permutation(r.perm);
     return rebuild(g,
                    [&](ir::Graph<T>& out, const ir::Node<T>& n,
                        std::span<const ir::Value> in) -> std::optional<std::vector<ir::Value>> {

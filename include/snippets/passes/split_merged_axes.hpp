@@ -57,13 +57,10 @@ struct SplitMergedAxes {
   }
 
   template <class T> ir::Graph<T> run(const ir::Graph<T>& model) const {
-    std::optional<ir::Graph<T>> g;
     // each rewrite takes at least one Reshape out of a region's middle for good
-    for (std::size_t round = 0; round <= model.size(); ++round) {
-      const auto region = find_region(g ? *g : model);
-      if (!region) break;
-      g = rewrite(g ? *g : model, *region);
-    }
+    std::optional<ir::Graph<T>> g = rewrite_regions(
+        model, [](const ir::Graph<T>& m) { return find_region(m); },
+        [](const ir::Graph<T>& m, const Region& r) { return rewrite(m, r); });
     if (g) return std::move(*g);
     return rebuild(
         model, [](auto&&...) -> std::optional<std::vector<ir::Value>> { return std::nullopt; },
