@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Helpers of the MatMul and attention JIT tests (test_jit_matmul*.cpp, test_jit_mha.cpp,
 // test_fold_dequantize_into_matmul.cpp): |t|, a comparison against a per-element error bound,
-// random u8/i8 operands, and (x64 only) the Subgraphs of a tokenized model and the int8
-// refusals.
+// random u8/i8 operands, and (x64 only) the Subgraphs of a tokenized model, the int8 variants
+// of a compile, one-Subgraph Programs checked against the reference, and the int8 refusals.
 #pragma once
 
 #include "jit_test_util.hpp"
@@ -66,6 +66,38 @@ inline void check_int8_refused(const Graph& g, const std::string& what) {
       CHECK_MESSAGE(std::string(e.what()).find(what) != std::string::npos, e.what());
     }
   });
+}
+/// Calls f(options) for both ISAs, each with VPDPBUSD (where the host has it) and with 16-bit
+/// words (CompileOptions::native_int8 = false); `base` gives the other options.
+template <class F> void for_each_int8_variant(F&& f, CompileOptions base = {}) {
+  for_each_isa([&](x64::Isa isa) {
+    for (const bool native : {true, false}) {
+      if (native && !x64::Traits::int8_dot(isa)) {
+        test::skip_on_host(isa == x64::Isa::avx2 ? "AVX-VNNI" : "AVX512_VNNI");
+        continue;
+      }
+      INFO((native ? "VPDPBUSD" : "words, VPMADDWD (native_int8 = false)"));
+      CompileOptions o = base;
+      o.isa = isa;
+      o.native_int8 = native;
+      f(o);
+    }
+  });
+}
+
+/// Checks that the tokenizer makes `g` one Subgraph beside its inputs and its Result, and that
+/// a Program of it (kernels only, two threads) is within `bound` of the reference on `in`.
+inline void check_one_subgraph_program(const Graph& g, const std::vector<Tensor>& in,
+                                       const Tensor& bound) {
+  const Graph t = passes::tokenize(g);
+  CHECK(count_subgraphs(t) == 1);
+  CHECK(t.size() == g.parameters().size() + 2); // the inputs, the Subgraph and the Result
+  const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
+  const Program<> program(g);
+  check_steps_are_kernels(program);
+  const Tensor got = program.run(in, with_threads(2))[0];
+  const std::string report = compare_bounded(got, want, bound);
+  CHECK_MESSAGE(report.empty(), report);
 }
 #endif // !__aarch64__
 

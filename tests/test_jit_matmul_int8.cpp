@@ -39,19 +39,7 @@ std::string compare_exact(const Tensor& got, const Tensor& want) {
 /// Calls f(options) for both ISAs (fma off, so an f32 epilogue rounds as the reference does
 /// node by node), each with VPDPBUSD (where the host has it) and with 16-bit words
 /// (CompileOptions::native_int8 = false).
-template <class F> void for_each_variant(F&& f) {
-  for_each_isa([&](x64::Isa isa) {
-    for (const bool native : {true, false}) {
-      if (native && !x64::Traits::int8_dot(isa)) {
-        test::skip_on_host(isa == x64::Isa::avx2 ? "AVX-VNNI" : "AVX512_VNNI");
-        continue;
-      }
-      const std::string how = native ? "VPDPBUSD" : "words, VPMADDWD (native_int8 = false)";
-      INFO(how);
-      f(CompileOptions{.isa = isa, .fma = false, .native_int8 = native});
-    }
-  });
-}
+template <class F> void for_each_variant(F&& f) { for_each_int8_variant(f, {.fma = false}); }
 
 /// Compiles `g` every way (for_each_variant) and checks every output bit for bit.
 void check_exact(const Graph& g, const std::vector<Tensor>& in, std::vector<int> threads = {1, 3}) {

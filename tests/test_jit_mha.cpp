@@ -250,17 +250,8 @@ TEST_CASE("mha: the tokenizer makes the attention block one Subgraph, and the Pr
   for (const ElementType type : {f32, ElementType::bf16}) {
     INFO(to_string(type));
     const Attention a{.b = 1, .s = 32, .h = 4, .d = 16, .mask = Shape{1, 4, 32, 32}, .type = type};
-    Graph g = build(a);
-    const Graph t = passes::tokenize(g);
-    CHECK(count_subgraphs(t) == 1);
-    CHECK(t.size() == a.inputs().size() + 2); // the inputs, the Subgraph and the Result
     const std::vector<Tensor> in = make_inputs(a, 9);
-    const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
-    const Program<> program(g);
-    check_steps_are_kernels(program);
-    const Tensor got = program.run(in, with_threads(2))[0];
-    const std::string report = compare_bounded(got, want, attention_bound(a, in));
-    CHECK_MESSAGE(report.empty(), report);
+    check_one_subgraph_program(build(a), in, attention_bound(a, in));
   }
 }
 

@@ -144,21 +144,6 @@ Tensor output_bound(const QAttention& a, const std::vector<Tensor>& in) {
   return Tensor::from_values(f32, a.planar ? Shape{a.b * H, S, D} : Shape{a.b, S, H, D}, bound);
 }
 
-/// Calls f(options) for both ISAs, with VPDPBUSD (where the host has it) and with 16-bit
-/// words (CompileOptions::native_int8 = false).
-template <class F> void for_each_variant(F&& f) {
-  for_each_isa([&](x64::Isa isa) {
-    for (const bool native : {true, false}) {
-      if (native && !x64::Traits::int8_dot(isa)) {
-        test::skip_on_host(isa == x64::Isa::avx2 ? "AVX-VNNI" : "AVX512_VNNI");
-        continue;
-      }
-      INFO((native ? "VPDPBUSD" : "words, VPMADDWD (native_int8 = false)"));
-      f(CompileOptions{.isa = isa, .native_int8 = native});
-    }
-  });
-}
-
 /// Compiles the attention every way and compares each run with the reference within
 /// output_bound; returns how many output elements had a nonzero bound (ambiguous levels).
 std::size_t check_attention(const QAttention& a, std::vector<int> threads = {1, 3},
@@ -174,7 +159,7 @@ std::size_t check_attention(const QAttention& a, std::vector<int> threads = {1, 
     if (a.out == f32 && bound.at(i) != 0) // the two f32 roundings of an output a level off
       bound.set(i, bound.at(i) + 0x1p-22 * (std::fabs(want.at(i)) + bound.at(i)));
   }
-  for_each_variant([&](const CompileOptions& opt) {
+  for_each_int8_variant([&](const CompileOptions& opt) {
     const CompiledKernel k = compile(g, opt);
     for (const int n : threads) {
       INFO("threads = " << n);
@@ -256,17 +241,8 @@ TEST_CASE("mha int8: many threads share heads and blocks of query rows (work_div
 TEST_CASE(
     "mha int8: the tokenizer makes quantized attention one Subgraph, and the Program matches") {
   const QAttention a{.b = 1, .s = 32, .h = 4, .d = 16, .planar = false, .mask = true};
-  const Graph g = build(a);
-  const Graph t = passes::tokenize(g);
-  CHECK(count_subgraphs(t) == 1);
-  CHECK(t.size() == a.inputs().size() + 2); // the inputs, the Subgraph and the Result
   const std::vector<Tensor> in = make_inputs(a, 9);
-  const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
-  const Program<> program(g);
-  check_steps_are_kernels(program);
-  const Tensor got = program.run(in, with_threads(2))[0];
-  const std::string report = compare_bounded(got, want, output_bound(a, in));
-  CHECK_MESSAGE(report.empty(), report);
+  check_one_subgraph_program(build(a), in, output_bound(a, in));
 }
 
 TEST_CASE("mha int8: forms the kernel cannot compute are refused with the reason") {
