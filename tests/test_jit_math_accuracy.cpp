@@ -202,6 +202,43 @@ TEST_CASE("jit math accuracy: the relaxed tier keeps exp-based ops within 128 ul
               unary_inputs(-110, 30, {0.6931, 16.635532, 87.33654475, 103.972, 1e-20}, 28), r);
 }
 
+TEST_CASE("jit math accuracy: the relaxed tier divides by a divisor shared along the row "
+          "through its reciprocal, within 2 ulp, special values as x / b") {
+  // MultiplyByReciprocal: x * RN(1/b), b the same along a row. Divisors in [2^-125, 2^125]
+  // (whose reciprocal is a normal number), 0, inf and NaN; rows of the whole f32 range.
+  std::vector<double> row = bit_pattern_sweep(std::uint64_t{1} << 20);
+  for (double s : f32_specials()) row.push_back(s);
+  std::vector<double> divisors = {0.0,
+                                  -0.0,
+                                  1.0,
+                                  -3.0,
+                                  768.0,
+                                  0.1,
+                                  1e-30,
+                                  -1e30,
+                                  0x1p-125,
+                                  0x1p125,
+                                  std::numeric_limits<double>::infinity(),
+                                  -std::numeric_limits<double>::infinity(),
+                                  std::numeric_limits<double>::quiet_NaN()};
+  Rng rng(31);
+  for (int i = 0; i < 24; ++i)
+    divisors.push_back((i % 2 ? -1 : 1) * std::exp2(rng.uniform(-125, 125)));
+  std::vector<double> a, b;
+  for (double d : divisors) {
+    a.insert(a.end(), row.begin(), row.end());
+    b.push_back(d);
+  }
+  const Dim rows = Dim(divisors.size()), cols = Dim(row.size());
+  Graph g;
+  const auto x = g.parameter(f32, {rows, cols}), y = g.parameter(f32, {rows, 1});
+  g.result(g.divide(x, y));
+  check_accuracy(
+      "relaxed Divide by a row's divisor", g,
+      {Tensor::from_values(f32, {rows, cols}, a), Tensor::from_values(f32, {rows, 1}, b)}, {2},
+      Accuracy::relaxed);
+}
+
 TEST_CASE("jit math accuracy: exp-based ops kept as bf16 or f16 are within 1 ulp of that type "
           "from the reference (shorter polynomial)") {
   // A result whose every consumer stores or converts it to bf16 (f16) needs 8 (11) significand

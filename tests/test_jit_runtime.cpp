@@ -356,6 +356,7 @@ TEST_CASE("jit runtime: CompileOptions.trace lists the passes in the documented 
                                                   "AlignElementTypes",
                                                   "OptimizeDomain",
                                                   "TileStridedReads",
+                                                  "MultiplyByReciprocal",
                                                   "FuseMultiplyAdd",
                                                   "MarkLoops",
                                                   "DecomposeReductions",
@@ -373,6 +374,7 @@ TEST_CASE("jit runtime: CompileOptions.trace lists the passes in the documented 
                                                   "InsertRegSpills",
                                                   "AssignRegisters",
                                                   "InsertSpecificIterations",
+                                                  "PrefetchNextRows",
                                                   "CleanupLoopOffsets",
                                                   "OptimizeLoopSingleEvaluation"};
   Graph g;

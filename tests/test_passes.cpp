@@ -125,3 +125,71 @@ TEST_CASE("the verifier accepts every stage of the default pipeline") {
   CHECK_NOTHROW(lower(g, x64::Isa::avx2, {.verify = true}));
   CHECK_NOTHROW(lower(g, x64::Isa::avx512, {.verify = true}));
 }
+
+namespace {
+/// The Loads of input 0, in program order: (loop nesting depth, Load::prefetch).
+std::vector<std::pair<std::size_t, std::int64_t>> input_loads(ir::LinearIR<x64::Traits>& lir) {
+  std::vector<std::pair<std::size_t, std::int64_t>> loads;
+  for (auto& e : lir)
+    if (const auto* l = std::get_if<ir::Load>(&e->op); l && e->data_index == 0)
+      loads.emplace_back(e->loop_ids.size(), l->prefetch);
+  return loads;
+}
+/// (x - mean(x)) / sqrt(mean((x - mean)^2) + eps) over rows of `cols`: two passes read x.
+G layer_norm(ElementType type, Dim rows, Dim cols) {
+  G g;
+  auto x = g.convert(g.parameter(type, {rows, cols}), f32);
+  auto n = g.scalar(f32, double(cols));
+  auto d = g.subtract(x, g.divide(g.reduce_sum(x, {-1}), n));
+  auto var = g.divide(g.reduce_sum(g.multiply(d, d), {-1}), n);
+  g.result(g.divide(d, g.sqrt(g.add(var, g.scalar(f32, 1e-5)))));
+  return g;
+}
+} // namespace
+
+TEST_CASE("PrefetchNextRows: the last pass that reads a row prefetches the next row") {
+  for (auto isa : {x64::Isa::avx2, x64::Isa::avx512})
+    for (Dim cols : {4096, 4100, 40}) {
+      auto g = layer_norm(ElementType::bf16, 7, cols);
+      auto lir = lower(g, isa);
+      const auto loads = input_loads(lir);
+      CAPTURE(cols);
+      REQUIRE(loads.size() >= 2);
+      CHECK(loads.front().second == 0); // the first pass reads from memory: no prefetch
+      CHECK(loads.back().second == 2 * cols);
+      for (const auto& [depth, prefetch] : loads) CHECK((prefetch == 0 || prefetch == 2 * cols));
+    }
+}
+
+TEST_CASE("PrefetchNextRows leaves one-pass kernels, long rows and dynamic kernels alone") {
+  G eltwise;
+  eltwise.result(eltwise.add(eltwise.parameter(f32, {64, 4096}), eltwise.parameter(f32, {4096})));
+  auto long_rows = layer_norm(f32, 3, 20000); // 80 KB a row: past max_distance
+  G dyn;
+  auto x = dyn.parameter(f32, {dynamic, dynamic});
+  dyn.result(dyn.subtract(x, dyn.reduce_max(x, {-1})));
+  for (G* g : {&eltwise, &long_rows, &dyn}) {
+    auto lir = lower(*g, x64::Isa::avx512);
+    for (const auto& [depth, prefetch] : input_loads(lir)) CHECK(prefetch == 0);
+  }
+}
+
+TEST_CASE("MultiplyByReciprocal: the relaxed tier divides once per row, the standard one per "
+          "element") {
+  auto g = layer_norm(f32, 7, 40);
+  auto row_divides = [](ir::LinearIR<x64::Traits>& lir) {
+    int n = 0;
+    for (auto& e : lir)
+      n += std::holds_alternative<ir::Divide>(e->op) && e->out_desc(0).shape.back() == 40;
+    return n;
+  };
+  auto standard = lower(g, x64::Isa::avx512, {.unroll = 1});
+  CHECK(row_divides(standard) > 0);
+  auto relaxed = lower(g, x64::Isa::avx512, {.unroll = 1, .accuracy = Accuracy::relaxed});
+  CHECK(row_divides(relaxed) == 0);
+  int reciprocals = 0; // 1 / deviation, once per row
+  for (auto& e : relaxed)
+    reciprocals += std::holds_alternative<ir::Divide>(e->op) && e->name.ends_with("/rcp") &&
+                   e->out_desc(0).shape.back() == 1;
+  CHECK(reciprocals == 1);
+}

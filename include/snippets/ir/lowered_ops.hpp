@@ -8,6 +8,8 @@
 //    `count == runtime_count`: the masked tail of a dynamic loop, whose element count is the
 //    loop counter's value at run time. A Load's `stride` (elements between lanes) is 1 but
 //    for a strided read of an input along the innermost dimension: then it is a gather.
+//    `prefetch` (bytes, 0: none): also bring the memory that far past the loaded elements
+//    into the cache, the same place one row on (passes/prefetch_next_rows.hpp).
 //  - BroadcastLoad: load one element (at `offset`) and fill a vector register with it.
 //  - `type` (Load, Store, BroadcastLoad): the element type in memory. Registers always hold
 //    f32: a load converts to f32 exactly (i32 rounds to nearest), a store converts from f32
@@ -53,7 +55,8 @@ namespace snippets::ir {
   }
 
 SNIPPETS_LOWERED_TAG(Load, std::int64_t count = 0; std::int64_t offset = 0;
-                     ElementType type = ElementType::f32; std::int64_t stride = 1;);
+                     ElementType type = ElementType::f32; std::int64_t stride = 1;
+                     std::int64_t prefetch = 0;);
 SNIPPETS_LOWERED_TAG(Store, std::int64_t count = 0; std::int64_t offset = 0;
                      ElementType type = ElementType::f32;);
 SNIPPETS_LOWERED_TAG(BroadcastLoad, std::int64_t offset = 0; ElementType type = ElementType::f32;);

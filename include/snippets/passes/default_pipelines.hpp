@@ -40,9 +40,11 @@
 #include "snippets/passes/load_move_broadcast_to_broadcast_load.hpp"
 #include "snippets/passes/lower_brgemm.hpp"
 #include "snippets/passes/mark_loops.hpp"
+#include "snippets/passes/multiply_by_reciprocal.hpp"
 #include "snippets/passes/optimize_domain.hpp"
 #include "snippets/passes/optimize_loop_single_evaluation.hpp"
 #include "snippets/passes/pipeline.hpp"
+#include "snippets/passes/prefetch_next_rows.hpp"
 #include "snippets/passes/tile_strided_reads.hpp"
 
 namespace snippets::passes {
@@ -59,15 +61,15 @@ using DefaultDataFlow =
 /// Control flow: loops (row by row around reductions), memory access, buffers, broadcasting,
 /// pointer shifts.
 using DefaultControlFlow =
-    Pipeline<OptimizeDomain, TileStridedReads, FuseMultiplyAdd, MarkLoops, DecomposeReductions,
-             FuseLoops, InsertBuffers, InsertLoadStore, InsertBroadcastMove,
+    Pipeline<OptimizeDomain, TileStridedReads, MultiplyByReciprocal, FuseMultiplyAdd, MarkLoops,
+             DecomposeReductions, FuseLoops, InsertBuffers, InsertLoadStore, InsertBroadcastMove,
              LoadMoveBroadcastToBroadcastLoad, ExtractLoopInvariants, InitLoops, AllocateBuffers,
              CleanRepeatedDataPointerShifts, InsertLoops>;
 
-/// Generator preparation: registers, tails, final pointer arithmetic.
+/// Generator preparation: registers, tails, prefetches, final pointer arithmetic.
 using DefaultPreparation =
     Pipeline<InitLiveRanges, InsertRegSpills, AssignRegisters, InsertSpecificIterations,
-             CleanupLoopOffsets, OptimizeLoopSingleEvaluation>;
+             PrefetchNextRows, CleanupLoopOffsets, OptimizeLoopSingleEvaluation>;
 
 /// Lowering of MatMul kernels (MatMul, attention and MLP-chain bodies): the Brgemm loops,
 /// then loop bounds and counter registers.
