@@ -7,7 +7,7 @@
 // Program too), reduced outputs without keep_dims, and what stays refused. Over one axis:
 // test_jit_reduce.cpp and test_jit_reduce_ops.cpp. Over other axes, in a Program
 // (passes/move_reduced_axes_last.hpp): the last two test cases, the second with the ops around
-// it as one kernel.
+// it as one kernel; the first also has Softmax over other axes.
 //
 // Tolerances as test_jit_reduce_ops.cpp: the sums within 16 ulp or 1e-6 per element times the
 // largest term, products of n factors 2n ulp, min and max exact; the normalizations 64 ulp or
@@ -227,14 +227,27 @@ TEST_CASE("reduce axes: a reduction over other axes than the last runs in a kern
       check_program(model, {uniform(Shape{2, 8, 6, 5}, 21, -2, 2)}, {16, 1e-5});
     }
   }
-  SUBCASE("what it leaves alone: the last axes, dynamic shapes, Softmax") {
+  SUBCASE("a Softmax over another axis: a kernel over the transposed input, a host copy back") {
+    for (const Shape& s : {Shape{2, 5, 7, 9}, Shape{3, 1, 4, 17}, Shape{4, 5}})
+      for (std::int64_t axis = -std::int64_t(s.rank()); axis < -1; ++axis) {
+        INFO("shape = " << s.to_string() << ", axis " << axis);
+        Graph model;
+        const auto x = model.parameter(f32, s, "x");
+        model.result(model.add(model.softmax(model.relu(x), axis), model.scalar(f32, 1.0)), "y");
+        CHECK(passes::MoveReducedAxesLast::finds_candidates(model));
+        check_program(model, {uniform(s, 23, -4, 4)}, {16, 1e-6});
+      }
+  }
+  SUBCASE("what it leaves alone: the last axes, dynamic shapes") {
     Graph g;
     const auto x = g.parameter(f32, Shape{4, 5}, "x");
     g.result(g.reduce_sum(x, {-1}, true));
-    g.result(g.softmax(x, 0));
+    g.result(g.softmax(x, -1));
+    g.result(g.softmax(x, 1));
     CHECK(!passes::MoveReducedAxesLast::finds_candidates(g));
     Graph d;
     d.result(d.reduce_sum(d.parameter(f32, Shape{dynamic, 5}), {0}, true));
+    d.result(d.softmax(d.parameter(f32, Shape{dynamic, 5}), 0));
     CHECK(!passes::MoveReducedAxesLast::finds_candidates(d));
   }
 }

@@ -53,9 +53,18 @@
 // the subtraction in a kernel of its own). It is repeated while such a region is found, then the
 // reductions left are rewritten alone.
 //
+// A Softmax over another axis than the last is written over the last one of the transposed
+// input, and its output transposed back:
+//
+//   Softmax(x, axis a)  ->  Transpose(Softmax(Transpose(x, perm), -1), inverse perm)
+//
+// perm moves a last. The kernel gathers x along a (the first Transpose folded into its loads)
+// and writes its rows contiguously; the Transpose back, which moves the innermost axis, is a
+// Program's host step (a copy of the tensor). Two steps instead of the reference interpreter.
+//
 // Left alone: reductions over the last axes already, inputs with dynamic dimensions (the gather
-// and the Reshape need static shapes), rank < 2, reductions the backend does not fuse, and
-// Softmax (its output would need the transposition back: a copy of the whole tensor).
+// and the Reshape need static shapes), rank < 2, and reductions and Softmaxes the backend does
+// not fuse.
 // A Program runs it on its model before the tokenizer.
 #pragma once
 
@@ -78,7 +87,7 @@ struct MoveReducedAxesLast {
   /// Whether `g` holds a reduction this pass rewrites (a Program skips the copy otherwise).
   template <class T> static bool finds_candidates(const ir::Graph<T>& g) {
     for (ir::NodeId id = 0; id < g.size(); ++id)
-      if (candidate(g, g.node(id))) return true;
+      if (candidate(g, g.node(id)) || softmax_candidate(g, g.node(id))) return true;
     return false;
   }
 
@@ -91,6 +100,7 @@ struct MoveReducedAxesLast {
     return rebuild(current,
                    [&](ir::Graph<T>& out, const ir::Node<T>& n,
                        std::span<const ir::Value> in) -> std::optional<std::vector<ir::Value>> {
+                     if (softmax_candidate(current, n)) return softmax_last(current, out, n, in);
                      if (!candidate(current, n)) return std::nullopt;
                      return alone(current, out, n, in);
                    });
@@ -163,6 +173,37 @@ private:
           }
         },
         n.op);
+  }
+
+  /// A Softmax over the last axis of its input transposed, the output transposed back.
+  template <class T>
+  static std::vector<ir::Value> softmax_last(const ir::Graph<T>& g, ir::Graph<T>& out,
+                                             const ir::Node<T>& n, std::span<const ir::Value> in) {
+    const std::size_t rank = g.type(n.inputs[0]).shape.rank();
+    std::vector<bool> reduced(rank, false);
+    reduced[softmax_axis(g, n)] = true;
+    const std::vector<std::size_t> perm = axes_last(reduced);
+    const ir::Value t = out.make(ir::Transpose{perm}, {in[0]}, n.name + "/axis_last")[0];
+    const ir::Value s = out.make(ir::Softmax{-1}, {t}, n.name + "/rows")[0];
+    return out.make(ir::Transpose{inverse_permutation(perm)}, {s}, n.name);
+  }
+  template <class T> static std::size_t softmax_axis(const ir::Graph<T>& g, const ir::Node<T>& n) {
+    const auto rank = std::int64_t(g.type(n.inputs[0]).shape.rank());
+    const std::int64_t a = std::get<ir::Softmax>(n.op).axis;
+    return static_cast<std::size_t>(a < 0 ? a + rank : a);
+  }
+  /// A Softmax the backend fuses over another axis than the last of a static input.
+  template <class T> static bool softmax_candidate(const ir::Graph<T>& g, const ir::Node<T>& n) {
+    if constexpr (T::template fusable<ir::Softmax>) {
+      if (!ir::is<ir::Softmax>(n.op) || n.inputs.size() != 1) return false;
+      const Shape& s = g.type(n.inputs[0]).shape;
+      const auto rank = std::int64_t(s.rank());
+      const std::int64_t a = std::get<ir::Softmax>(n.op).axis;
+      return s.is_static() && rank >= 2 && a >= -rank && a < rank &&
+             softmax_axis(g, n) + 1 < s.rank() && s.element_count() > 0;
+    } else {
+      return false;
+    }
   }
 
   /// `tag` over the last axes, as many as `reduced` holds, with keep_dims.
