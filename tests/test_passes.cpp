@@ -192,4 +192,8 @@ TEST_CASE("MultiplyByReciprocal: the relaxed tier divides once per row, the stan
     reciprocals += std::holds_alternative<ir::Divide>(e->op) && e->name.ends_with("/rcp") &&
                    e->out_desc(0).shape.back() == 1;
   CHECK(reciprocals == 1);
+  G q; // a quantization's Round(x / scale) keeps its division: 1 ulp at a tie is one step
+  q.result(q.round(q.divide(q.parameter(f32, {7, 40}), q.parameter(f32, {7, 1}))));
+  auto quantized = lower(q, x64::Isa::avx512, {.unroll = 1, .accuracy = Accuracy::relaxed});
+  CHECK(row_divides(quantized) > 0);
 }

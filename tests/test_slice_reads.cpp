@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests of passes/slice_reads.hpp and what it drives: Slices of the innermost axis of a kernel
-// input (the parts of an ONNX Split) read in place, at the part's offset with the input's row
-// stride (convert_to_linear_ir, OptimizeDomain, InsertLoadStore, the signature), and the
-// tokenizer's rule that takes them. Every kernel is checked against the reference interpreter
+// Tests of passes/slice_reads.hpp and what it drives: Slices of a kernel input (the parts of an
+// ONNX Split, of the innermost axis or another) read in place, at the part's offset with the
+// input's strides (convert_to_linear_ir, OptimizeDomain, InsertLoadStore, the signature), and
+// the tokenizer's rule that takes them. Every kernel is checked against the reference interpreter
 // bit for bit, for AVX2 and AVX-512, unrolled once and four times, with 1 and 2 threads.
 #include "jit_test_util.hpp"
 
@@ -30,6 +30,21 @@ Graph glu(const Shape& x_shape, ElementType t = f32) {
   const std::int64_t half = x_shape[x_shape.rank() - 1] / 2;
   auto part = [&](std::int64_t start) {
     const auto s = g.slice(x, -1, start, half);
+    return t == f32 ? s : g.convert(s, f32);
+  };
+  g.result(g.multiply(part(0), g.relu(part(half))), "y");
+  return g;
+}
+
+/// The GLU of x's two halves along `axis`: a * relu(b) with [a, b] = split(x, axis).
+Graph glu_along(const Shape& x_shape, std::int64_t axis, ElementType t = f32) {
+  Graph g;
+  const auto x = g.parameter(t, x_shape, "x");
+  const std::size_t a =
+      static_cast<std::size_t>(axis < 0 ? axis + std::int64_t(x_shape.rank()) : axis);
+  const std::int64_t half = x_shape[a] / 2;
+  auto part = [&](std::int64_t start) {
+    const auto s = g.slice(x, axis, start, half);
     return t == f32 ? s : g.convert(s, f32);
   };
   g.result(g.multiply(part(0), g.relu(part(half))), "y");
@@ -82,6 +97,29 @@ TEST_CASE("slice reads: parts of narrow types, three parts, rank 3 and broadcast
   }
 }
 
+TEST_CASE("slice reads: parts of another axis than the innermost (channels, images, rows)") {
+  for (const Dim c : {Dim{1}, Dim{3}, Dim{8}, Dim{17}})
+    for (const Dim hw : {Dim{1}, Dim{7}, Dim{16}, Dim{37}}) {
+      INFO("half = " << c << ", rows of " << hw);
+      check(glu_along({2, 2 * c, hw}, 1), {make_tensor({2, 2 * c, hw}, 200 + std::uint64_t(c))});
+      check(glu_along({2 * c, 3, hw}, 0), {make_tensor({2 * c, 3, hw}, 300 + std::uint64_t(hw))});
+    }
+  { // u8 parts widened by the loads, rank 4 over the channels
+    std::vector<double> v(std::size_t(2 * 10 * 3 * 5));
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = double(i * 29 % 256);
+    check(glu_along({2, 10, 3, 5}, 1, u8), {Tensor::from_values(u8, {2, 10, 3, 5}, v)});
+  }
+  { // three parts of the rows of a matrix, and a Softmax over the last axis of one
+    Graph g;
+    const auto x = g.parameter(f32, {9, 21}, "x");
+    g.result(
+        g.add(g.multiply(g.slice(x, 0, 0, 3), g.softmax(g.slice(x, 0, 3, 3))), g.slice(x, 0, 6, 3)),
+        "y");
+    check_jit(g, {make_tensor({9, 21}, 41, Pattern::finite)},
+              {.tol = {16, 1e-9}, .threads = {1, 2}, .unroll = {1, 4}});
+  }
+}
+
 TEST_CASE("slice reads: a row reduction over a part (Softmax of the second half, rows summed)") {
   for (const Dim c : {Dim{1}, Dim{7}, Dim{16}, Dim{37}}) {
     INFO("half = " << c);
@@ -100,34 +138,37 @@ TEST_CASE("slice reads: a row reduction over a part (Softmax of the second half,
 }
 
 TEST_CASE("slice reads: parts are read in place, never past or before the input (guard pages)") {
-  for (const Dim c : {Dim{1}, Dim{3}, Dim{9}, Dim{17}, Dim{31}}) {
-    INFO("half = " << c);
-    const Graph g = glu({3, 2 * c}, u8);
-    std::vector<double> v(std::size_t(6 * c));
-    for (std::size_t i = 0; i < v.size(); ++i) v[i] = double(i * 11 % 256);
-    const Tensor x = Tensor::from_values(u8, {3, 2 * c}, v);
-    const Tensor want = reference::evaluate(g, {x})[0];
-    for_each_isa([&](x64::Isa isa) {
-      for (const int unroll : {1, 4}) {
-        const CompiledKernel k = compile(g, {.isa = isa, .unroll = unroll});
-        CHECK_FALSE(k.signature().in_place.at(0)); // the output is not the input's shape
-        CHECK(k.signature().inputs.at(0).shape == Shape{3, 2 * c});
-        for (const Guard where : {Guard::after, Guard::before}) {
-          GuardedBuffer gx(x.byte_size(), where), gy(want.byte_size(), where);
-          std::memcpy(gx.data(), x.data(), x.byte_size());
-          const ConstTensorView in[] = {{u8, {3, 2 * c}, gx.data()}};
-          const TensorView out[] = {{f32, {3, c}, gy.data()}};
-          for (const int threads : {1, 2}) {
-            k.run(in, out, with_threads(threads));
-            Tensor got(f32, {3, c});
-            std::memcpy(got.data(), gy.data(), got.byte_size());
-            const std::string report = compare(got, want, exact);
-            CHECK_MESSAGE(report.empty(), report);
+  for (const Dim c : {Dim{1}, Dim{3}, Dim{9}, Dim{17}, Dim{31}})
+    for (const std::int64_t axis : {std::int64_t{-1}, std::int64_t{0}}) {
+      INFO("half = " << c << ", axis " << axis);
+      const Shape xs = axis == -1 ? Shape{3, 2 * c} : Shape{2 * c, 3};
+      const Shape ys = axis == -1 ? Shape{3, c} : Shape{c, 3};
+      const Graph g = glu_along(xs, axis, u8);
+      std::vector<double> v(std::size_t(6 * c));
+      for (std::size_t i = 0; i < v.size(); ++i) v[i] = double(i * 11 % 256);
+      const Tensor x = Tensor::from_values(u8, xs, v);
+      const Tensor want = reference::evaluate(g, {x})[0];
+      for_each_isa([&](x64::Isa isa) {
+        for (const int unroll : {1, 4}) {
+          const CompiledKernel k = compile(g, {.isa = isa, .unroll = unroll});
+          CHECK_FALSE(k.signature().in_place.at(0)); // the output is not the input's shape
+          CHECK(k.signature().inputs.at(0).shape == xs);
+          for (const Guard where : {Guard::after, Guard::before}) {
+            GuardedBuffer gx(x.byte_size(), where), gy(want.byte_size(), where);
+            std::memcpy(gx.data(), x.data(), x.byte_size());
+            const ConstTensorView in[] = {{u8, xs, gx.data()}};
+            const TensorView out[] = {{f32, ys, gy.data()}};
+            for (const int threads : {1, 2}) {
+              k.run(in, out, with_threads(threads));
+              Tensor got(f32, ys);
+              std::memcpy(got.data(), gy.data(), got.byte_size());
+              const std::string report = compare(got, want, exact);
+              CHECK_MESSAGE(report.empty(), report);
+            }
           }
         }
-      }
-    });
-  }
+      });
+    }
 }
 
 TEST_CASE("slice reads: the LIR reads one argument at two offsets with the input's row stride") {
@@ -157,8 +198,12 @@ TEST_CASE("slice reads: the tokenizer takes Split parts of an input into the ker
   const std::string report = compare(program.run(in, with_threads(2))[0], want[0], approx);
   CHECK_MESSAGE(report.empty(), report);
 
-  // parts of different lengths, a Slice of an outer axis, or an input read whole beside its
-  // parts: no kernel reads them in place, and the model still runs
+  // the channel halves of NCHW as one kernel too
+  const Graph channels = glu_along({2, 8, 5, 5}, 1);
+  CHECK(Program<>(channels).steps().size() == 1);
+
+  // parts of different lengths, of two axes, or an input read whole beside its parts: no
+  // kernel reads them in place, and the model still runs
   Graph r;
   const auto z = r.parameter(f32, {6, 40}, "z");
   r.result(r.relu(r.slice(z, -1, 0, 10)), "short");
@@ -179,9 +224,9 @@ TEST_CASE("slice reads: the tokenizer takes Split parts of an input into the ker
   const auto w = bad.parameter(f32, {6, 40}, "w");
   bad.result(bad.add(bad.slice(w, -1, 0, 20), bad.slice(w, -1, 10, 20)), "ok_parts");
   CHECK_NOTHROW(compile(bad));
-  Graph worse;
-  const auto v = worse.parameter(f32, {6, 40}, "v");
-  worse.result(worse.relu(worse.slice(v, 0, 0, 3)), "rows");
+  Graph worse; // a row and a column of one input
+  const auto v = worse.parameter(f32, {6, 6}, "v");
+  worse.result(worse.add(worse.slice(v, 0, 1, 1), worse.slice(v, 1, 2, 1)), "cross");
   CHECK(error_id([&] { compile(worse); }) == "snippets.compile.unsupported_op");
   Graph dyn; // kernels with dynamic dimensions read whole inputs
   const auto d = dyn.parameter(f32, {dynamic, 40}, "d");

@@ -14,7 +14,7 @@
 //    every port shape is right-aligned to the domain rank with leading 1s; a Parameter read
 //    through its layout (`strided_read`) has that layout, lifted alike, as its port's memory
 //    order (PortDescriptor::layout), and so has a Result with a layout on its input port;
-//  - @post a Parameter that only innermost Slices read (slice_reads.hpp) becomes one Parameter
+//  - @post a Parameter that only foldable Slices read (slice_reads.hpp) becomes one Parameter
 //    expression per Slice, all with that Parameter's data_index: the Slice's shape, the input's
 //    extents as `memory` and the part's first element as `offset` (ir::PortDescriptor);
 //  - @post `arg_types` holds each Parameter's and Result's element type. Kernels hold every
@@ -140,7 +140,7 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T>& body
         Expression<T>& e = add(*part, std::get<ir::Parameter>(n.op), {}, i);
         e.name = n.name;
         e.out_desc(0).memory = detail::align_rank(n.outputs[0].shape, rank);
-        e.out_desc(0).offset = std::get<ir::Slice>(part->op).start;
+        e.out_desc(0).offset = slice_offset(body, *part);
         folded.insert(part->id);
       }
       continue;

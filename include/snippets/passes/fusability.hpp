@@ -30,8 +30,8 @@
 //    may compute on them (i8 and u8 only by the ops exact on them), and i32 values only go
 //    through a Convert to a type other than i32 and bf16; in the body, where the alignment is
 //    done, an op other than Convert reads f32 or boolean values only;
-//  - a Slice of the innermost axis is folded into the loads of an input (slice_reads.hpp) when
-//    T fuses Slice: in the model any such Slice of a tensor passes (not one of a scalar
+//  - a Slice is folded into the loads of an input (slice_reads.hpp: foldable_slice) when T fuses
+//    Slice: in the model any such Slice of a tensor passes (not one of a scalar
 //    constant), the tokenizer's group rules arrange the rest; in the body it passes only when
 //    folds_into_parameter says the LIR reads it as a part of its input;
 //  - FakeQuantize and Quantize become elementwise ops (DecomposeQuantization): in the model
@@ -133,13 +133,14 @@ std::optional<Unfusable> op_fusability(const ir::Graph<T>& g, const ir::Node<T>&
   }
   if (ir::is<ir::Slice>(n.op)) { // folded into the loads of an input
     if (!T::template fusable<ir::Slice>) return unfusable_op(n);
-    const bool ok = model ? innermost_slice(g, n) && !uniform_value<T>(g.node(n.inputs[0].node).op)
+    const bool ok = model ? foldable_slice(g, n) && !uniform_value<T>(g.node(n.inputs[0].node).op)
                           : folds_into_parameter(g, n);
     if (ok) return std::nullopt;
     return Unfusable{"snippets.compile.unsupported_op",
-                     n.describe() + " is not folded into the reads of an input: a kernel takes a "
-                                    "Slice of the innermost axis of an input that only such "
-                                    "Slices, of one length, read; leave it out of the subgraph"};
+                     n.describe() + " is not folded into the reads of an input: a kernel takes "
+                                    "Slices of an input that only such Slices, of one axis and "
+                                    "one length, read (of another axis than the innermost: a "
+                                    "static input); leave it out of the subgraph"};
   }
   if (!model && (ir::is<ir::FakeQuantize>(n.op) || ir::is<ir::Quantize>(n.op)))
     return Unfusable{"snippets.compile.unsupported_op",

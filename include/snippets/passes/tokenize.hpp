@@ -528,9 +528,9 @@ private:
     return b.inputs.size() + b.outputs.size() <= MatMulForm::max_operands;
   }
 
-  /// Whether every Slice of `c` reads a Subgraph input that only Slices of its length read
-  /// inside `c` (also when `c`'s new node reads that input): else the kernel could not read the
-  /// parts in place of the input (slice_reads.hpp).
+  /// Whether every Slice of `c` reads a Subgraph input that only Slices of its axis and length
+  /// read inside `c` (also when `c`'s new node reads that input): else the kernel could not
+  /// read the parts in place of the input (slice_reads.hpp).
   bool slices_on_inputs(const Candidate& c) const {
     auto check = [&](ir::NodeId m) {
       const ir::Node<T>& n = g_.node(m);
@@ -539,7 +539,8 @@ private:
       for (const ir::Use& u : g_.users(n.inputs[0])) {
         if (!c.has(u.node)) continue;
         const auto* s = std::get_if<ir::Slice>(&g_.node(u.node).op);
-        if (!s || s->length != length) return false;
+        if (!s || s->length != length || slice_axis(g_, g_.node(u.node)) != slice_axis(g_, n))
+          return false;
       }
       return true;
     };
