@@ -218,6 +218,32 @@ TEST_CASE("outputs of one dynamic kernel that differ at run time: compiled for t
   }
 }
 
+TEST_CASE("reductions and a Softmax over other axes of a dynamic model: kernels per shape set") {
+  // MoveReducedAxesLast: each over its input transposed (a gathering kernel, compiled for each
+  // set of shapes), the result transposed back by a host step
+  Graph g;
+  const Value x = g.parameter(f32, {dynamic, 6, dynamic}, "x");
+  g.result(g.reduce_sum(g.relu(x), {1}, true), "s");
+  g.result(g.reduce_max(x, {0, 2}, true), "m");
+  g.result(g.softmax(x, 1), "p");
+  for_each_isa([&](x64::Isa isa) {
+    const Program<> program(g, {.compile = {.isa = isa}});
+    int per_shape = 0;
+    for (const auto& step : program.steps()) {
+      INFO(step.note);
+      CHECK(step.kind != StepKind::reference);
+      per_shape += step.kind == StepKind::kernel_per_shape;
+    }
+    CHECK(per_shape >= 2);
+    for (const auto& [n, hw] : {std::pair<Dim, Dim>{2, 5}, {1, 1}, {3, 17}, {2, 40}}) {
+      INFO("shape [" << n << ", 6, " << hw << "]");
+      const std::vector<Tensor> in = {uniform({n, 6, hw}, std::uint64_t(n * 100 + hw), -3, 3)};
+      const auto want = reference::evaluate(g, in);
+      for (const int threads : {1, 2}) check_outputs(program.run(in, with_threads(threads)), want);
+    }
+  });
+}
+
 TEST_CASE("an Opaque op of a dynamic model: its dynamic dimensions follow its first input") {
   auto twice = [](std::span<const ConstTensorView> in, std::span<const TensorView> out) {
     const auto n = static_cast<std::size_t>(in[0].shape.element_count());

@@ -62,9 +62,14 @@
 // and writes its rows contiguously; the Transpose back, which moves the innermost axis, is a
 // Program's host step (a copy of the tensor). Two steps instead of the reference interpreter.
 //
-// Left alone: reductions over the last axes already, inputs with dynamic dimensions (the gather
-// and the Reshape need static shapes), rank < 2, and reductions and Softmaxes the backend does
-// not fuse.
+// With dynamic dimensions, a reduction that keeps its axes is written alone with a Transpose
+// back in place of the Reshape (the kept axes of 1 move back into place: the same bytes), and
+// a Softmax as above; a Program compiles their kernels, whose loads gather, per set of input
+// shapes (StepKind::kernel_per_shape). Regions need static shapes.
+//
+// Left alone: reductions over the last axes already, reductions without keep_dims of inputs
+// with dynamic dimensions (the Reshape needs static shapes), rank < 2, and reductions and
+// Softmaxes the backend does not fuse.
 // A Program runs it on its model before the tokenizer.
 #pragma once
 
@@ -167,6 +172,8 @@ private:
             const ir::Value t =
                 out.make(ir::Transpose{axes_last(reduced)}, {in[0]}, n.name + "/axes_last")[0];
             const ir::Value r = out.make(trailing(tag, reduced), {t}, n.name + "/rows")[0];
+            if (!n.outputs[0].shape.is_static()) // kept reduced axes of 1 go back in their place
+              return out.make(ir::Transpose{inverse_permutation(axes_last(reduced))}, {r}, n.name);
             return out.make(reshape_to(n.outputs[0].shape), {r}, n.name);
           } else {
             return std::nullopt;
@@ -199,8 +206,8 @@ private:
       const Shape& s = g.type(n.inputs[0]).shape;
       const auto rank = std::int64_t(s.rank());
       const std::int64_t a = std::get<ir::Softmax>(n.op).axis;
-      return s.is_static() && rank >= 2 && a >= -rank && a < rank &&
-             softmax_axis(g, n) + 1 < s.rank() && s.element_count() > 0;
+      return rank >= 2 && a >= -rank && a < rank && softmax_axis(g, n) + 1 < s.rank() &&
+             (!s.is_static() || s.element_count() > 0);
     } else {
       return false;
     }
@@ -255,7 +262,7 @@ private:
     const auto order = g.topological_order();
     for (ir::NodeId id : order) {
       const ir::Node<T>& seed = g.node(id);
-      if (!candidate(g, seed)) continue;
+      if (!candidate(g, seed) || !g.type(seed.inputs[0]).shape.is_static()) continue;
       Region r;
       r.x = g.type(seed.inputs[0]).shape;
       if (r.x.element_count() == 0) continue;
@@ -419,7 +426,8 @@ private:
           using Tag = std::decay_t<decltype(tag)>;
           if constexpr (ir::reduction<Tag> && T::template fusable<Tag>) {
             const Shape& s = g.type(n.inputs[0]).shape;
-            return s.is_static() && s.rank() >= 2 && !tag.axes.empty() && row_axes(g, n) == 0;
+            return (s.is_static() || tag.keep_dims) && s.rank() >= 2 && !tag.axes.empty() &&
+                   row_axes(g, n) == 0;
           } else {
             return false;
           }
