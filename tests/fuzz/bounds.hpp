@@ -266,17 +266,19 @@ Values elementwise_bound(const Graph& g, const ir::Node<jit_test::TestedTraits>&
       });
 }
 
-/// Bounds of a reduction over k axes or a Softmax over the last one. A reduction over other
-/// axes than the last ones has the same rows with its axes moved last (its reduced values keep
-/// their order: passes/move_reduced_axes_last.hpp).
+/// Bounds of a reduction over k axes or a Softmax over one. A reduction over other axes than
+/// the last ones has the same rows with its axes moved last (its reduced values keep their
+/// order: passes/move_reduced_axes_last.hpp); a Softmax's output is moved alike and back.
 inline Values row_bound(const ir::Node<jit_test::TestedTraits>& n, const Bounded& moved,
-                        const Values& value) {
+                        const Values& output) {
   const std::size_t rank = moved.v.shape.rank();
   std::vector<bool> reduced(rank, false);
   std::visit(
       [&](const auto& tag) {
         if constexpr (requires { tag.axes; })
           reduced = axis_mask(tag.axes, rank, n.describe());
+        else if constexpr (requires { tag.axis; })
+          reduced = axis_mask({tag.axis}, rank, n.describe());
         else if (rank > 0)
           reduced.back() = true;
       },
@@ -286,12 +288,16 @@ inline Values row_bound(const ir::Node<jit_test::TestedTraits>& n, const Bounded
   for (const bool last : {false, true})
     for (std::size_t d = 0; d < rank; ++d)
       if (reduced[d] == last) perm.push_back(d);
+  const bool softmax = ir::is<ir::Softmax>(n.op), mean = ir::is<ir::ReduceMean>(n.op);
   Bounded x = moved;
-  if (!std::is_sorted(perm.begin(), perm.end())) {
+  Values value = output;
+  const bool transposed = !std::is_sorted(perm.begin(), perm.end());
+  if (transposed) {
     std::vector<Dim> d;
     for (std::size_t a : perm) d.push_back(moved.v.shape[a]);
     x.v = reference::detail::transpose(moved.v, perm, Shape(d));
     x.e = reference::detail::transpose(moved.e, perm, Shape(d));
+    if (softmax) value = reference::detail::transpose(output, perm, Shape(d));
   }
   std::size_t len = 1;
   for (std::size_t d = x.v.shape.rank() - std::min(k, x.v.shape.rank()); d < x.v.shape.rank(); ++d)
@@ -299,7 +305,6 @@ inline Values row_bound(const ir::Node<jit_test::TestedTraits>& n, const Bounded
   const std::size_t rows = len ? x.v.v.size() / len : value.v.size();
   Values e = like(value, 0);
   const ElementType t = n.outputs[0].type;
-  const bool softmax = ir::is<ir::Softmax>(n.op), mean = ir::is<ir::ReduceMean>(n.op);
   const bool sum = ir::is<ir::ReduceSum>(n.op) || mean;
   for (std::size_t r = 0; r < rows; ++r) {
     double mag = 0, worst = 0, top = -std::numeric_limits<double>::infinity();
@@ -343,7 +348,8 @@ inline Values row_bound(const ir::Node<jit_test::TestedTraits>& n, const Bounded
       e.v[r * out_len + i] = b;
     }
   }
-  return e;
+  if (!softmax || !transposed) return e;
+  return reference::detail::transpose(e, inverse_permutation(perm), output.shape);
 }
 
 inline Values matmul_bound(const ir::Node<jit_test::TestedTraits>& n, const Bounded& a,

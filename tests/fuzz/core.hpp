@@ -236,8 +236,10 @@ inline bool empty_inside(const Graph& body) {
   for (ir::NodeId id = 0; id < body.size(); ++id)
     for (const auto& t : body.node(id).outputs)
       if (t.shape.is_static() && t.shape.element_count() == 0 && !operand_only(id)) empty = true;
-  for (ir::NodeId r : body.results())
-    full_output = full_output || body.type(body.node(r).inputs[0]).shape.element_count() != 0;
+  for (ir::NodeId r : body.results()) { // a dynamic output may hold elements
+    const Shape& s = body.type(body.node(r).inputs[0]).shape;
+    full_output = full_output || !s.is_static() || s.element_count() != 0;
+  }
   return empty && full_output;
 }
 

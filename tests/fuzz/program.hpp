@@ -7,14 +7,14 @@
 // width, Transposes (folded into a kernel's loads, or left to the reference path), Reshapes (of
 // the leading dims, or a split of the last axis and back around ops),
 // round trips through bf16 or f16, reductions over other axes than the last ones broadcast back
-// (MeanVarianceNormalization's form). 1-4 outputs, 1-3 threads, and every model runs three times:
-// once on fresh buffers, then twice on one ExecutionContext into outputs filled with garbage
-// (the arena reused, every output written), which must give the first run's bits. Oracle:
-// fuzz/bounds.hpp.
-// The dynamic-program family takes the same models with their leading extent dynamic (in every
-// input that has it) and runs each one with three sizes, 0 now and then, on one context:
-// dynamic kernels, MatMul Subgraphs compiled per size, host copies and reference steps all
-// take the plan's shapes.
+// (MeanVarianceNormalization's form), Softmax over another axis than the last (a kernel over the
+// transposed value, a copy back), and halves of a middle axis read in place (a GLU over them). 1-4
+// outputs, 1-3 threads, and every model runs three times: once on fresh buffers, then twice on one
+// ExecutionContext into outputs filled with garbage (the arena reused, every output written), which
+// must give the first run's bits. Oracle: fuzz/bounds.hpp. The dynamic-program family takes the
+// same models with their leading extent dynamic (in every input that has it) and runs each one with
+// three sizes, 0 now and then, on one context: dynamic kernels, MatMul Subgraphs compiled per size,
+// host copies and reference steps all take the plan's shapes.
 #pragma once
 
 #include "fuzz/math.hpp"
@@ -47,7 +47,8 @@ inline Value reduce_other_axes(Graph& g, Rng& rng, Value x) {
 
 inline Case program_case(std::uint64_t seed) {
   Rng rng(seed);
-  Rng side(seed ^ 0x6d766eu); // reduce_other_axes's draws: the other stages stay as they were
+  Rng side(seed ^ 0x6d766eu);   // reduce_other_axes's draws: the other stages stay as they were
+  Rng axes(seed ^ 0x736c6963u); // the Softmax and Slice draws below, likewise
   static const std::vector<OpMaker> ops = math_ops();
   Case c;
   Graph& g = c.model;
@@ -65,7 +66,14 @@ inline Case program_case(std::uint64_t seed) {
   for (std::int64_t s = 0; s < stages; ++s) {
     const std::vector<Dim> cur(g.type(x).shape.begin(), g.type(x).shape.end());
     if (side.integer(0, 5) == 0 && std::find(cur.begin(), cur.end(), 0) == cur.end())
-      x = reduce_other_axes(g, side, x); // keeps x's shape
+      x = reduce_other_axes(g, side, x);            // keeps x's shape
+    if (axes.integer(0, 7) == 0 && cur.size() >= 2) // over the rows, or the middle axis
+      x = g.softmax(g.multiply(x, g.scalar(ElementType::f32, 0.25)),
+                    axes.integer(0, std::int64_t(cur.size()) - 2));
+    if (axes.integer(0, 7) == 0 && cur.size() == 3 && cur[1] % 2 == 0 && cur[1] > 0) {
+      const Value a = g.slice(x, 1, 0, cur[1] / 2), b = g.slice(x, 1, cur[1] / 2, cur[1] / 2);
+      outputs.push_back(g.multiply(a, g.relu(b))); // read in place: x is in memory by now
+    }
     switch (rng.integer(0, 8)) {
     case 0:
     case 1: { // an elementwise chain with broadcast inputs
