@@ -208,7 +208,8 @@ TEST_CASE("program: Reshape, Transpose, Broadcast and Slice between kernels are 
           ++host;
         }
       }
-      CHECK(host >= 3); // the Reshape, the Broadcast and the Slice of the middle axis at least
+      CHECK(host >= 2); // the Reshape and the Broadcast at least (a kernel reads the Slice of
+                        // the middle axis in place: passes/slice_reads.hpp)
       const std::vector<Tensor> in{
           Tensor::from_values(t, Shape{2, mid, 5}, make_values(10 * mid, 7, Pattern::finite))};
       const auto got = program.run(in);

@@ -114,13 +114,16 @@ TEST_CASE("aarch64: a Program runs a whole model, what the target cannot fuse on
   const auto w = g.parameter(f32, {19, 7}, "w");
   const auto bias = g.parameter(f32, {1, 7}, "bias");
   const auto h = g.relu(g.add(g.matmul(g.clamp(x, -2.0, 2.0), w), bias));
-  // a Softmax over the outer axis: no kernel computes it (a reduction over that axis would run
-  // in a kernel of a transposed input: passes/move_reduced_axes_last.hpp)
+  // a Softmax over the outer axis: a kernel over h transposed, whose output the Add's kernel
+  // reads transposed back (passes/move_reduced_axes_last.hpp)
   g.result(g.add(g.multiply(h, h), g.softmax(h, 0)), "y");
+  const auto n = g.parameter(ElementType::i32, {5}, "n");
+  g.result(g.add(n, n), "twice"); // i32 arithmetic: no kernel computes it
   std::uint64_t seed = 1;
   const std::vector<Tensor> in{make_tensor({6, 19}, ++seed, Pattern::finite),
                                make_tensor({19, 7}, ++seed, Pattern::finite),
-                               make_tensor({1, 7}, ++seed, Pattern::finite)};
+                               make_tensor({1, 7}, ++seed, Pattern::finite),
+                               Tensor::from_values(ElementType::i32, {5}, {1, -2, 3, 40, -50})};
   const Program<Backend> program(g);
   int kernels = 0, reference_steps = 0;
   for (const auto& s : program.steps()) {
@@ -128,13 +131,14 @@ TEST_CASE("aarch64: a Program runs a whole model, what the target cannot fuse on
     reference_steps += s.kind == Program<Backend>::StepKind::reference;
   }
   // the Clamp before the MatMul (A is read from an input), the MatMul with its epilogue, the
-  // Add after the Softmax
-  CHECK(kernels == 3);
+  // Softmax, the Add after it
+  CHECK(kernels == 4);
   CHECK(reference_steps == 1);
   const auto got = program.run(std::span<const Tensor>(in));
   const auto want = reference::evaluate(g, std::span<const Tensor>(in));
   const std::string report = compare(got[0], want[0], Tolerance{64, 1e-3});
   CHECK_MESSAGE(report.empty(), report);
+  CHECK(got[1].values().v == want[1].values().v);
 }
 
 TEST_CASE("aarch64: a Transpose of an f32 input is folded into strided loads, lane by lane") {
