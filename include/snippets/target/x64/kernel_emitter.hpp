@@ -281,10 +281,11 @@ private:
   }
 
   /// Load::prefetch: PREFETCHT0 of the same place that many bytes on, once per 64 bytes of the
-  /// row (the loads whose byte offset is a multiple of 64; every load if they are wider).
+  /// row: by the loads whose offset from the first (a part's start, for a folded Slice) is a
+  /// multiple of 64 bytes (every f32 load of 16 lanes, every other one of 8 lanes or of bf16).
   void emit_prefetch(const E& e, const ir::Load& op) {
     const auto bytes = static_cast<std::int64_t>(size_of(op.type));
-    if (op.prefetch == 0 || (op.offset * bytes) % 64 != 0) return;
+    if (op.prefetch == 0 || ((op.offset - e.in_desc(0).offset) * bytes) % 64 != 0) return;
     h_.prefetcht0(h_.ptr[data_at(e, op.offset) + static_cast<int>(op.prefetch)]);
   }
 
