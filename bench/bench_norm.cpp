@@ -57,6 +57,13 @@ constexpr Size sizes[] = {{21845, 768, f32, "[21845,768] f32 64 MiB"},
                           {21845, 768, ElementType::bf16, "[21845,768] bf16 32 MiB"},
                           {4096, 4096, ElementType::bf16, "[4096,4096] bf16 32 MiB"}};
 
+/// The largest |a[i] - b[i]| over `n` floats.
+double max_abs_difference(const float* a, const float* b, std::size_t n) {
+  double worst = 0;
+  for (std::size_t i = 0; i < n; ++i) worst = std::max(worst, double(std::fabs(a[i] - b[i])));
+  return worst;
+}
+
 std::string name_of(const Size& s, int t) {
   return "layernorm/" + std::to_string(s.rows) + "x" + std::to_string(s.cols) + "/" +
          std::string(to_string(s.type)) + "/" + std::to_string(t) + "t/";
@@ -260,9 +267,7 @@ void print_group_norm(const MedianReporter& rep) {
   void* out[] = {gn->out->p};
   gn->jit->run_unchecked(in, out, {.threads = 1});
   group_norm_loop(gn->in->p, gn->scale->p, gn->shift->p, gn->ref_out->p, 1);
-  double worst = 0;
-  for (std::size_t i = 0; i < gn_elements; ++i)
-    worst = std::max(worst, double(std::fabs(gn->out->p[i] - gn->ref_out->p[i])));
+  const double worst = max_abs_difference(gn->out->p, gn->ref_out->p, gn_elements);
   std::printf(
       "\n| GroupNorm [16,32,8,64,64] f32 64 MiB | jit GB/s | PyTorch form GB/s | unfused GB/s | "
       "loop GB/s | copy GB/s | jit %% of copy | jit / unfused | jit / loop | "
@@ -359,9 +364,7 @@ void print_mvn(const MedianReporter& rep) {
   const TensorView out[] = {{f32, s, mvn->out->p}}; // the copy ceiling wrote over it
   mvn->program->run(*mvn->context, in, out, {.threads = 1});
   run_onednn(mvn->onednn.at(1), 1);
-  double worst = 0;
-  for (std::size_t i = 0; i < mvn_elements; ++i)
-    worst = std::max(worst, double(std::fabs(mvn->out->p[i] - mvn->ref_out->p[i])));
+  const double worst = max_abs_difference(mvn->out->p, mvn->ref_out->p, mvn_elements);
   std::printf("\n| MVN [8,64,128,256] f32 64 MiB, axes [0,2,3] | Program GB/s | oneDNN GB/s | "
               "copy GB/s | Program %% of copy | Program / oneDNN | max \\|Program - oneDNN\\| "
               "|\n");

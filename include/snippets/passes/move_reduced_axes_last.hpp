@@ -186,27 +186,20 @@ private:
   template <class T>
   static std::vector<ir::Value> softmax_last(const ir::Graph<T>& g, ir::Graph<T>& out,
                                              const ir::Node<T>& n, std::span<const ir::Value> in) {
-    const std::size_t rank = g.type(n.inputs[0]).shape.rank();
-    std::vector<bool> reduced(rank, false);
-    reduced[softmax_axis(g, n)] = true;
-    const std::vector<std::size_t> perm = axes_last(reduced);
+    const std::vector<std::size_t> perm = axes_last(axis_mask(
+        {std::get<ir::Softmax>(n.op).axis}, g.type(n.inputs[0]).shape.rank(), n.describe()));
     const ir::Value t = out.make(ir::Transpose{perm}, {in[0]}, n.name + "/axis_last")[0];
     const ir::Value s = out.make(ir::Softmax{-1}, {t}, n.name + "/rows")[0];
     return out.make(ir::Transpose{inverse_permutation(perm)}, {s}, n.name);
   }
-  template <class T> static std::size_t softmax_axis(const ir::Graph<T>& g, const ir::Node<T>& n) {
-    const auto rank = std::int64_t(g.type(n.inputs[0]).shape.rank());
-    const std::int64_t a = std::get<ir::Softmax>(n.op).axis;
-    return static_cast<std::size_t>(a < 0 ? a + rank : a);
-  }
-  /// A Softmax the backend fuses over another axis than the last of a static input.
+  /// A Softmax the backend fuses over another axis than the last of its input.
   template <class T> static bool softmax_candidate(const ir::Graph<T>& g, const ir::Node<T>& n) {
     if constexpr (T::template fusable<ir::Softmax>) {
       if (!ir::is<ir::Softmax>(n.op) || n.inputs.size() != 1) return false;
       const Shape& s = g.type(n.inputs[0]).shape;
       const auto rank = std::int64_t(s.rank());
       const std::int64_t a = std::get<ir::Softmax>(n.op).axis;
-      return rank >= 2 && a >= -rank && a < rank && softmax_axis(g, n) + 1 < s.rank() &&
+      return rank >= 2 && a >= -rank && a < rank && a != -1 && a != rank - 1 &&
              (!s.is_static() || s.element_count() > 0);
     } else {
       return false;

@@ -32,11 +32,9 @@
 
 namespace snippets::passes {
 
-/// The axis Slice `n` cuts, counted from the front (its input has a static rank).
+/// The axis Slice `n` cuts, counted from the front.
 template <class T> std::size_t slice_axis(const ir::Graph<T>& g, const ir::Node<T>& n) {
-  const auto rank = static_cast<std::int64_t>(g.type(n.inputs[0]).shape.rank());
-  const std::int64_t a = std::get<ir::Slice>(n.op).axis;
-  return static_cast<std::size_t>(a < 0 ? a + rank : a);
+  return normalize_axis(std::get<ir::Slice>(n.op).axis, g.type(n.inputs[0]).shape.rank(), "Slice");
 }
 
 /// The elements between the input's first one and the first one of Slice `n`'s part.
