@@ -330,6 +330,13 @@ public:
   /// the reduced axes into one where every argument allows it; MarkLoops gives each stage of
   /// a row one loop per row dimension).
   std::size_t row_dims = 1;
+  /// With reductions over middle axes (passes/decompose_softmax.hpp: RowForm::kept): the
+  /// trailing axes they keep, set by convert_to_linear_ir. OptimizeDomain walks them as one
+  /// dimension, the row's last, and sets `columns`; TileColumns then makes that dimension one
+  /// vector of columns (at most `lanes` wide) and puts the blocks of columns before the row.
+  /// Per-row values are then vectors, a value per column.
+  std::size_t kept_axes = 0;
+  bool columns = false;
   /// Kernel arguments: the Parameters' data pointers, then the Results'.
   std::size_t num_inputs = 0, num_outputs = 0;
   /// The element type in memory of each kernel argument (by data_index; registers hold f32).

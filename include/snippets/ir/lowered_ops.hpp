@@ -27,7 +27,8 @@
 //    ReduceAccumulate(acc, x) folds x into acc in place (it has no output: acc stays live until
 //    the HorizonReduce after the loop); in a tail iteration only its first `count` lanes count
 //    (the seed's Fill). HorizonReduce (the seed's HorizonSum / HorizonMax) reduces the lanes and
-//    broadcasts the result to every lane.
+//    broadcasts the result to every lane; with `columns` (a reduction over middle axes,
+//    passes/tile_columns.hpp) each lane is a column's value already: it copies the accumulator.
 //  - Buffer: per-thread scratch memory between two innermost loops of one row (InsertBuffers):
 //    a Store writes it, Loads in later loops read it. `elements` per row; AllocateBuffers gives
 //    it a place in the scratchpad (`offset`, bytes) and a data pointer (`reg_group`).
@@ -71,7 +72,7 @@ SNIPPETS_LOWERED_TAG(Reload, std::size_t slot = 0;);
 enum class ReduceKind : std::uint8_t { sum, max, max_ignore_nan, min, prod };
 SNIPPETS_LOWERED_TAG(ReduceInit, ReduceKind kind = ReduceKind::sum;);
 SNIPPETS_LOWERED_TAG(ReduceAccumulate, ReduceKind kind = ReduceKind::sum; std::int64_t count = 0;);
-SNIPPETS_LOWERED_TAG(HorizonReduce, ReduceKind kind = ReduceKind::sum;);
+SNIPPETS_LOWERED_TAG(HorizonReduce, ReduceKind kind = ReduceKind::sum; bool columns = false;);
 SNIPPETS_LOWERED_TAG(Buffer, std::int64_t elements = 0; std::int64_t offset = -1;
                      std::size_t reg_group = 0;);
 

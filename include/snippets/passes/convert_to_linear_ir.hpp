@@ -5,8 +5,9 @@
 //  - @pre the body has at least one Result; every Result has the shape of the scheduling
 //    domain (the NUMPY broadcast of all outputs and reduction inputs; of the outputs only
 //    in a body with a MatMul, whose Softmax works on its rows), or, in a body with
-//    reductions, that shape with 1 in the reduced trailing axes (a per-row value; every
-//    reduction reduces the same number of trailing axes, else [snippets.compile.reduce_axis]).
+//    reductions, that shape with 1 in the reduced axes (a per-row value; every reduction
+//    reduces the same axes counted from the end, passes/decompose_softmax.hpp: RowForm, else
+//    [snippets.compile.reduce_axis]; `kept_axes` holds how many trailing axes they keep).
 //    Shapes may have dynamic dimensions: then the LIR is marked `dynamic` and its domain holds
 //    `dynamic` where the extent is unknown;
 //  - @post Parameters come first (data_index = parameter position), then Scalars, then the
@@ -71,36 +72,40 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T>& body
   bool matmul = false; // a Softmax around MatMuls works on their rows (LowerBrgemm)
   for (ir::NodeId id = 0; id < body.size(); ++id)
     matmul = matmul || ir::is<ir::MatMul>(body.node(id).op);
-  std::size_t row_axes = 0; // the trailing axes a row holds (one count for every reduction)
+  passes::RowForm form; // the axes a row holds (one form for every reduction)
+  auto describe = [](const passes::RowForm& f) {
+    const std::string k = std::to_string(f.reduced);
+    return f.kept == 0 ? "last " + k + " axes"
+                       : k + " axes before the last " + std::to_string(f.kept);
+  };
   for (ir::NodeId id = 0; id < body.size() && !matmul; ++id)
     if (const auto& n = body.node(id); ir::is_row_reduction(n.op)) {
       domain = broadcast(domain, body.type(n.inputs[0]).shape);
       rows = true;
-      const std::size_t k = passes::row_axes(body, n);
-      if (row_axes != 0 && k != row_axes)
+      const passes::RowForm f = passes::row_form(body, n);
+      if (form.reduced != 0 && f != form)
         raise("snippets.compile.reduce_axis",
-              n.describe() + " reduces over the last " + std::to_string(k) +
-                  " axes, another reduction of the subgraph over the last " +
-                  std::to_string(row_axes) +
+              n.describe() + " reduces over the " + describe(f) +
+                  ", another reduction of the subgraph over the " + describe(form) +
                   "; a kernel walks one kind of row: split the subgraph");
-      row_axes = k;
+      form = f;
     }
-  for (ir::NodeId id = 0; id < body.size() && row_axes > 1; ++id)
+  for (ir::NodeId id = 0; id < body.size() && (form.reduced > 1 || form.kept > 0); ++id)
     if (const auto& n = body.node(id); ir::is_row_reduction(n.op)) {
       const Shape& s = body.type(n.inputs[0]).shape;
-      for (std::size_t j = 1; j <= row_axes; ++j)
+      for (std::size_t j = form.kept + 1; j <= form.kept + form.reduced; ++j)
         if (j > s.rank() || s[s.rank() - j] != domain[domain.rank() - j])
           raise("snippets.compile.reduce_axis",
                 n.describe() + " reduces " + s.to_string() + ", which the kernel's domain " +
                     domain.to_string() +
                     " broadcasts along the reduced axes; reduce it in a subgraph of its own");
     }
+  lir.kept_axes = form.kept;
   for (ir::NodeId r : body.results()) {
     const Shape& s = body.type(body.node(r).inputs[0]).shape;
     std::vector<Dim> reduced(domain.begin(), domain.end());
-    for (std::size_t d = reduced.size() - std::min(row_axes, reduced.size()); d < reduced.size();
-         ++d)
-      reduced[d] = 1;
+    for (std::int64_t a : form.axes())
+      if (std::size_t(-a) <= reduced.size()) reduced[reduced.size() - std::size_t(-a)] = 1;
     if (s != domain && (!rows || s != Shape(reduced)))
       raise("snippets.compile.output_shape",
             "output '" + body.node(r).name + "' has shape " + s.to_string() +

@@ -7,7 +7,8 @@
 //   acc = ReduceInit            before those loops (0, -inf, +inf or 1: the neutral element),
 //   ReduceAccumulate(acc, x)    at the end of the innermost one's body (masked in tail
 //                               iterations; the outer row loops carry acc from one to the next),
-//   HorizonReduce(acc)          where the reduction was (the row's value in every lane).
+//   HorizonReduce(acc)          where the reduction was (the row's value in every lane; with
+//                               LinearIR::columns, a value per lane: acc as it is).
 // The accumulator is defined before the loop and read after it, so it keeps its register
 // through the loop and ReduceAccumulate may update it in place.
 #pragma once
@@ -52,7 +53,7 @@ struct DecomposeReductions {
                       {&init.output(0), &r->input_connector(0)}, 0, loop, r->name);
       r->loop_ids = outer;
       ir::PortConnector<T>* acc = &init.output(0);
-      lir.replace_with_node(*r, ir::HorizonReduce{kind}, std::span(&acc, 1));
+      lir.replace_with_node(*r, ir::HorizonReduce{kind, lir.columns}, std::span(&acc, 1));
     }
   }
 };

@@ -45,6 +45,7 @@
 #include "snippets/passes/optimize_loop_single_evaluation.hpp"
 #include "snippets/passes/pipeline.hpp"
 #include "snippets/passes/prefetch_next_rows.hpp"
+#include "snippets/passes/tile_columns.hpp"
 #include "snippets/passes/tile_strided_reads.hpp"
 
 namespace snippets::passes {
@@ -61,10 +62,10 @@ using DefaultDataFlow =
 /// Control flow: loops (row by row around reductions), memory access, buffers, broadcasting,
 /// pointer shifts.
 using DefaultControlFlow =
-    Pipeline<OptimizeDomain, TileStridedReads, MultiplyByReciprocal, FuseMultiplyAdd, MarkLoops,
-             DecomposeReductions, FuseLoops, InsertBuffers, InsertLoadStore, InsertBroadcastMove,
-             LoadMoveBroadcastToBroadcastLoad, ExtractLoopInvariants, InitLoops, AllocateBuffers,
-             CleanRepeatedDataPointerShifts, InsertLoops>;
+    Pipeline<OptimizeDomain, TileColumns, TileStridedReads, MultiplyByReciprocal, FuseMultiplyAdd,
+             MarkLoops, DecomposeReductions, FuseLoops, InsertBuffers, InsertLoadStore,
+             InsertBroadcastMove, LoadMoveBroadcastToBroadcastLoad, ExtractLoopInvariants,
+             InitLoops, AllocateBuffers, CleanRepeatedDataPointerShifts, InsertLoops>;
 
 /// Generator preparation: registers, tails, prefetches, final pointer arithmetic.
 using DefaultPreparation =

@@ -11,8 +11,9 @@
 //    kernel's inputs and outputs, checked per body);
 //  - an op T does not fuse, a Subgraph among them [snippets.compile.unsupported_op];
 //  - a Softmax or a reduction (ReduceSum ... ReduceL2) that does not reduce over the last axes
-//    of its input, or (in the body) drops them and is read by other ops than Results
-//    [snippets.compile.reduce_axis];
+//    of its input (in the body: nor over a run of adjacent axes, in a body without MatMuls:
+//    passes/tile_columns.hpp; the tokenizer forms no such body yet), or (in the body) drops
+//    them and is read by other ops than Results [snippets.compile.reduce_axis];
 //  - an op whose attributes T::supports refuses [snippets.compile.unsupported_attribute];
 //  - an op computing on types a kernel does not compute on [snippets.compile.unsupported_type].
 // The tokenizer asks about model nodes, before the data-flow passes; compile() about the
@@ -91,17 +92,25 @@ template <class T> Unfusable unsupported_attributes(const ir::Node<T>& n) {
               " emitter does not support; run it outside the kernel"};
 }
 
-/// A Softmax or a reduction: over trailing axes, and without keep_dims only as an output (in
-/// the model the tokenizer arranges that; in the body DecomposeSoftmax kept the dims of one).
+template <class T> bool has_matmul(const ir::Graph<T>& g) {
+  for (ir::NodeId id = 0; id < g.size(); ++id)
+    if (ir::is<ir::MatMul>(g.node(id).op)) return true;
+  return false;
+}
+
+/// A Softmax or a reduction: over trailing axes (in the body also over middle ones), and without
+/// keep_dims only as an output (in the model the tokenizer arranges that; in the body
+/// DecomposeSoftmax kept the dims of one).
 template <class T>
 std::optional<Unfusable> reduction_fusability(const ir::Graph<T>& g, const ir::Node<T>& n,
                                               bool model) {
-  if (!row_axes(g, n))
+  if (!row_axes(g, n) && (model || row_form(g, n).reduced == 0 || has_matmul(g)))
     return Unfusable{"snippets.compile.reduce_axis",
                      n.describe() +
-                         " does not reduce over the last axes of its input; kernels reduce "
-                         "rows of trailing axes: transpose the axes to the end, or run it "
-                         "outside the subgraph"};
+                         " does not reduce over the last axes of its input, nor over one run of "
+                         "adjacent axes of a body without MatMuls; kernels reduce rows of "
+                         "trailing axes, or columns: transpose the axes, or run it outside "
+                         "the subgraph"};
   if (!model && !reduced_dims_kept(n))
     return Unfusable{"snippets.compile.reduce_axis",
                      n.describe() +

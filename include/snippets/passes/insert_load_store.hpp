@@ -5,11 +5,12 @@
 // the first of them, in that loop, and those consumers read the Load instead. A Parameter
 // broadcast along the innermost domain dimension, or read between innermost loops (one value
 // per row), gets a one-element Load (InsertBroadcastMove and LoadMoveBroadcastToBroadcastLoad
-// turn the first kind into a BroadcastLoad). Every Result and Buffer is written by a Store
-// right after the producer of its value, in the producer's loops (one element for a value of
-// one element per row), or, when Loads follow the producer in that loop, right after the last
-// of them: a load that comes after a store to the same address modulo 4 KiB waits for the
-// store (4K aliasing), and tensors allocated on their own pages usually share their page
+// turn the first kind into a BroadcastLoad); with LinearIR::columns a per-row value is one
+// vector of the row's columns (lir.domain's last extent). Every Result and Buffer is written by
+// a Store right after the producer of its value, in the producer's loops (one element, or one
+// vector of columns, for a per-row value), or, when Loads follow the producer in that loop, right
+// after the last of them: a load that comes after a store to the same address modulo 4 KiB waits
+// for the store (4K aliasing), and tensors allocated on their own pages usually share their page
 // offset. Behind a non-temporal store the wait is long: y1 = a + b, y2 = y1 * c on 64 MiB
 // tensors took 18.1 ms with c loaded after y1's store and 9.7 with it before (Zen 3). A value
 // that reaches a Result without any computation (the input itself) gets a Load first.
@@ -71,9 +72,13 @@ struct InsertLoadStore {
         for (auto* u : uses)
           if (!first || u->owner().order < first->order) first = &u->owner();
         if (first->loop_ids.empty()) first->loop_ids = MarkLoops::make_nest(lir, ctx.config);
+        const bool outside = first->loop_ids.size() < rank; // a per-row value
         const bool one = (p->out_desc(0).shape.back() == 1 && lir.domain.back() != 1) ||
-                         first->loop_ids.size() < rank;
-        const ir::Load tag{one ? 1 : lanes, p->out_desc(0).offset, arg_type(lir, p->data_index),
+                         (first->loop_ids.size() < rank && !lir.columns);
+        const ir::Load tag{one       ? 1
+                           : outside ? lir.domain.back()
+                                     : lanes,
+                           p->out_desc(0).offset, arg_type(lir, p->data_index),
                            std::max<std::int64_t>(stride, 1)};
         auto& load = lir.insert_node(lir.find(*first), tag, {&out}, 1, first->loop_ids, p->name);
         load.data_index = p->data_index;
@@ -91,13 +96,14 @@ struct InsertLoadStore {
               "output '" + r->name +
                   "' does not depend on any input; compute constants outside "
                   "the subgraph");
-      const bool one = producer.loop_ids.size() < rank;
+      const bool outside = producer.loop_ids.size() < rank; // a per-row value
+      const std::int64_t count = !outside ? lanes : lir.columns ? lir.domain.back() : 1;
       // after the Loads that follow the producer in its loop (see the file comment)
       auto at = std::next(lir.find(producer));
       for (auto it = at; it != lir.end() && (*it)->loop_ids == producer.loop_ids; ++it)
         if (std::holds_alternative<ir::Load>((*it)->op) && (*it)->data_index != r->data_index)
           at = std::next(it);
-      auto& store = lir.insert_node(at, ir::Store{one ? 1 : lanes, 0, arg_type(lir, r->data_index)},
+      auto& store = lir.insert_node(at, ir::Store{count, 0, arg_type(lir, r->data_index)},
                                     {&r->input_connector(0)}, 1, producer.loop_ids, r->name);
       store.data_index = r->data_index;
       if (std::holds_alternative<ir::Buffer>(r->op))

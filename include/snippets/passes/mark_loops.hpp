@@ -16,7 +16,8 @@
 // them alone) sit between the row's loop nests. Expressions are reordered stage by stage:
 // per-row values, then the stage's loop nest. A reduction keeps the ids of the loops that
 // accumulate it and sits where its result is ready (right after them); DecomposeReductions
-// lowers it there.
+// lowers it there. With LinearIR::columns the row's last dimension is one vector of columns
+// the reductions keep: a value that is 1 along the others is per-row.
 #pragma once
 
 #include <map>
@@ -85,9 +86,12 @@ private:
       }
       return stage_loops[s];
     };
-    auto in_row = [&](const ir::PortDescriptor& d) { // not one value per row (rows of one
-      bool walked = false;                           // element: everything is in the row)
-      for (std::size_t i = first_row_dim; i < rank; ++i) {
+    // not one value per row (rows of one element: everything is in the row); with columns
+    // (passes/tile_columns.hpp) a per-row value is a vector, a value per column
+    const std::size_t row_end = lir.columns ? rank - 1 : rank;
+    auto in_row = [&](const ir::PortDescriptor& d) {
+      bool walked = false;
+      for (std::size_t i = first_row_dim; i < row_end; ++i) {
         if (d.shape[i] != 1 && lir.domain[i] != 1) return true;
         walked = walked || lir.domain[i] != 1;
       }

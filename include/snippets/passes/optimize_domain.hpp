@@ -18,6 +18,10 @@
 // a row of two dimensions, LinearIR::row_dims). A domain with reductions keeps a dimension
 // before the row: the loops of the row walk it, the outer one the rows (and is the one the
 // threads split).
+// Reductions over middle axes (LinearIR::kept_axes: they keep the last ones) make a row of the
+// reduced dimensions, merged alike, and of the kept ones, which must merge into one (else
+// [snippets.compile.reduce_axis]): [2,64,56,56] summed over the 64 is [2, 64, 3136], rows of
+// [64, 3136] whose last dimension is columns (LinearIR::columns; passes/tile_columns.hpp).
 // A dynamic LIR keeps its domain: the run-time configurator collapses the actual shapes the
 // same way (runtime/runtime_config.hpp), so the kernel's loop nest fits every shape; with
 // reductions it too gets a leading 1 if it has one dimension only.
@@ -73,7 +77,9 @@ struct OptimizeDomain {
       }
       return true;
     };
-    const std::size_t row_begin = reductions ? dom.size() - row_axes : dom.size();
+    const std::size_t kept = reductions ? std::min(lir.kept_axes, dom.size() - row_axes) : 0;
+    const std::size_t row_end = dom.size() - kept,
+                      row_begin = reductions ? row_end - row_axes : dom.size();
     for (std::size_t d = 0; d < row_begin; ++d) {
       if (dom[d] == 1 && !partial(d)) continue;
       if (!groups.empty() && mergeable(groups.back().back(), d))
@@ -84,14 +90,26 @@ struct OptimizeDomain {
     std::size_t row_groups = 1;
     if (reductions) { // the row: its dimensions merged where every argument allows it
       const std::size_t first = groups.size();
-      for (std::size_t d = row_begin; d < dom.size(); ++d) {
-        if (dom[d] == 1 && !partial(d)) continue;
-        if (groups.size() > first && mergeable(groups.back().back(), d))
-          groups.back().push_back(d);
-        else
-          groups.push_back({d});
-      }
-      if (groups.size() == first) groups.push_back({dom.size() - 1});
+      auto segment = [&](std::size_t begin, std::size_t end) {
+        const std::size_t start = groups.size();
+        for (std::size_t d = begin; d < end; ++d) {
+          if (dom[d] == 1 && !partial(d)) continue;
+          if (groups.size() > start && mergeable(groups.back().back(), d))
+            groups.back().push_back(d);
+          else
+            groups.push_back({d});
+        }
+        return groups.size() - start;
+      };
+      if (segment(row_begin, row_end) == 0) groups.push_back({row_end - 1});
+      const std::size_t columns = segment(row_end, dom.size()); // the kept axes: one vector
+      if (columns > 1)
+        raise("snippets.compile.reduce_axis",
+              "the reductions keep the last " + std::to_string(kept) +
+                  " axes, which an input or output walks apart (broadcast along some of them, "
+                  "or a strided layout); a kernel reduces columns of one run of kept axes: "
+                  "reshape that argument, or reduce outside the subgraph");
+      lir.columns = columns == 1;
       row_groups = groups.size() - first;
     }
     if (groups.empty()) groups.push_back({dom.size() - 1}); // a one-element domain
@@ -129,7 +147,7 @@ struct OptimizeDomain {
       desc.layout = collapse_layout(desc);
       desc.shape = collapse(desc.shape);
       if (!desc.memory.empty()) desc.memory = collapse(desc.memory);
-      if (!reductions || desc.shape.size() >= row_groups + 1) return;
+      if (!reductions || lir.columns || desc.shape.size() >= row_groups + 1) return;
       desc.shape.insert(desc.shape.begin(), 1); // one row
       if (!desc.memory.empty()) desc.memory.insert(desc.memory.begin(), 1);
       if (desc.layout.empty()) return;
@@ -138,11 +156,12 @@ struct OptimizeDomain {
     };
     lir.domain = collapse(dom);
     lir.row_dims = row_groups;
-    if (reductions && lir.domain.size() < row_groups + 1) lir.domain.insert(lir.domain.begin(), 1);
+    if (reductions && !lir.columns && lir.domain.size() < row_groups + 1)
+      lir.domain.insert(lir.domain.begin(), 1); // (TileColumns adds the blocks of columns)
     for (auto& e : lir) {
       for (std::size_t i = 0; i < e->num_inputs(); ++i) collapse_desc(e->in_desc(i));
       for (std::size_t i = 0; i < e->num_outputs(); ++i) collapse_desc(e->out_desc(i));
-      if (is_reduction(*e)) set_row_axes(*e, row_groups);
+      if (is_reduction(*e)) set_row_axes(*e, row_groups - (lir.columns ? 1 : 0), lir.columns);
     }
   }
 
@@ -157,12 +176,14 @@ private:
         },
         e.op);
   }
-  template <class T> static void set_row_axes(ir::Expression<T>& e, std::size_t row_dims) {
+  template <class T>
+  static void set_row_axes(ir::Expression<T>& e, std::size_t reduced, bool columns) {
     std::visit(
         [&](auto& tag) {
           if constexpr (requires { tag.axes; }) {
+            const auto last = std::int64_t(columns ? -1 : 0); // the columns are kept
             tag.axes.clear();
-            for (auto a = -std::int64_t(row_dims); a < 0; ++a) tag.axes.push_back(a);
+            for (auto a = last - std::int64_t(reduced); a < last; ++a) tag.axes.push_back(a);
           }
         },
         e.op);

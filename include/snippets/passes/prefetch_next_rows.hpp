@@ -15,7 +15,8 @@
 // arrives while this one is computed. (Prefetching from the first pass, which reads from memory,
 // competed with its own loads: 8-10% slower than from the last pass on the same LayerNorm.)
 // The AArch64 emitter ignores the field: Debian 12's AsmJit has no PRFM.
-// Not for dynamic kernels (their outer steps are known at run time only), strided reads
+// Not for dynamic kernels (their outer steps are known at run time only), reductions over
+// columns (passes/tile_columns.hpp: the next block is in the lines just read), strided reads
 // (gathers), inputs broadcast along L, or rows of more than `max_distance` bytes, whose next
 // row would not stay in cache until its turn.
 // It runs after InsertSpecificIterations (the unrolled copies carry their offsets) and before
@@ -40,7 +41,7 @@ struct PrefetchNextRows {
   static constexpr std::int64_t max_distance = std::int64_t{64} << 10;
 
   template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>&) const {
-    if (lir.dynamic) return;
+    if (lir.dynamic || lir.columns) return;
     // (enclosing loop, input) -> the passes at the next level that load it, in program order;
     // a pass is a loop and the remainder block right after it (a tail of the same dimension)
     std::map<std::pair<std::size_t, std::size_t>, std::vector<std::size_t>> readers;

@@ -25,6 +25,34 @@
 
 namespace snippets::passes {
 
+/// Splits the innermost of the n dimensions of `desc` into blocks of `width` elements: n + 1
+/// dimensions, dimension d < n - 1 at to[d], the blocks at `block` and the elements of one at
+/// `lane` (1 and 1 where `desc` is broadcast along it). Its memory order keeps the memory as it
+/// was: the blocks and then their elements where the innermost dimension was.
+inline void split_innermost(ir::PortDescriptor& desc, const std::vector<std::size_t>& to,
+                            std::size_t block, std::size_t lane, Dim width) {
+  const std::size_t n = desc.shape.size();
+  const std::vector<Dim> old = desc.shape;
+  std::vector<std::size_t> order = desc.layout;
+  if (order.empty())
+    for (std::size_t d = 0; d < n; ++d) order.push_back(d);
+  std::vector<Dim> shape(n + 1);
+  for (std::size_t d = 0; d + 1 < n; ++d) shape[to[d]] = old[d];
+  shape[block] = old[n - 1] == 1 ? 1 : old[n - 1] / width;
+  shape[lane] = old[n - 1] == 1 ? 1 : width;
+  std::vector<std::size_t> memory;
+  for (std::size_t d : order) {
+    if (d + 1 == n) {
+      memory.push_back(block);
+      memory.push_back(lane);
+    } else {
+      memory.push_back(to[d]);
+    }
+  }
+  desc.shape = std::move(shape);
+  desc.layout = std::move(memory);
+}
+
 struct TileStridedReads {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "TileStridedReads";
@@ -57,27 +85,7 @@ struct TileStridedReads {
       if (d != *inner) to[d] = k++;
     const std::size_t block = k, lane = k + 2;
     to[*inner] = k + 1;
-    auto tile = [&](ir::PortDescriptor& desc) {
-      const std::vector<Dim> old = desc.shape;
-      std::vector<std::size_t> order = desc.layout;
-      if (order.empty())
-        for (std::size_t d = 0; d < n; ++d) order.push_back(d);
-      std::vector<Dim> shape(n + 1);
-      for (std::size_t d = 0; d + 1 < n; ++d) shape[to[d]] = old[d];
-      shape[block] = old[n - 1] == 1 ? 1 : old[n - 1] / lanes;
-      shape[lane] = old[n - 1] == 1 ? 1 : lanes;
-      std::vector<std::size_t> memory;
-      for (std::size_t d : order) {
-        if (d + 1 == n) {
-          memory.push_back(block);
-          memory.push_back(lane);
-        } else {
-          memory.push_back(to[d]);
-        }
-      }
-      desc.shape = std::move(shape);
-      desc.layout = std::move(memory);
-    };
+    auto tile = [&](ir::PortDescriptor& desc) { split_innermost(desc, to, block, lane, lanes); };
     ir::PortDescriptor domain{lir.domain, {}, {}};
     tile(domain);
     lir.domain = domain.shape;

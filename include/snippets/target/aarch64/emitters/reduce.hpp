@@ -82,6 +82,10 @@ inline void accumulate(EmitContext& c, const ir::ReduceAccumulate& op, Vec acc, 
 template <> struct Emitter<ir::HorizonReduce> {
   static constexpr int scratch = 1;
   static void emit(EmitContext& c, const ir::HorizonReduce& op, Vec dst, std::span<const Vec> in) {
+    if (op.columns) { // a value per lane (passes/tile_columns.hpp)
+      if (in[0].id() != dst.id()) c.a.mov(dst.b16(), in[0].b16());
+      return;
+    }
     const Vec t = c.scratch[0];
     if (op.kind == ir::ReduceKind::prod) { // t = x * x rotated by two lanes, dst = t * t by one
       c.a.ext(t.b16(), in[0].b16(), in[0].b16(), 8);

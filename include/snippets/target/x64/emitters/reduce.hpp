@@ -79,12 +79,16 @@ void fold(EmitContext<Vmm>& c, ir::ReduceKind kind, Vmm acc, Vmm x, bool masked,
 } // namespace detail
 
 /// The lanes of the accumulator reduced, in every lane: a butterfly of 4 (AVX-512) or 3 (AVX2)
-/// permute-and-fold steps.
+/// permute-and-fold steps; the accumulator itself where its lanes are columns.
 template <> struct Emitter<ir::HorizonReduce> {
   static constexpr int scratch = 2;
   template <class Vmm>
   static void emit(EmitContext<Vmm>& c, const ir::HorizonReduce& op, Vmm dst,
                    std::span<const Vmm> in) {
+    if (op.columns) { // a value per lane (passes/tile_columns.hpp)
+      if (in[0].getIdx() != dst.getIdx()) c.h.vmovaps(dst, in[0]);
+      return;
+    }
     const Vmm t = c.scratch[0];
     Vmm from = in[0];
     auto step = [&](auto permute) {
