@@ -12,6 +12,7 @@
 // 1e-5 absolutely (a deviation divided by a root of a mean).
 #include "error_id.hpp"
 #include "jit_test_util.hpp"
+#include "snippets/passes/move_reduced_axes_last.hpp"
 
 using namespace snippets;
 using namespace snippets::jit_test;
@@ -25,6 +26,34 @@ ir::Value normalize(Graph& g, ir::Value x, const std::vector<std::int64_t>& axes
   const auto var = g.reduce_mean(g.multiply(d, d), axes, true);
   const auto y = g.divide(d, g.sqrt(g.add(var, g.scalar(f32, 1e-5))));
   return g.add(g.multiply(y, scale), shift);
+}
+
+std::size_t kernels_of(const Graph& model) {
+  const Graph tokenized = passes::tokenize(model);
+  std::size_t kernels = 0;
+  for (ir::NodeId id = 0; id < tokenized.size(); ++id)
+    kernels += ir::is<ir::Subgraph<x64::Traits>>(tokenized.node(id).op);
+  return kernels;
+}
+
+/// Runs `model` as a Program (every Subgraph a kernel; with dynamic shapes compiled per set of
+/// shapes) on both ISAs and 1 and 2 threads for each of `inputs`, against the reference.
+void check_program(const Graph& model, const std::vector<std::vector<Tensor>>& inputs,
+                   Tolerance tol) {
+  for_each_isa([&](x64::Isa isa) {
+    const Program<> program(model, {.compile = {.isa = isa}});
+    for (const auto& s : program.steps()) {
+      CHECK(s.kind != Program<>::StepKind::reference);
+      CHECK(s.kind != Program<>::StepKind::host); // no copy back: the kernel writes y in place
+    }
+    for (const auto& in : inputs) {
+      const auto want = reference::evaluate(model, in);
+      for (int threads : {1, 2}) {
+        const auto got = program.run(in, with_threads(threads));
+        for (std::size_t i = 0; i < want.size(); ++i) CHECK(compare(got[i], want[i], tol) == "");
+      }
+    }
+  });
 }
 
 /// The domain of the columns kernel compiled for `g` on `isa` (its last extent: the columns
@@ -179,4 +208,31 @@ TEST_CASE("reduce columns: what stays refused") {
   const auto z = gaps.parameter(f32, s);
   gaps.result(gaps.reduce_sum(z, {0, 2}, true));
   CHECK(error_id([&] { compile(gaps); }) == "snippets.compile.reduce_axis");
+}
+
+TEST_CASE("reduce columns: models get one kernel per normalization, in a Program too") {
+  SUBCASE("LayerNorm2d and a Softmax over the channels, with ops around them") {
+    const Shape s{2, 24, 10, 10}, per_channel{24, 1, 1};
+    Graph model;
+    const auto x = model.parameter(f32, s, "x");
+    const auto gamma = model.parameter(f32, per_channel, "gamma");
+    const auto beta = model.parameter(f32, per_channel, "beta");
+    const auto y = normalize(model, model.relu(x), {1}, gamma, beta);
+    model.result(model.multiply(model.softmax(y, 1), model.scalar(f32, 2.0)), "y");
+    CHECK(!passes::MoveReducedAxesLast::finds_candidates(model));
+    CHECK(kernels_of(model) == 1);
+    check_program(
+        model,
+        {{uniform(s, 1, -3, 3), uniform(per_channel, 2, 0.5, 1.5), uniform(per_channel, 3, -1, 1)}},
+        {64, 1e-5});
+  }
+  SUBCASE("dynamic batch and size: compiled per set of shapes, without keep_dims too") {
+    Graph model;
+    const auto x = model.parameter(f32, Shape{dynamic, 12, dynamic}, "x");
+    model.result(model.subtract(x, model.reduce_mean(x, {1}, true)), "centred");
+    model.result(model.reduce_max(x, {1}, false), "max");
+    CHECK(!passes::MoveReducedAxesLast::finds_candidates(model));
+    check_program(model, {{uniform(Shape{2, 12, 40}, 4, -2, 2)}, {uniform(Shape{3, 12, 9}, 5)}},
+                  {16, 2e-5});
+  }
 }

@@ -219,8 +219,9 @@ TEST_CASE("outputs of one dynamic kernel that differ at run time: compiled for t
 }
 
 TEST_CASE("reductions and a Softmax over other axes of a dynamic model: kernels per shape set") {
-  // MoveReducedAxesLast: each over its input transposed (a gathering kernel, compiled for each
-  // set of shapes), the result transposed back by a host step
+  // compiled for each set of shapes: the sum and the Softmax over the channels as kernels of
+  // columns (passes/tile_columns.hpp), the max over axes 0 and 2 by MoveReducedAxesLast over its
+  // input transposed (a gathering kernel), the result transposed back by a host step
   Graph g;
   const Value x = g.parameter(f32, {dynamic, 6, dynamic}, "x");
   g.result(g.reduce_sum(g.relu(x), {1}, true), "s");

@@ -107,6 +107,15 @@ template <class T, class Op> bool backend_supports(const Op& op) {
     return true;
 }
 
+/// T::column_reductions when T has that hook, else false: does its HorizonReduce emitter take
+/// `columns` (passes/tile_columns.hpp), so kernels may reduce over middle axes?
+template <class T> constexpr bool backend_column_reductions() {
+  if constexpr (requires { T::column_reductions; })
+    return T::column_reductions;
+  else
+    return false;
+}
+
 /// T::io_type_supported(t) when T has that hook, else t == f32: may a kernel read or write t?
 template <class T> bool backend_io_type_supported(ElementType t) {
   if constexpr (requires { T::io_type_supported(t); })

@@ -11,9 +11,9 @@
 //    kernel's inputs and outputs, checked per body);
 //  - an op T does not fuse, a Subgraph among them [snippets.compile.unsupported_op];
 //  - a Softmax or a reduction (ReduceSum ... ReduceL2) that does not reduce over the last axes
-//    of its input (in the body: nor over a run of adjacent axes, in a body without MatMuls:
-//    passes/tile_columns.hpp; the tokenizer forms no such body yet), or (in the body) drops
-//    them and is read by other ops than Results [snippets.compile.reduce_axis];
+//    of its input, nor over a run of adjacent axes where T has the column_reductions hook
+//    (passes/tile_columns.hpp; in the body only without MatMuls, the tokenizer's rule), or (in
+//    the body) drops them and is read by other ops than Results [snippets.compile.reduce_axis];
 //  - an op whose attributes T::supports refuses [snippets.compile.unsupported_attribute];
 //  - an op computing on types a kernel does not compute on [snippets.compile.unsupported_type].
 // The tokenizer asks about model nodes, before the data-flow passes; compile() about the
@@ -104,7 +104,8 @@ template <class T> bool has_matmul(const ir::Graph<T>& g) {
 template <class T>
 std::optional<Unfusable> reduction_fusability(const ir::Graph<T>& g, const ir::Node<T>& n,
                                               bool model) {
-  if (!row_axes(g, n) && (model || row_form(g, n).reduced == 0 || has_matmul(g)))
+  if (!row_axes(g, n) &&
+      (!backend_column_reductions<T>() || row_form(g, n).reduced == 0 || (!model && has_matmul(g))))
     return Unfusable{"snippets.compile.reduce_axis",
                      n.describe() +
                          " does not reduce over the last axes of its input, nor over one run of "

@@ -13,8 +13,9 @@
 // their order), so the Reshape to the op's shape (S kept as 1, or dropped) only renames it.
 // The tokenizer takes the Transpose as the first op on a Subgraph input, folded into the
 // kernel's loads (FuseTransposeIntoParameter gathers x along S), and the reduction as the
-// kernel's row; the Reshape of the small result is a Program's host step. A sum over the channels
-// of NCHW so runs in a kernel instead of the reference interpreter.
+// kernel's row; the Reshape of the small result is a Program's host step. A max over axes 0 and
+// 2 of NCHW so runs in a kernel instead of the reference interpreter. (A sum over the channels
+// alone is one run of middle axes: a backend that reduces columns takes it as it is, below.)
 //
 // A region: ONNX MeanVarianceNormalization (axes [0, 2, 3] by default) is
 // (x - mean(x)) / sqrt(mean(x * x) - mean(x)^2): reductions over S whose results are broadcast
@@ -48,9 +49,9 @@
 // The rewrite is made when a value of the region depends on a reduction and is whole along S (a
 // result broadcast back: the ops after the reductions join their kernel), and every value the
 // region gives to other ops goes back by a Reshape or by a Transpose that keeps the innermost
-// axis innermost (FuseTransposeIntoResult folds only those into a store: the channels of NCHW
-// would need a scatter, so a sum over them followed by x - s stays as one reduction alone, and
-// the subtraction in a kernel of its own). It is repeated while such a region is found, then the
+// axis innermost (FuseTransposeIntoResult folds only those into a store: a sum over axes 1 and 3
+// of NCHW followed by x - s would need a scatter, so it stays as one reduction alone, and the
+// subtraction in a kernel of its own). It is repeated while such a region is found, then the
 // reductions left are rewritten alone.
 //
 // A Softmax over another axis than the last is written over the last one of the transposed
@@ -67,7 +68,10 @@
 // a Softmax as above; a Program compiles their kernels, whose loads gather, per set of input
 // shapes (StepKind::kernel_per_shape). Regions need static shapes.
 //
-// Left alone: reductions over the last axes already, reductions without keep_dims of inputs
+// Left alone: reductions over the last axes already, reductions and Softmaxes over one run of
+// middle axes where the backend reduces columns (backend_column_reductions: the tokenizer
+// takes them with their ops into one kernel, passes/tile_columns.hpp, and a Program compiles it
+// per set of shapes when they are dynamic), reductions without keep_dims of inputs
 // with dynamic dimensions (the Reshape needs static shapes), rank < 2, and reductions and
 // Softmaxes the backend does not fuse.
 // A Program runs it on its model before the tokenizer.
@@ -200,7 +204,7 @@ private:
       const auto rank = std::int64_t(s.rank());
       const std::int64_t a = std::get<ir::Softmax>(n.op).axis;
       return rank >= 2 && a >= -rank && a < rank && a != -1 && a != rank - 1 &&
-             (!s.is_static() || s.element_count() > 0);
+             (!s.is_static() || s.element_count() > 0) && !columns(g, n);
     } else {
       return false;
     }
@@ -413,6 +417,12 @@ private:
     return out.make(ir::Transpose{r.perm}, {v}, name)[0];
   }
 
+  /// Over a run of middle axes, which the backend's kernels reduce as they are
+  /// (passes/tile_columns.hpp).
+  template <class T> static bool columns(const ir::Graph<T>& g, const ir::Node<T>& n) {
+    return backend_column_reductions<T>() && row_form(g, n).kept > 0;
+  }
+
   template <class T> static bool candidate(const ir::Graph<T>& g, const ir::Node<T>& n) {
     return std::visit(
         [&](const auto& tag) {
@@ -420,7 +430,7 @@ private:
           if constexpr (ir::reduction<Tag> && T::template fusable<Tag>) {
             const Shape& s = g.type(n.inputs[0]).shape;
             return (s.is_static() || tag.keep_dims) && s.rank() >= 2 && !tag.axes.empty() &&
-                   row_axes(g, n) == 0;
+                   row_axes(g, n) == 0 && !columns(g, n);
           } else {
             return false;
           }

@@ -157,7 +157,7 @@ private:
     std::vector<ir::NodeId> transposes; // members that are Transposes
     std::vector<ir::NodeId> slices;     // members that are Slices
     bool matmul = false;                // a member is a MatMul
-    std::size_t row_axes = 0;           // the trailing axes its reductions reduce (0: none)
+    RowForm form;                       // the axes its reductions reduce ({0, 0}: none)
   };
 
   bool takeable(const ir::Node<T>& n) const {
@@ -194,7 +194,7 @@ private:
           g.transposes.insert(g.transposes.end(), from.transposes.begin(), from.transposes.end());
           g.slices.insert(g.slices.end(), from.slices.begin(), from.slices.end());
           g.matmul |= from.matmul;
-          g.row_axes = std::max(g.row_axes, from.row_axes);
+          if (from.form.reduced) g.form = from.form;
           from = Group{};
         }
       g.boundary = std::move(*b);
@@ -254,7 +254,7 @@ private:
     if (ir::is<ir::Transpose>(g_.node(id).op)) g.transposes.push_back(id);
     if (ir::is<ir::Slice>(g_.node(id).op)) g.slices.push_back(id);
     g.matmul |= ir::is<ir::MatMul>(g_.node(id).op);
-    g.row_axes = std::max(g.row_axes, row_axes(g_, g_.node(id)));
+    if (const RowForm f = row_form(g_, g_.node(id)); f.reduced) g.form = f;
   }
 
   /// Appends `more` to `members`, both in topological order, keeping that order.
@@ -360,22 +360,34 @@ private:
     return acyclic_with(c);
   }
 
-  /// The reductions' rule: every reduction reduces the same number of trailing axes (the
-  /// kernel's row, passes/optimize_domain.hpp) of an input that is whole along them in the
-  /// kernel's domain (the loops walk the domain: a broadcast input would be summed again and
-  /// again), and one without keep_dims is read by nothing inside (it is an output: the kernel
-  /// stores the kept form, which has its bytes).
+  /// The reductions' rule: every reduction reduces the same axes counted from the end (the
+  /// kernel's row, passes/optimize_domain.hpp; RowForm) of an input that is whole along them in
+  /// the kernel's domain (the loops walk the domain: a broadcast input would be summed again
+  /// and again), and one without keep_dims is read by nothing inside (it is an output: the
+  /// kernel stores the kept form, which has its bytes). Over middle axes (columns,
+  /// passes/tile_columns.hpp) the kernel has no MatMul, Transpose or Slice, and every input and
+  /// output is whole or broadcast along all the kept axes at once (they are walked as one).
   bool rows_fit(const Candidate& c, const Boundary& b) const {
     const ir::Node<T>& n = g_.node(c.id);
     for (const ir::Output& o : n.inputs)
       if (o.node != c.id && c.has(o.node) && !reduced_dims_kept(g_.node(o.node))) return false;
-    std::size_t k = row_axes(g_, n);
+    RowForm form = row_form(g_, n);
     for (std::size_t p : c.merge) {
-      const std::size_t pk = groups_[p].row_axes;
-      if (pk != 0 && k != 0 && pk != k) return false;
-      k = std::max(k, pk);
+      const RowForm pf = groups_[p].form;
+      if (pf.reduced != 0 && form.reduced != 0 && pf != form) return false;
+      if (form.reduced == 0) form = pf;
     }
-    if (k < 2) return true; // over one axis, a broadcast input is one element: its own value
+    const std::size_t k = form.reduced + form.kept; // the axes from the end the rule looks at
+    if (form.kept > 0) {
+      bool other =
+          ir::is<ir::MatMul>(n.op) || ir::is<ir::Transpose>(n.op) || ir::is<ir::Slice>(n.op);
+      for (std::size_t p : c.merge)
+        other = other || groups_[p].matmul || !groups_[p].transposes.empty() ||
+                !groups_[p].slices.empty();
+      if (other) return false;
+    } else if (k < 2) {
+      return true; // over one axis, a broadcast input is one element: its own value
+    }
     std::vector<const Shape*> shapes;       // the outputs' and the reductions' inputs'
     for (const ir::Output& o : b.outputs) { // (one that drops its axes is the kept form)
       const ir::Node<T>& m = g_.node(o.node);
@@ -386,7 +398,7 @@ private:
     }
     const std::size_t outputs = shapes.size();
     auto visit = [&](ir::NodeId m) {
-      if (row_axes(g_, g_.node(m))) shapes.push_back(&g_.type(g_.node(m).inputs[0]).shape);
+      if (row_form(g_, g_.node(m)).reduced) shapes.push_back(&g_.type(g_.node(m).inputs[0]).shape);
     };
     visit(c.id);
     for (std::size_t p : c.merge)
@@ -394,25 +406,37 @@ private:
     auto dim = [&](const Shape& s, std::size_t j) { return j > s.rank() ? 1 : s[s.rank() - j]; };
     for (std::size_t r = outputs; r < shapes.size(); ++r) // no shape is larger along the row
       for (const Shape* x : shapes)
-        for (std::size_t j = 1; j <= k; ++j)
+        for (std::size_t j = form.kept + 1; j <= k; ++j)
           if (dim(*x, j) != 1 && dim(*x, j) != dim(*shapes[r], j)) return false;
     // the outputs: the domain (the largest extents), or the domain reduced along the row
     std::size_t rank = 0;
     for (const Shape* x : shapes) rank = std::max(rank, x->rank());
-    std::vector<Dim> domain(rank, 1);
+    std::vector<Dim> domain(rank, 1); // (an extent that is not 1; static rather than dynamic)
     for (const Shape* x : shapes)
       for (std::size_t j = 1; j <= x->rank(); ++j)
-        domain[rank - j] = std::max(domain[rank - j], dim(*x, j));
+        if (Dim& d = domain[rank - j]; d == 1 || d == dynamic) d = dim(*x, j) == 1 ? d : dim(*x, j);
     for (std::size_t o = 0; o < outputs; ++o) {
       bool whole = true, reduced = true;
       for (std::size_t j = 1; j <= rank; ++j) {
-        const Dim want = j <= k ? 1 : domain[rank - j];
+        const Dim want = j > form.kept && j <= k ? 1 : domain[rank - j];
         whole = whole && dim(*shapes[o], j) == domain[rank - j];
         reduced = reduced && dim(*shapes[o], j) == want;
       }
       if (!whole && !reduced) return false;
     }
-    return true;
+    if (form.kept == 0) return true;
+    auto kept_together = [&](const Shape& s) { // whole along every kept axis, or 1 along each
+      bool whole = true, one = true;
+      for (std::size_t j = 1; j <= form.kept && j <= rank; ++j) {
+        whole = whole && dim(s, j) == domain[rank - j];
+        one = one && (dim(s, j) == 1 || domain[rank - j] == 1);
+      }
+      return whole || one;
+    };
+    for (const ir::Output& o : b.inputs)
+      if (!kept_together(g_.type(o).shape)) return false;
+    return std::all_of(shapes.begin(), shapes.end(),
+                       [&](const Shape* s) { return kept_together(*s); });
   }
 
   /// LowerBrgemm's form (its rules: passes/matmul_form.hpp): a chain of MatMuls, each with its

@@ -52,6 +52,9 @@ struct Traits {
   }
   /// Reductions and Softmax over a dynamic innermost axis (optional hook, target/codegen.hpp).
   static constexpr bool dynamic_reductions = true;
+  /// HorizonReduce takes `columns`: reductions over middle axes (optional hook,
+  /// backend_traits.hpp).
+  static constexpr bool column_reductions = true;
   template <class Self> static int scratch_registers(const ir::LinearIR<Self>& lir, Isa isa) {
     return x64::scratch_registers(lir, isa);
   }
