@@ -162,6 +162,21 @@ TEST_CASE("reduce columns: LayerNorm2d and L2 normalization over the channels") 
   }
 }
 
+TEST_CASE("reduce columns: a value broadcast along the columns, read after the reduction") {
+  // relu(b) is computed in the first pass over the row and kept for the last in a Buffer of
+  // whole rows: it is stored broadcast (InsertBroadcastMove before the Buffer's Store)
+  for (const Shape& s : {Shape{3, 2}, Shape{2, 5, 40}}) {
+    INFO("shape = " << s.to_string());
+    const Shape per_channel = s.rank() == 2 ? Shape{3, 1} : Shape{5, 1};
+    Graph g;
+    const auto x = g.parameter(f32, s);
+    const auto b = g.parameter(f32, per_channel);
+    g.result(g.add(g.relu(b), g.divide(x, g.reduce_mean(x, {-2}, true))));
+    check_jit(g, {uniform(s, 12, 0.5, 1), uniform(per_channel, 13, -1, 1)},
+              {.tol = {16, 1e-5}, .threads = {1, 2}});
+  }
+}
+
 TEST_CASE("reduce columns: reduced outputs without keep_dims") {
   const Shape s{3, 11, 24};
   Graph g;

@@ -252,6 +252,23 @@ TEST_CASE("aarch64: reductions over the last axes, rows of one or two loop dimen
   }
 }
 
+TEST_CASE("aarch64: reductions and Softmax over the channels, a vector of columns at a time") {
+  // passes/tile_columns.hpp: 4, 3 (masked) and 1 column(s) per vector
+  std::uint64_t seed = 10800;
+  for (const Shape& s : {Shape{2, 5, 12}, Shape{3, 7, 9}, Shape{2, 6, 3, 3}, Shape{1, 4, 13}}) {
+    INFO("shape = " << s.to_string());
+    G g;
+    const auto x = g.parameter(f32, s);
+    const Shape per_channel = s.rank() == 4 ? Shape{s[1], 1, 1} : Shape{s[1], 1};
+    const auto b = g.parameter(f32, per_channel);
+    const auto d = g.subtract(x, g.reduce_mean(x, {1}, true));
+    g.result(g.add(g.divide(d, g.reduce_max(g.abs(d), {1}, true)), g.relu(b)));
+    g.result(g.softmax(x, 1));
+    check_kernel(g, {make_tensor(s, ++seed, Pattern::finite), make_tensor(per_channel, ++seed)},
+                 Tolerance{64, 1e-5});
+  }
+}
+
 TEST_CASE("aarch64: Softmax over the innermost axis, rows of every length from 1 to 67") {
   std::uint64_t seed = 11000;
   for (Dim n = 1; n <= 67; ++n) {

@@ -5,7 +5,9 @@
 //
 // A value whose innermost extent is 1 while its consumer's output is wider holds one useful
 // lane; a BroadcastMove between them repeats it across the register. Scalars, BroadcastLoads
-// and HorizonReduces already fill the whole register and need none.
+// and HorizonReduces already fill the whole register and need none. A Store counts as such an
+// expression: a value broadcast along the row's innermost dimension that a later loop of the row
+// reads goes through a Buffer of whole rows (InsertBuffers), so it is stored broadcast.
 #pragma once
 
 #include "snippets/passes/lir_queries.hpp"
@@ -24,7 +26,8 @@ struct InsertBroadcastMove {
   template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>&) const {
     std::vector<ir::Expression<T>*> exprs;
     for (auto& e : lir)
-      if (is_loop_body(*e) && !is_memory_access(*e) && e->num_outputs() == 1)
+      if (is_loop_body(*e) && e->num_outputs() == 1 &&
+          (!is_memory_access(*e) || std::holds_alternative<ir::Store>(e->op)))
         exprs.push_back(e.get());
     for (auto* e : exprs) {
       if (e->out_desc(0).shape.back() == 1) continue;
