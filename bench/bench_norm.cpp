@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// bench/bench_norm.cpp: LayerNorm over the last axis and GroupNorm, fused, against the
+// bench/bench_norm.cpp: LayerNorm over the last axis and over the channels, GroupNorm and MVN,
 // alternatives, in one run.
 //
 // y = (x - mean) / sqrt(var + 1e-5) * gamma + beta over rows of 768 and of 4096, 16 Mi
@@ -27,6 +27,11 @@
 // ONNX MeanVarianceNormalization at its default axes [0, 2, 3], [8, 64, 128, 256] f32 (64 MiB),
 // run by a Program (one kernel over the transposed input), against oneDNN's batch
 // normalization computing its statistics (the same per-channel mean and variance).
+// LayerNorm2d (ConvNeXt: LayerNorm over the channels of NCHW, a scale and shift per channel), f32,
+// from a ConvNeXt stage in cache to 64 MiB, run by a Program as one kernel of columns
+// (passes/tile_columns.hpp), against the same Program on the backend without its
+// column_reductions hook (the norm computed over the transposed input, as before: "transposed")
+// and the same norm over channels-last data (rows of C, one kernel: what the layout costs).
 // Usage (built when oneDNN is installed, as bench_peers):
 //   ./build/bench/bench_norm [--benchmark_repetitions=N] [--benchmark_filter=...]
 #include <oneapi/dnnl/dnnl.hpp>
@@ -382,9 +387,128 @@ void print_mvn(const MedianReporter& rep) {
               mvn->onednn.at(1).impl.c_str(), mvn->program->steps().size());
 }
 
+// LayerNorm over the channels of NCHW (ConvNeXt's LayerNorm2d): the statistics over C of each
+// pixel, a scale and shift per channel.
+struct ChannelShape {
+  Dim n, c, h, w;
+  const char* label;
+};
+constexpr ChannelShape channel_shapes[] = {
+    {1, 96, 56, 56, "[1,96,56,56] 1.1 MiB"},
+    {1, 768, 7, 7, "[1,768,7,7] 147 KiB"},
+    {16, 96, 56, 56, "[16,96,56,56] 18 MiB"},
+    {8, 64, 128, 256, "[8,64,128,256] 64 MiB"}};
+
+/// Runs on the x86-64 backend without the column_reductions hook: a Program then computes the
+/// norm over the transposed input (passes/move_reduced_axes_last.hpp), as before it had it.
+struct NoColumns : x64::Traits {
+  static constexpr bool column_reductions = false;
+};
+
+template <class T> ir::Graph<T> channel_layer_norm(const ChannelShape& s) {
+  ir::Graph<T> g;
+  const auto x = g.parameter(f32, {s.n, s.c, s.h, s.w});
+  const auto gamma = g.parameter(f32, {s.c, 1, 1}), beta = g.parameter(f32, {s.c, 1, 1});
+  const auto n = g.scalar(f32, double(s.c));
+  const auto d = g.subtract(x, g.divide(g.reduce_sum(x, {1}, true), n));
+  const auto var = g.divide(g.reduce_sum(g.multiply(d, d), {1}, true), n);
+  const auto y = g.divide(d, g.sqrt(g.add(var, g.scalar(f32, 1e-5))));
+  g.result(g.add(g.multiply(y, gamma), beta));
+  return g;
+}
+
+struct ChannelCase {
+  ChannelShape shape;
+  std::unique_ptr<Buffer> in, out, ref_out, gamma, beta;
+  std::optional<Program<>> columns;
+  std::optional<Program<NoColumns>> transposed;
+  std::optional<ExecutionContext> columns_context, transposed_context;
+  std::optional<CompiledKernel> rows; // the same norm on channels-last data
+};
+std::vector<std::shared_ptr<ChannelCase>> channel_cases;
+
+std::string channel_name(const ChannelShape& s, int t) {
+  return "layernorm2d/" + std::to_string(s.n) + "x" + std::to_string(s.c) + "x" +
+         std::to_string(s.h) + "x" + std::to_string(s.w) + "/" + std::to_string(t) + "t/";
+}
+
+void register_channel_norms() {
+  for (const ChannelShape& s : channel_shapes) {
+    auto c = std::make_shared<ChannelCase>();
+    c->shape = s;
+    const auto elements = static_cast<std::size_t>(s.n * s.c * s.h * s.w);
+    c->in = std::make_unique<Buffer>(elements, -3.0f, 5.0f);
+    c->out = std::make_unique<Buffer>(elements);
+    c->ref_out = std::make_unique<Buffer>(elements);
+    c->gamma = std::make_unique<Buffer>(static_cast<std::size_t>(s.c), 0.5f, 1.5f);
+    c->beta = std::make_unique<Buffer>(static_cast<std::size_t>(s.c), -0.25f, 0.25f);
+    c->columns.emplace(channel_layer_norm<x64::Traits>(s));
+    c->columns_context.emplace(c->columns->make_context());
+    c->transposed.emplace(channel_layer_norm<NoColumns>(s));
+    c->transposed_context.emplace(c->transposed->make_context());
+    c->rows.emplace(compile(layer_norm({s.n * s.h * s.w, s.c, f32, ""})));
+    channel_cases.push_back(c);
+    const Shape x{s.n, s.c, s.h, s.w}, per_channel{s.c, 1, 1};
+    for (int t : {1, 2}) {
+      const std::string base = channel_name(s, t);
+      auto program = [c, t, x, per_channel](auto& p, ExecutionContext& ctx, float* y) {
+        const ConstTensorView in[] = {
+            {f32, x, c->in->p}, {f32, per_channel, c->gamma->p}, {f32, per_channel, c->beta->p}};
+        const TensorView out[] = {{f32, x, y}};
+        p.run(ctx, in, out, {.threads = t});
+      };
+      register_benchmark(base + "columns", [c, t, program] {
+        program(*c->columns, *c->columns_context, c->out->p);
+      });
+      register_benchmark(base + "transposed", [c, t, program] {
+        program(*c->transposed, *c->transposed_context, c->ref_out->p);
+      });
+      register_benchmark(base + "rows", [c, t] {
+        const void* in[] = {c->in->p, c->gamma->p, c->beta->p};
+        void* out[] = {c->out->p};
+        c->rows->run_unchecked(in, out, {.threads = t});
+      });
+      register_benchmark(base + "copy", [c, t, elements] {
+        copy_streams({c->in->p}, c->out->p, elements, t, false);
+      });
+    }
+  }
+}
+
+void print_channel_norms(const MedianReporter& rep) {
+  if (channel_cases.empty()) return;
+  std::printf("\n| LayerNorm2d f32 | threads | columns GB/s | transposed GB/s | channels-last "
+              "rows GB/s | copy GB/s | columns %% of copy | columns / transposed | columns / "
+              "rows | max \\|columns - transposed\\| |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const auto& c : channel_cases) {
+    const ChannelShape& s = c->shape;
+    const auto elements = static_cast<std::size_t>(s.n * s.c * s.h * s.w);
+    for (int t : {1, 2}) {
+      const std::string base = channel_name(s, t);
+      auto sec = [&](const char* v) { return rep.seconds(base + v); };
+      if (sec("columns") == 0) continue;
+      const double bytes = 2.0 * double(elements) * 4;
+      auto gbs = [&](const char* v) { return sec(v) > 0 ? bytes / sec(v) * 1e-9 : 0.0; };
+      const Shape x{s.n, s.c, s.h, s.w}, per_channel{s.c, 1, 1};
+      const ConstTensorView in[] = {
+          {f32, x, c->in->p}, {f32, per_channel, c->gamma->p}, {f32, per_channel, c->beta->p}};
+      const TensorView out[] = {{f32, x, c->out->p}}, ref[] = {{f32, x, c->ref_out->p}};
+      c->columns->run(*c->columns_context, in, out, {.threads = 1});
+      c->transposed->run(*c->transposed_context, in, ref, {.threads = 1});
+      std::printf("| %s | %d | %.1f | %.1f | %.1f | %.1f | %.0f%% | %.2fx | %.2fx | %.2g |\n",
+                  s.label, t, gbs("columns"), gbs("transposed"), gbs("rows"), gbs("copy"),
+                  gbs("copy") > 0 ? 100.0 * gbs("columns") / gbs("copy") : 0.0,
+                  sec("transposed") / sec("columns"), sec("rows") / sec("columns"),
+                  max_abs_difference(c->out->p, c->ref_out->p, elements));
+    }
+  }
+}
+
 void register_all() {
   register_group_norm();
   register_mvn();
+  register_channel_norms();
   for (const Size& s : sizes) {
     const auto n = static_cast<std::size_t>(s.rows * s.cols);
     auto c = std::make_shared<Case>();
@@ -469,6 +593,7 @@ double max_difference(Case& c) {
 void print_table(const MedianReporter& rep) {
   print_group_norm(rep);
   print_mvn(rep);
+  print_channel_norms(rep);
   std::printf("\n| shape | threads | jit GB/s | relaxed GB/s | unfused GB/s | oneDNN GB/s | copy "
               "GB/s | jit %% of copy | jit / unfused | jit / oneDNN | relaxed / oneDNN | dynamic / "
               "static | max \\|jit - oneDNN\\| |\n");

@@ -27,8 +27,8 @@ namespace snippets::fuzz {
 /// MeanVarianceNormalization's form), which a Program computes over the transposed value, as
 /// one kernel where the transposition back folds into its store
 /// (passes/move_reduced_axes_last.hpp). Over [rows, width] the rows; over [a, b, width] mostly
-/// a and the width (the innermost axis reduced: one kernel), or axes without the width (the
-/// transposition back would need a scatter: the reduction runs in a kernel of its own).
+/// a and the width (the innermost axis reduced: one kernel), or a run of axes without the width
+/// (a kernel of columns with the ops around it, passes/tile_columns.hpp).
 inline Value reduce_other_axes(Graph& g, Rng& rng, Value x) {
   using Axes = std::vector<std::int64_t>;
   const std::vector<Axes> choices =

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // tests/fuzz/reduce.hpp: the reduction family: ReduceSum, ReduceMax (NaN propagating or
 // ignoring), ReduceMin, ReduceMean and Softmax over the innermost axis with keep_dims (and sum,
-// max and mean over the last two axes: the tokenizer keeps them from the others), inside
+// max and mean over the last two axes: the tokenizer keeps them from the others; and over the
+// axis before the last, kernels of columns), inside
 // random chains of elementwise ops before and after them (a reduced value broadcast back along the
 // row, a second reduction of a value that used the first: layer-norm style), rows of 1 to 129
 // elements, an empty row now and then (the reduction of an empty row runs on the reference
@@ -63,11 +64,33 @@ inline std::vector<OpMaker> trailing_reduce_ops() {
           {"ReduceMeanLast2", 1, reduce(ir::ReduceMean{})}};
 }
 
+/// Reductions and Softmax over the axis before the last (the last one of a rank-1 value): a
+/// kernel of columns (passes/tile_columns.hpp), whose vectors hold 1 to 16 columns.
+inline std::vector<OpMaker> column_reduce_ops() {
+  auto middle = [](Graph& g, Value v) { return g.type(v).shape.rank() >= 2 ? -2 : -1; };
+  auto reduce = [=](auto tag) {
+    return [=](Graph& g, std::span<const Value> v) {
+      if (g.type(v[0]).shape.rank() == 0) return g.abs(v[0]); // a scalar has no axis
+      auto t = tag;
+      t.axes = {middle(g, v[0])};
+      return g.apply(t, v[0]);
+    };
+  };
+  return {{"ReduceSumColumns", 1, reduce(ir::ReduceSum{})},
+          {"ReduceMaxColumns", 1, reduce(ir::ReduceMax{})},
+          {"ReduceMeanColumns", 1, reduce(ir::ReduceMean{})},
+          {"SoftmaxColumns", 1, [=](Graph& g, std::span<const Value> v) {
+             if (g.type(v[0]).shape.rank() == 0) return g.abs(v[0]);
+             return g.softmax(v[0], middle(g, v[0]));
+           }}};
+}
+
 inline Case reduce_case(std::uint64_t seed) {
   static const ModelSpec spec = [] {
     ModelSpec s;
     s.ops = reduce_ops();
     for (const OpMaker& op : trailing_reduce_ops()) s.ops.push_back(op);
+    for (const OpMaker& op : column_reduce_ops()) s.ops.push_back(op);
     s.max_ops = 14;
     s.max_rank = 4;
     s.max_elements = 1024;

@@ -15,8 +15,11 @@
 // arrives while this one is computed. (Prefetching from the first pass, which reads from memory,
 // competed with its own loads: 8-10% slower than from the last pass on the same LayerNorm.)
 // The AArch64 emitter ignores the field: Debian 12's AsmJit has no PRFM.
-// Not for dynamic kernels (their outer steps are known at run time only), reductions over
-// columns (passes/tile_columns.hpp: the next block is in the lines just read), strided reads
+// A kernel of columns (passes/tile_columns.hpp) walks blocks of W columns, each a row of C
+// vectors one line apart from the next block's: C streams at once, more than the hardware
+// prefetchers follow, so its first pass, which reads from memory, prefetches the same lines
+// `column_distance` bytes on (whole blocks).
+// Not for dynamic kernels (their outer steps are known at run time only), strided reads
 // (gathers), inputs broadcast along L, or rows of more than `max_distance` bytes, whose next
 // row would not stay in cache until its turn.
 // It runs after InsertSpecificIterations (the unrolled copies carry their offsets) and before
@@ -41,7 +44,7 @@ struct PrefetchNextRows {
   static constexpr std::int64_t max_distance = std::int64_t{64} << 10;
 
   template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>&) const {
-    if (lir.dynamic || lir.columns) return;
+    if (lir.dynamic) return;
     // (enclosing loop, input) -> the passes at the next level that load it, in program order;
     // a pass is a loop and the remainder block right after it (a tail of the same dimension)
     std::map<std::pair<std::size_t, std::size_t>, std::vector<std::size_t>> readers;
@@ -65,6 +68,7 @@ struct PrefetchNextRows {
           passes.push_back(pass_of.at(sub));
       }
     }
+    if (lir.columns) return prefetch_columns(lir, readers, pass_of);
     for (auto& e : lir) {
       if (!reads_input(lir, *e)) continue;
       // the innermost enclosing loop whose iteration reads this input in two passes or more
@@ -79,7 +83,29 @@ struct PrefetchNextRows {
     }
   }
 
+  /// How far ahead a kernel of columns prefetches: at least this many bytes, whole blocks.
+  static constexpr std::int64_t column_distance = 512;
+
 private:
+  /// Columns: the first pass over a block reads its C lines from memory, C streams apart that
+  /// the hardware prefetchers do not follow; its Loads prefetch the same lines some blocks on.
+  template <class T>
+  static void prefetch_columns(ir::LinearIR<T>& lir,
+                               const std::map<std::pair<std::size_t, std::size_t>,
+                                              std::vector<std::size_t>>& readers,
+                               const std::map<std::size_t, std::size_t>& pass_of) {
+    const std::size_t blocks = lir.domain.size() - lir.row_dims - 1; // the blocks' loop level
+    for (auto& e : lir) {
+      if (!reads_input(lir, *e) || e->loop_ids.size() <= blocks + 1) continue;
+      const std::size_t outer = e->loop_ids[blocks];
+      const auto it = readers.find({outer, e->data_index});
+      if (it == readers.end() || pass_of.at(e->loop_ids[blocks + 1]) != it->second.front())
+        continue;
+      if (const std::int64_t step = step_bytes(lir.loops().at(outer), e->data_index); step > 0)
+        std::get<ir::Load>(e->op).prefetch = (column_distance + step - 1) / step * step;
+    }
+  }
+
   template <class T>
   static bool reads_input(const ir::LinearIR<T>& lir, const ir::Expression<T>& e) {
     const auto* load = std::get_if<ir::Load>(&e.op);
