@@ -355,6 +355,7 @@ TEST_CASE("jit runtime: CompileOptions.trace lists the passes in the documented 
                                                   "ConvertPowerToPowerStatic",
                                                   "AlignElementTypes",
                                                   "OptimizeDomain",
+                                                  "TileColumns",
                                                   "TileStridedReads",
                                                   "MultiplyByReciprocal",
                                                   "FuseMultiplyAdd",
