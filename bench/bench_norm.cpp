@@ -393,11 +393,10 @@ struct ChannelShape {
   Dim n, c, h, w;
   const char* label;
 };
-constexpr ChannelShape channel_shapes[] = {
-    {1, 96, 56, 56, "[1,96,56,56] 1.1 MiB"},
-    {1, 768, 7, 7, "[1,768,7,7] 147 KiB"},
-    {16, 96, 56, 56, "[16,96,56,56] 18 MiB"},
-    {8, 64, 128, 256, "[8,64,128,256] 64 MiB"}};
+constexpr ChannelShape channel_shapes[] = {{1, 96, 56, 56, "[1,96,56,56] 1.1 MiB"},
+                                           {1, 768, 7, 7, "[1,768,7,7] 147 KiB"},
+                                           {16, 96, 56, 56, "[16,96,56,56] 18 MiB"},
+                                           {8, 64, 128, 256, "[8,64,128,256] 64 MiB"}};
 
 /// Runs on the x86-64 backend without the column_reductions hook: a Program then computes the
 /// norm over the transposed input (passes/move_reduced_axes_last.hpp), as before it had it.
@@ -457,9 +456,8 @@ void register_channel_norms() {
         const TensorView out[] = {{f32, x, y}};
         p.run(ctx, in, out, {.threads = t});
       };
-      register_benchmark(base + "columns", [c, t, program] {
-        program(*c->columns, *c->columns_context, c->out->p);
-      });
+      register_benchmark(base + "columns",
+                         [c, t, program] { program(*c->columns, *c->columns_context, c->out->p); });
       register_benchmark(base + "transposed", [c, t, program] {
         program(*c->transposed, *c->transposed_context, c->ref_out->p);
       });

@@ -369,6 +369,25 @@ void check_steps_are_kernels(const Program<x64::Traits, Lowering, DataFlow>& p) 
     }
 }
 
+/// How many Subgraphs the tokenizer makes of `model`.
+inline std::size_t kernels_of(const Graph& model) {
+  const Graph tokenized = passes::tokenize(model);
+  std::size_t kernels = 0;
+  for (ir::NodeId id = 0; id < tokenized.size(); ++id)
+    kernels += ir::is<ir::Subgraph<x64::Traits>>(tokenized.node(id).op);
+  return kernels;
+}
+
+/// (x - mean) / sqrt(var + eps) over `axes` of x, then * scale + shift: a LayerNorm as exported
+/// models spell it.
+inline ir::Value normalize(Graph& g, ir::Value x, const std::vector<std::int64_t>& axes,
+                           ir::Value scale, ir::Value shift) {
+  const auto d = g.subtract(x, g.reduce_mean(x, axes, true));
+  const auto var = g.reduce_mean(g.multiply(d, d), axes, true);
+  const auto y = g.divide(d, g.sqrt(g.add(var, g.scalar(f32, 1e-5))));
+  return g.add(g.multiply(y, scale), shift);
+}
+
 #endif // !__aarch64__
 
 // ---- accuracy sweeps (test_jit_math_*.cpp) ----

@@ -90,10 +90,10 @@ private:
   /// Columns: the first pass over a block reads its C lines from memory, C streams apart that
   /// the hardware prefetchers do not follow; its Loads prefetch the same lines some blocks on.
   template <class T>
-  static void prefetch_columns(ir::LinearIR<T>& lir,
-                               const std::map<std::pair<std::size_t, std::size_t>,
-                                              std::vector<std::size_t>>& readers,
-                               const std::map<std::size_t, std::size_t>& pass_of) {
+  static void prefetch_columns(
+      ir::LinearIR<T>& lir,
+      const std::map<std::pair<std::size_t, std::size_t>, std::vector<std::size_t>>& readers,
+      const std::map<std::size_t, std::size_t>& pass_of) {
     const std::size_t blocks = lir.domain.size() - lir.row_dims - 1; // the blocks' loop level
     for (auto& e : lir) {
       if (!reads_input(lir, *e) || e->loop_ids.size() <= blocks + 1) continue;

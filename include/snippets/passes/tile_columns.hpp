@@ -45,31 +45,15 @@ struct TileColumns {
     Dim width = std::min<Dim>(columns, Dim(ctx.config.lanes));
     while (columns % width != 0) --width;
     for (auto& e : lir)
-      for (const ir::PortDescriptor* d : ports(*e))
-        if (!d->memory.empty())
-          raise("snippets.compile.reduce_axis",
-                "'" + e->name +
-                    "' reads a part of an input in a kernel that reduces over middle axes; "
-                    "slice outside the subgraph");
+      if (std::holds_alternative<ir::Parameter>(e->op) && !e->out_desc(0).memory.empty())
+        raise("snippets.compile.reduce_axis",
+              "'" + e->name +
+                  "' reads a part of an input in a kernel that reduces over middle axes; "
+                  "slice outside the subgraph");
     // new positions: the dims before the row, the blocks of columns, the row's, the columns
     std::vector<std::size_t> to(n - 1);
     for (std::size_t d = 0; d + 1 < n; ++d) to[d] = d < first_row ? d : d + 1;
-    auto tile = [&](ir::PortDescriptor& desc) { split_innermost(desc, to, first_row, n, width); };
-    ir::PortDescriptor domain{lir.domain, {}, {}};
-    tile(domain);
-    lir.domain = domain.shape;
-    for (auto& e : lir) {
-      for (std::size_t i = 0; i < e->num_inputs(); ++i) tile(e->in_desc(i));
-      for (std::size_t i = 0; i < e->num_outputs(); ++i) tile(e->out_desc(i));
-    }
-  }
-
-private:
-  template <class T> static std::vector<const ir::PortDescriptor*> ports(ir::Expression<T>& e) {
-    std::vector<const ir::PortDescriptor*> out;
-    for (std::size_t i = 0; i < e.num_inputs(); ++i) out.push_back(&e.in_desc(i));
-    for (std::size_t i = 0; i < e.num_outputs(); ++i) out.push_back(&e.out_desc(i));
-    return out;
+    split_innermost(lir, to, first_row, n, width);
   }
 };
 

@@ -53,6 +53,21 @@ inline void split_innermost(ir::PortDescriptor& desc, const std::vector<std::siz
   desc.layout = std::move(memory);
 }
 
+/// split_innermost on the domain and on every port of `lir`.
+template <class T>
+void split_innermost(ir::LinearIR<T>& lir, const std::vector<std::size_t>& to, std::size_t block,
+                     std::size_t lane, Dim width) {
+  ir::PortDescriptor domain{lir.domain, {}, {}};
+  split_innermost(domain, to, block, lane, width);
+  lir.domain = domain.shape;
+  for (auto& e : lir) {
+    for (std::size_t i = 0; i < e->num_inputs(); ++i)
+      split_innermost(e->in_desc(i), to, block, lane, width);
+    for (std::size_t i = 0; i < e->num_outputs(); ++i)
+      split_innermost(e->out_desc(i), to, block, lane, width);
+  }
+}
+
 struct TileStridedReads {
   using pass_tag = lir_pass_tag;
   static constexpr std::string_view name = "TileStridedReads";
@@ -85,14 +100,7 @@ struct TileStridedReads {
       if (d != *inner) to[d] = k++;
     const std::size_t block = k, lane = k + 2;
     to[*inner] = k + 1;
-    auto tile = [&](ir::PortDescriptor& desc) { split_innermost(desc, to, block, lane, lanes); };
-    ir::PortDescriptor domain{lir.domain, {}, {}};
-    tile(domain);
-    lir.domain = domain.shape;
-    for (auto& e : lir) {
-      for (std::size_t i = 0; i < e->num_inputs(); ++i) tile(e->in_desc(i));
-      for (std::size_t i = 0; i < e->num_outputs(); ++i) tile(e->out_desc(i));
-    }
+    split_innermost(lir, to, block, lane, lanes);
   }
 };
 
