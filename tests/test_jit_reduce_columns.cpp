@@ -160,6 +160,28 @@ TEST_CASE("reduce columns: a value broadcast along the columns, read after the r
   }
 }
 
+TEST_CASE("reduce columns: a row whose lines share cache sets goes through a row Buffer") {
+  // channels 1 KiB apart (f32 [.., 64, 256], bf16 [.., 64, 512]): 64 lines in 4 L1 sets, so
+  // the first pass copies the row into scratch and the second reads it there
+  // (passes/insert_buffers.hpp: lines_collide); 1000 B apart: no copy
+  for (const auto& [s, type, copied] : {std::tuple{Shape{2, 64, 16, 16}, f32, true},
+                                        std::tuple{Shape{2, 64, 512}, ElementType::bf16, true},
+                                        std::tuple{Shape{2, 64, 250}, f32, false}}) {
+    INFO("shape = " << s.to_string() << " " << to_string(type));
+    Graph g;
+    const auto x = g.parameter(type, s);
+    const auto xf = type == f32 ? x : g.convert(x, f32);
+    g.result(g.subtract(xf, g.reduce_sum(xf, {1}, true)));
+    for_each_isa([&](x64::Isa isa) {
+      CHECK((compile(g, {.isa = isa}).signature().scratch_bytes > 0) == copied);
+    });
+    Tensor t(type, s);
+    Rng rng(31);
+    for (std::size_t i = 0; i < t.size(); ++i) t.set(i, rng.uniform(-2, 2));
+    check_jit(g, {t}, {.tol = {16, 1.3e-4}, .threads = {1, 3}});
+  }
+}
+
 TEST_CASE("reduce columns: reduced outputs without keep_dims") {
   const Shape s{3, 11, 24};
   Graph g;
