@@ -7,7 +7,8 @@
 // placed after the producing loop. InsertLoadStore then stores it there in the producing loop
 // and loads it in each reading loop. Buffers are per-thread scratch memory (one row each, in
 // f32); AllocateBuffers places them. Each gets its own data pointer index for now, after the
-// kernel arguments.
+// kernel arguments. In a kernel of columns an input whose lines of one row fall into few cache
+// sets (lines_collide) goes through such a Buffer too, stored from its Load in the first loop.
 #pragma once
 
 #include <numeric>
