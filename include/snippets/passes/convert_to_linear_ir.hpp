@@ -68,10 +68,8 @@ template <class T> ir::LinearIR<T> convert_to_linear_ir(const ir::Graph<T>& body
   Shape domain;
   for (ir::NodeId r : body.results())
     domain = broadcast(domain, body.type(body.node(r).inputs[0]).shape);
-  bool rows = false;   // the kernel walks rows: per-row outputs are stored once per row
-  bool matmul = false; // a Softmax around MatMuls works on their rows (LowerBrgemm)
-  for (ir::NodeId id = 0; id < body.size(); ++id)
-    matmul = matmul || ir::is<ir::MatMul>(body.node(id).op);
+  bool rows = false; // the kernel walks rows: per-row outputs are stored once per row
+  const bool matmul = passes::has_matmul(body); // a Softmax around MatMuls: their rows
   passes::RowForm form; // the axes a row holds (one form for every reduction)
   auto describe = [](const passes::RowForm& f) {
     const std::string k = std::to_string(f.reduced);

@@ -82,6 +82,14 @@ template <class T> std::size_t row_axes(const ir::Graph<T>& g, const ir::Node<T>
   return f.kept == 0 ? f.reduced : 0;
 }
 
+/// Whether `g` holds a MatMul: a body whose Softmax works on the MatMul's rows (LowerBrgemm),
+/// and whose reductions reduce rows only.
+template <class T> bool has_matmul(const ir::Graph<T>& g) {
+  for (ir::NodeId id = 0; id < g.size(); ++id)
+    if (ir::is<ir::MatMul>(g.node(id).op)) return true;
+  return false;
+}
+
 /// False for a reduction without keep_dims (true for any other node).
 template <class T> bool reduced_dims_kept(const ir::Node<T>& n) {
   return std::visit(

@@ -92,12 +92,6 @@ template <class T> Unfusable unsupported_attributes(const ir::Node<T>& n) {
               " emitter does not support; run it outside the kernel"};
 }
 
-template <class T> bool has_matmul(const ir::Graph<T>& g) {
-  for (ir::NodeId id = 0; id < g.size(); ++id)
-    if (ir::is<ir::MatMul>(g.node(id).op)) return true;
-  return false;
-}
-
 /// A Softmax or a reduction: over trailing axes (in the body also over middle ones), and without
 /// keep_dims only as an output (in the model the tokenizer arranges that; in the body
 /// DecomposeSoftmax kept the dims of one).

@@ -94,14 +94,11 @@ private:
     const ir::PortDescriptor& d = p.out_desc(0);
     const std::size_t reduced = rank - 2;
     if (d.shape[reduced] == 1 || d.shape[rank - 1] == 1 || !d.memory.empty()) return false;
-    const std::int64_t bytes = std::int64_t(size_of(p.data_index < lir.arg_types.size()
-                                                        ? lir.arg_types[p.data_index]
-                                                        : ElementType::f32)),
+    const std::int64_t bytes = std::int64_t(size_of(arg_type(lir, p.data_index))),
                        stride = stride_along(d, reduced) * bytes, lines = lir.domain[reduced];
     if (stride % 64 != 0 || lines * lir.domain[rank - 1] * 4 > (std::int64_t{256} << 10))
       return false;
-    const std::int64_t sets =
-        64 / std::gcd(stride / 64 % 64 == 0 ? 64 : stride / 64 % 64, std::int64_t{64});
+    const std::int64_t sets = 64 / std::gcd(stride / 64, std::int64_t{64}); // (gcd(0, 64) = 64)
     return lines > lines_per_set * sets;
   }
 };

@@ -41,6 +41,8 @@ struct InsertLoadStore {
   template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>& ctx) const {
     const auto lanes = static_cast<std::int64_t>(ctx.config.lanes);
     const std::size_t rank = lir.domain.size();
+    // what a value outside the row's loops holds: one element, or one vector of columns
+    const std::int64_t per_row = lir.columns ? lir.domain.back() : 1;
     std::vector<ir::Expression<T>*> sources, sinks;
     for (auto& e : lir) {
       if (std::holds_alternative<ir::Parameter>(e->op) || std::holds_alternative<ir::Buffer>(e->op))
@@ -72,13 +74,9 @@ struct InsertLoadStore {
         for (auto* u : uses)
           if (!first || u->owner().order < first->order) first = &u->owner();
         if (first->loop_ids.empty()) first->loop_ids = MarkLoops::make_nest(lir, ctx.config);
-        const bool outside = first->loop_ids.size() < rank; // a per-row value
-        const bool one = (p->out_desc(0).shape.back() == 1 && lir.domain.back() != 1) ||
-                         (first->loop_ids.size() < rank && !lir.columns);
-        const ir::Load tag{one       ? 1
-                           : outside ? lir.domain.back()
-                                     : lanes,
-                           p->out_desc(0).offset, arg_type(lir, p->data_index),
+        const bool broadcast = p->out_desc(0).shape.back() == 1 && lir.domain.back() != 1;
+        const std::int64_t count = broadcast ? 1 : first->loop_ids.size() < rank ? per_row : lanes;
+        const ir::Load tag{count, p->out_desc(0).offset, arg_type(lir, p->data_index),
                            std::max<std::int64_t>(stride, 1)};
         auto& load = lir.insert_node(lir.find(*first), tag, {&out}, 1, first->loop_ids, p->name);
         load.data_index = p->data_index;
@@ -96,8 +94,7 @@ struct InsertLoadStore {
               "output '" + r->name +
                   "' does not depend on any input; compute constants outside "
                   "the subgraph");
-      const bool outside = producer.loop_ids.size() < rank; // a per-row value
-      const std::int64_t count = !outside ? lanes : lir.columns ? lir.domain.back() : 1;
+      const std::int64_t count = producer.loop_ids.size() < rank ? per_row : lanes;
       // after the Loads that follow the producer in its loop (see the file comment)
       auto at = std::next(lir.find(producer));
       for (auto it = at; it != lir.end() && (*it)->loop_ids == producer.loop_ids; ++it)
@@ -118,11 +115,6 @@ struct InsertLoadStore {
                   "innermost, or transpose it outside the subgraph");
       r->input(0).set(&store.output(0));
     }
-  }
-
-  /// f32 for a Buffer, or for a LIR built without element types (hand-made LIRs in tests).
-  template <class T> static ElementType arg_type(const ir::LinearIR<T>& lir, std::size_t index) {
-    return index < lir.arg_types.size() ? lir.arg_types[index] : ElementType::f32;
   }
 };
 

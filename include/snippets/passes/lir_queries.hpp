@@ -61,4 +61,10 @@ inline std::int64_t stride_along(const ir::PortDescriptor& desc, std::size_t dim
   return s;
 }
 
+/// The element type in memory of kernel argument `index` (LinearIR::arg_types); f32 for a
+/// Buffer, or for a LIR built without element types (hand-made LIRs in tests).
+template <class T> ElementType arg_type(const ir::LinearIR<T>& lir, std::size_t index) {
+  return index < lir.arg_types.size() ? lir.arg_types[index] : ElementType::f32;
+}
+
 } // namespace snippets::passes

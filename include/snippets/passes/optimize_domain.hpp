@@ -30,6 +30,7 @@
 
 #include <algorithm>
 
+#include "snippets/passes/decompose_softmax.hpp"
 #include "snippets/passes/lir_queries.hpp"
 #include "snippets/passes/pass.hpp"
 #include "snippets/passes/properties.hpp"
@@ -161,7 +162,8 @@ struct OptimizeDomain {
     for (auto& e : lir) {
       for (std::size_t i = 0; i < e->num_inputs(); ++i) collapse_desc(e->in_desc(i));
       for (std::size_t i = 0; i < e->num_outputs(); ++i) collapse_desc(e->out_desc(i));
-      if (is_reduction(*e)) set_row_axes(*e, row_groups - (lir.columns ? 1 : 0), lir.columns);
+      if (is_reduction(*e))
+        set_row_axes(*e, {row_groups - (lir.columns ? 1 : 0), lir.columns ? 1u : 0u});
     }
   }
 
@@ -176,15 +178,10 @@ private:
         },
         e.op);
   }
-  template <class T>
-  static void set_row_axes(ir::Expression<T>& e, std::size_t reduced, bool columns) {
+  template <class T> static void set_row_axes(ir::Expression<T>& e, const RowForm& form) {
     std::visit(
         [&](auto& tag) {
-          if constexpr (requires { tag.axes; }) {
-            const auto last = std::int64_t(columns ? -1 : 0); // the columns are kept
-            tag.axes.clear();
-            for (auto a = last - std::int64_t(reduced); a < last; ++a) tag.axes.push_back(a);
-          }
+          if constexpr (requires { tag.axes; }) tag.axes = form.axes();
         },
         e.op);
   }
