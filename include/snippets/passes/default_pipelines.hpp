@@ -72,9 +72,10 @@ using DefaultPreparation =
     Pipeline<InitLiveRanges, InsertRegSpills, AssignRegisters, InsertSpecificIterations,
              PrefetchNextRows, CleanupLoopOffsets, OptimizeLoopSingleEvaluation>;
 
-/// Lowering of MatMul kernels (MatMul, attention and MLP-chain bodies): the Brgemm loops,
-/// then loop bounds and counter registers.
-using BrgemmLowering = Pipeline<LowerBrgemm, InsertLoops, InitLiveRanges, AssignRegisters>;
+/// Lowering of MatMul kernels (MatMul, attention and MLP-chain bodies): FMAs in the epilogues,
+/// the Brgemm loops, then loop bounds and counter registers.
+using BrgemmLowering =
+    Pipeline<FuseMultiplyAdd, LowerBrgemm, InsertLoops, InitLiveRanges, AssignRegisters>;
 
 /// Lowering of every other kernel: loop nests over the domain, then registers and tails.
 using LoopLowering = Pipeline<DefaultControlFlow, DefaultPreparation>;
