@@ -315,6 +315,33 @@ TEST_CASE("reduce axes: a reduction over other axes broadcast back is one kernel
       CHECK(check_program_isas(model, {uniform(s, 26, -2, 2)}, {16, 1e-5}) == 1);
     }
   }
+  SUBCASE("axes that are not one run and keep the innermost: one run of middle axes") {
+    // the kept axes after the last reduced one stay innermost (kept_last): [0, 2] of NCHW is
+    // computed as [1, 0, 2, 3], a sum over its axes 1 and 2 of columns of W, read and written
+    // through Transposes that keep W innermost
+    for (const Shape& s : {Shape{3, 5, 7, 9}, Shape{2, 4, 3, 16}, Shape{2, 1, 5, 7}}) {
+      INFO("shape = " << s.to_string());
+      Graph model;
+      const auto x = model.parameter(f32, s, "x");
+      model.result(model.relu(model.subtract(x, model.reduce_sum(x, {0, 2}, true))), "y");
+      model.result(model.reduce_max(x, {0, 2}, false), "max");
+      CHECK(check_program_isas(model, {uniform(s, 31, -2, 2)}, {16, 1e-5}) == 2);
+      Graph norm; // a LayerNorm over [0, 2] with a scale and shift per channel
+      const Shape channel{s[1], 1, 1};
+      const auto nx = norm.parameter(f32, s, "x");
+      const auto gamma = norm.parameter(f32, channel, "gamma");
+      norm.result(normalize(norm, nx, {0, 2}, gamma, norm.parameter(f32, channel, "beta")));
+      CHECK(check_program_isas(norm,
+                               {uniform(s, 32, -3, 3), uniform(channel, 33, 0.5, 1.5),
+                                uniform(channel, 34, -1, 1)},
+                               {64, 1e-5}) == 1);
+    }
+    Graph rank5; // [1, 3] of [N, C, D, H, W]: [N, D, C, H, W], a sum over C and H
+    const Shape s5{2, 3, 4, 5, 6};
+    const auto x = rank5.parameter(f32, s5, "x");
+    rank5.result(rank5.multiply(x, rank5.reduce_mean(x, {1, 3}, true)), "y");
+    CHECK(check_program_isas(rank5, {uniform(s5, 35, -2, 2)}, {16, 1e-5}) == 1);
+  }
   SUBCASE("a sum over the channels, then x - s and a Relu") {
     // one kernel: with H and W of extent 1 the channels are innermost (a row), else the sum is
     // over columns (passes/tile_columns.hpp) and no region is made

@@ -45,10 +45,23 @@ inline Value reduce_other_axes(Graph& g, Rng& rng, Value x) {
   return rng.integer(0, 1) ? g.relu(y) : g.multiply(y, g.scalar(ElementType::f32, 0.5));
 }
 
+/// `x` [a, b, width] seen as [a, 2, b / 2, width] (b even) through a mean over axes 0 and 2,
+/// which are not one run and leave the innermost axis out, broadcast back: a Program computes it
+/// over [2, a, b / 2, width], a kernel of columns whose folded Transposes keep the width
+/// innermost (MoveReducedAxesLast's kept_last); then seen as [a, b, width] again.
+inline Value reduce_apart_axes(Graph& g, Rng& rng, Value x) {
+  const Shape& s = g.type(x).shape;
+  const Value v = g.reshape(x, {s[0], 2, s[1] / 2, s[2]});
+  Value y = g.subtract(v, g.reduce_mean(v, {0, 2}, true));
+  if (rng.integer(0, 1)) y = g.relu(y);
+  return g.reshape(y, {s[0], s[1], s[2]});
+}
+
 inline Case program_case(std::uint64_t seed) {
   Rng rng(seed);
-  Rng side(seed ^ 0x6d766eu);   // reduce_other_axes's draws: the other stages stay as they were
-  Rng axes(seed ^ 0x736c6963u); // the Softmax and Slice draws below, likewise
+  Rng side(seed ^ 0x6d766eu);    // reduce_other_axes's draws: the other stages stay as they were
+  Rng axes(seed ^ 0x736c6963u);  // the Softmax and Slice draws below, likewise
+  Rng apart(seed ^ 0x61706172u); // reduce_apart_axes's, likewise
   static const std::vector<OpMaker> ops = math_ops();
   Case c;
   Graph& g = c.model;
@@ -66,7 +79,10 @@ inline Case program_case(std::uint64_t seed) {
   for (std::int64_t s = 0; s < stages; ++s) {
     const std::vector<Dim> cur(g.type(x).shape.begin(), g.type(x).shape.end());
     if (side.integer(0, 5) == 0 && std::find(cur.begin(), cur.end(), 0) == cur.end())
-      x = reduce_other_axes(g, side, x);            // keeps x's shape
+      x = reduce_other_axes(g, side, x); // keeps x's shape
+    if (apart.integer(0, 7) == 0 && cur.size() == 3 && cur[1] % 2 == 0 &&
+        std::find(cur.begin(), cur.end(), 0) == cur.end())
+      x = reduce_apart_axes(g, apart, x);           // keeps x's shape
     if (axes.integer(0, 7) == 0 && cur.size() >= 2) // over the rows, or the middle axis
       x = g.softmax(g.multiply(x, g.scalar(ElementType::f32, 0.25)),
                     axes.integer(0, std::int64_t(cur.size()) - 2));

@@ -8,9 +8,13 @@
 //
 //   ReduceX(x, axes S)  ->  Reshape(ReduceX(Transpose(x, perm), the last |S| axes, keep_dims))
 //
-// perm lists the other axes in their order, then S in its order. The reduced tensor holds the
-// same values in the same order either way (its reduced axes have extent 1 and the others keep
-// their order), so the Reshape to the op's shape (S kept as 1, or dropped) only renames it.
+// perm lists the other axes in their order, then S in its order; on a backend that reduces
+// columns, the kept axes after the last of S stay last (kept_last): perm lists the other kept
+// axes, S, then those, and the reduction is over one run of middle axes (a kernel of columns,
+// passes/tile_columns.hpp, whose loads and stores keep the innermost axis: `[0, 2]` of NCHW is
+// computed as `[C, N, H, W]`). The reduced tensor holds the same values in the same order either
+// way (its reduced axes have extent 1 and the others keep their order), so the Reshape to the
+// op's shape (S kept as 1, or dropped) only renames it.
 // The tokenizer takes the Transpose as the first op on a Subgraph input, folded into the
 // kernel's loads (FuseTransposeIntoParameter gathers x along S), and the reduction as the
 // kernel's row; the Reshape of the small result is a Program's host step. A max over axes 0 and
@@ -49,10 +53,10 @@
 // The rewrite is made when a value of the region depends on a reduction and is whole along S (a
 // result broadcast back: the ops after the reductions join their kernel), and every value the
 // region gives to other ops goes back by a Reshape or by a Transpose that keeps the innermost
-// axis innermost (FuseTransposeIntoResult folds only those into a store: a sum over axes 1 and 3
-// of NCHW followed by x - s would need a scatter, so it stays as one reduction alone, and the
-// subtraction in a kernel of its own). It is repeated while such a region is found, then the
-// reductions left are rewritten alone.
+// axis innermost (FuseTransposeIntoResult folds only those into a store: without kept_last, a
+// sum over axes 0 and 2 of NCHW followed by x - s would need a scatter, so it stays as one
+// reduction alone, and the subtraction in a kernel of its own). It is repeated while such a region
+// is found, then the reductions left are rewritten alone.
 //
 // A Softmax over another axis than the last is written over the last one of the transposed
 // input, and its output transposed back:
@@ -120,17 +124,32 @@ private:
     Shape x;                                         // the seed's input shape
     std::vector<std::size_t> perm;                   // X's axes in the domain's order
     std::vector<bool> reduced;                       // S, per axis of X
+    std::size_t kept_last = 0;                       // X's last axes that stay last (kept)
     std::set<ir::Output, detail::OutputLess> values; // read in the domain by the region's ops
     std::set<ir::NodeId> nodes;                      // the region's ops
   };
 
-  /// The permutation that moves the axes of `reduced` last, each part in its order.
-  static std::vector<std::size_t> axes_last(const std::vector<bool>& reduced) {
+  /// The permutation that moves the axes of `reduced` last, each part in its order, except the
+  /// last `kept_last` axes, which stay last.
+  static std::vector<std::size_t> axes_last(const std::vector<bool>& reduced,
+                                            std::size_t kept_last = 0) {
+    const std::size_t front = reduced.size() - kept_last;
     std::vector<std::size_t> perm;
     for (const bool last : {false, true})
-      for (std::size_t d = 0; d < reduced.size(); ++d)
+      for (std::size_t d = 0; d < front; ++d)
         if (reduced[d] == last) perm.push_back(d);
+    for (std::size_t d = front; d < reduced.size(); ++d) perm.push_back(d);
     return perm;
+  }
+
+  /// How many kept axes after the last reduced one stay innermost in the domain: where the
+  /// backend reduces columns, all of them (the reduced axes become one run of middle axes, the
+  /// loads and stores keep their contiguous innermost axis); else none (the reduced axes last).
+  template <class T> static std::size_t kept_last(const std::vector<bool>& reduced) {
+    std::size_t t = 0;
+    if (backend_column_reductions<T>())
+      while (t < reduced.size() && !reduced[reduced.size() - 1 - t]) ++t;
+    return t;
   }
 
   static Shape permuted(const Shape& s, const std::vector<std::size_t>& perm) {
@@ -173,11 +192,12 @@ private:
           if constexpr (ir::reduction<std::decay_t<decltype(tag)>>) {
             const std::size_t rank = g.type(n.inputs[0]).shape.rank();
             const std::vector<bool> reduced = axis_mask(tag.axes, rank, n.describe());
-            const ir::Value t =
-                out.make(ir::Transpose{axes_last(reduced)}, {in[0]}, n.name + "/axes_last")[0];
-            const ir::Value r = out.make(trailing(tag, reduced), {t}, n.name + "/rows")[0];
+            const std::size_t kept = kept_last<T>(reduced);
+            const std::vector<std::size_t> perm = axes_last(reduced, kept);
+            const ir::Value t = out.make(ir::Transpose{perm}, {in[0]}, n.name + "/axes_last")[0];
+            const ir::Value r = out.make(trailing(tag, reduced, kept), {t}, n.name + "/rows")[0];
             if (!n.outputs[0].shape.is_static()) // kept reduced axes of 1 go back in their place
-              return out.make(ir::Transpose{inverse_permutation(axes_last(reduced))}, {r}, n.name);
+              return out.make(ir::Transpose{inverse_permutation(perm)}, {r}, n.name);
             return out.make(reshape_to(n.outputs[0].shape), {r}, n.name);
           } else {
             return std::nullopt;
@@ -210,11 +230,13 @@ private:
     }
   }
 
-  /// `tag` over the last axes, as many as `reduced` holds, with keep_dims.
-  template <class Tag> static Tag trailing(Tag tag, const std::vector<bool>& reduced) {
+  /// `tag` over as many axes as `reduced` holds before the last `kept` ones, with keep_dims.
+  template <class Tag>
+  static Tag trailing(Tag tag, const std::vector<bool>& reduced, std::size_t kept) {
     const auto k = std::int64_t(std::count(reduced.begin(), reduced.end(), true));
+    const auto t = std::int64_t(kept);
     tag.axes.clear();
-    for (std::int64_t a = -k; a < 0; ++a) tag.axes.push_back(a);
+    for (std::int64_t a = -k - t; a < -t; ++a) tag.axes.push_back(a);
     tag.keep_dims = true;
     return tag;
   }
@@ -269,7 +291,8 @@ private:
               r.reduced = axis_mask(tag.axes, r.x.rank(), seed.describe());
           },
           seed.op);
-      r.perm = axes_last(r.reduced);
+      r.kept_last = kept_last<T>(r.reduced);
+      r.perm = axes_last(r.reduced, r.kept_last);
       // the elementwise ops of shape X that compute the seed's input join too; the values of
       // shape X they start from (x itself when none) are values of the region: their readers
       // join
@@ -381,7 +404,7 @@ private:
                          [&](const auto& tag) -> ir::Value {
                            using Tag = std::decay_t<decltype(tag)>;
                            if constexpr (ir::reduction<Tag>)
-                             return out.make(trailing(tag, r.reduced), din, n.name)[0];
+                             return out.make(trailing(tag, r.reduced, r.kept_last), din, n.name)[0];
                            else
                              return out.make(tag, din, n.name)[0];
                          },

@@ -365,8 +365,10 @@ private:
   /// the kernel's domain (the loops walk the domain: a broadcast input would be summed again
   /// and again), and one without keep_dims is read by nothing inside (it is an output: the
   /// kernel stores the kept form, which has its bytes). Over middle axes (columns,
-  /// passes/tile_columns.hpp) the kernel has no MatMul, Transpose or Slice, and every input and
-  /// output is whole or broadcast along all the kept axes at once (they are walked as one).
+  /// passes/tile_columns.hpp) the kernel has no MatMul or Slice, and every input and
+  /// output is whole or broadcast along all the kept axes at once (they are walked as one); a
+  /// Transpose there leaves the kept axes in place (MoveReducedAxesLast's, around a reduction
+  /// over axes that are not one run).
   bool rows_fit(const Candidate& c, const Boundary& b) const {
     const ir::Node<T>& n = g_.node(c.id);
     for (const ir::Output& o : n.inputs)
@@ -379,11 +381,18 @@ private:
     }
     const std::size_t k = form.reduced + form.kept; // the axes from the end the rule looks at
     if (form.kept > 0) {
-      bool other =
-          ir::is<ir::MatMul>(n.op) || ir::is<ir::Transpose>(n.op) || ir::is<ir::Slice>(n.op);
+      // a Transpose that leaves the kept axes in place is read (or written) vector by vector
+      auto gathers = [&](ir::NodeId t) {
+        const auto& order = std::get<ir::Transpose>(g_.node(t).op).order;
+        for (std::size_t j = 1; j <= form.kept; ++j)
+          if (j > order.size() || order[order.size() - j] != order.size() - j) return true;
+        return false;
+      };
+      bool other = ir::is<ir::MatMul>(n.op) || ir::is<ir::Slice>(n.op) ||
+                   (ir::is<ir::Transpose>(n.op) && gathers(c.id));
       for (std::size_t p : c.merge)
-        other = other || groups_[p].matmul || !groups_[p].transposes.empty() ||
-                !groups_[p].slices.empty();
+        other = other || groups_[p].matmul || !groups_[p].slices.empty() ||
+                std::any_of(groups_[p].transposes.begin(), groups_[p].transposes.end(), gathers);
       if (other) return false;
     } else if (k < 2) {
       return true; // over one axis, a broadcast input is one element: its own value
