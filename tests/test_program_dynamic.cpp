@@ -220,13 +220,19 @@ TEST_CASE("outputs of one dynamic kernel that differ at run time: compiled for t
 
 TEST_CASE("reductions and a Softmax over other axes of a dynamic model: kernels per shape set") {
   // compiled for each set of shapes: the sum and the Softmax over the channels as kernels of
-  // columns (passes/tile_columns.hpp), the max over axes 0 and 2 by MoveReducedAxesLast over its
-  // input transposed (a gathering kernel), the result transposed back by a host step
+  // columns (passes/tile_columns.hpp); the max over axes 0 and 2 by MoveReducedAxesLast over its
+  // input transposed (a gathering kernel), the result reshaped by a host step; so the
+  // reductions of the rank-4 input without keep_dims, one over axes 0 and 2 (the kept W
+  // innermost: a kernel of columns), one over 1 and 3 whose result has a dynamic dimension (the
+  // Reshape's -1)
   Graph g;
   const Value x = g.parameter(f32, {dynamic, 6, dynamic}, "x");
+  const Value x4 = g.parameter(f32, {dynamic, 4, 5, 3}, "x4");
   g.result(g.reduce_sum(g.relu(x), {1}, true), "s");
   g.result(g.reduce_max(x, {0, 2}, true), "m");
   g.result(g.softmax(x, 1), "p");
+  g.result(g.reduce_mean(x4, {0, 2}, false), "mean02");
+  g.result(g.reduce_sum(x4, {1, 3}, false), "sum13");
   for_each_isa([&](x64::Isa isa) {
     const Program<> program(g, {.compile = {.isa = isa}});
     int per_shape = 0;
@@ -235,14 +241,48 @@ TEST_CASE("reductions and a Softmax over other axes of a dynamic model: kernels 
       CHECK(step.kind != StepKind::reference);
       per_shape += step.kind == StepKind::kernel_per_shape;
     }
-    CHECK(per_shape >= 2);
+    CHECK(per_shape >= 4);
     for (const auto& [n, hw] : {std::pair<Dim, Dim>{2, 5}, {1, 1}, {3, 17}, {2, 40}}) {
       INFO("shape [" << n << ", 6, " << hw << "]");
-      const std::vector<Tensor> in = {uniform({n, 6, hw}, std::uint64_t(n * 100 + hw), -3, 3)};
+      const std::vector<Tensor> in = {uniform({n, 6, hw}, std::uint64_t(n * 100 + hw), -3, 3),
+                                      uniform({hw, 4, 5, 3}, std::uint64_t(n * 100 + hw + 1))};
       const auto want = reference::evaluate(g, in);
       for (const int threads : {1, 2}) check_outputs(program.run(in, with_threads(threads)), want);
     }
   });
+}
+
+TEST_CASE("normalizations over other axes of a dynamic model: one kernel per shape set") {
+  // MoveReducedAxesLast's regions with dynamic dimensions: MeanVarianceNormalization over [0, 2, 3]
+  // (rows of the transposed input) and [2, 3], a norm over [0, 2] (a kernel of columns) and
+  // [1, 3], each with a per-channel scale: one kernel compiled per set of shapes, the scale's
+  // Reshape a view
+  for (const std::vector<std::int64_t>& axes :
+       {std::vector<std::int64_t>{0, 2, 3}, {2, 3}, {0, 2}, {1, 3}}) {
+    INFO("axes " << axes.size() << ": " << axes[0] << ", " << axes[1]);
+    Graph g;
+    const Value x = g.parameter(f32, {dynamic, 5, dynamic, 8}, "x");
+    const Value scale = g.parameter(f32, {5, 1, 1}, "scale");
+    const Value mean = g.reduce_mean(x, axes, true);
+    const Value d = g.subtract(x, mean);
+    const Value var = g.reduce_mean(g.multiply(d, d), axes, true);
+    g.result(g.multiply(g.divide(d, g.sqrt(g.add(var, g.scalar(f32, 1e-5)))), scale), "y");
+    const Program<> program(g);
+    int kernels = 0;
+    for (const auto& step : program.steps()) {
+      INFO(step.note);
+      CHECK(step.kind != StepKind::reference);
+      kernels += step.kind == StepKind::kernel_per_shape;
+    }
+    CHECK(kernels == 1);
+    for (const auto& [n, h] : {std::pair<Dim, Dim>{2, 3}, {1, 1}, {3, 7}}) {
+      INFO("shape [" << n << ", 5, " << h << ", 8]");
+      const std::vector<Tensor> in = {uniform({n, 5, h, 8}, std::uint64_t(n * 10 + h), -3, 3),
+                                      uniform({5, 1, 1}, 7, 0.5, 1.5)};
+      const auto want = reference::evaluate(g, in);
+      for (const int threads : {1, 2}) check_outputs(program.run(in, with_threads(threads)), want);
+    }
+  }
 }
 
 TEST_CASE("an Opaque op of a dynamic model: its dynamic dimensions follow its first input") {

@@ -67,17 +67,19 @@
 // and writes its rows contiguously; the Transpose back, which moves the innermost axis, is a
 // Program's host step (a copy of the tensor). Two steps instead of the reference interpreter.
 //
-// With dynamic dimensions, a reduction that keeps its axes is written alone with a Transpose
-// back in place of the Reshape (the kept axes of 1 move back into place: the same bytes), and
-// a Softmax as above; a Program compiles their kernels, whose loads gather, per set of input
-// shapes (StepKind::kernel_per_shape). Regions need static shapes.
+// With dynamic dimensions the same rewrites are made: a value goes back by a Reshape where it
+// has at most one dynamic dimension (the Reshape's -1), else by a Transpose (a reduction alone
+// that keeps its axes: the kept axes of 1 move back into place, the same bytes; a value of a
+// region: as above, folded into the store); an input of a region with dynamic dimensions has
+// X's rank or at most one of them. A Program compiles the kernels per set of input shapes
+// (StepKind::kernel_per_shape): MeanVarianceNormalization over a dynamic batch is one kernel.
 //
 // Left alone: reductions over the last axes already, reductions and Softmaxes over one run of
 // middle axes where the backend reduces columns (backend_column_reductions: the tokenizer
 // takes them with their ops into one kernel, passes/tile_columns.hpp, and a Program compiles it
-// per set of shapes when they are dynamic), reductions without keep_dims of inputs
-// with dynamic dimensions (the Reshape needs static shapes), rank < 2, and reductions and
-// Softmaxes the backend does not fuse.
+// per set of shapes when they are dynamic), reductions without keep_dims whose result has more
+// than one dynamic dimension (no Reshape writes it), rank < 2, and reductions and Softmaxes the
+// backend does not fuse.
 // A Program runs it on its model before the tokenizer.
 #pragma once
 
@@ -171,6 +173,20 @@ private:
     return true;
   }
 
+  /// Whether a value of the region of shape `s` goes back from the domain by a Reshape: the axes
+  /// that are not 1 keep their order, and reshape_to(s) makes it.
+  static bool reshaped_back(const Shape& s, const Region& r) {
+    return order_kept(s, r.perm) && reshapes(s);
+  }
+
+  /// Whether reshape_to(s) makes `s` from any shape of its elements: static, or one dynamic
+  /// dimension (the Reshape's -1) and no other of extent 0.
+  static bool reshapes(const Shape& s) {
+    if (s.is_static()) return true;
+    const auto dyn = std::count(s.begin(), s.end(), dynamic);
+    return dyn == 1 && std::find(s.begin(), s.end(), Dim{0}) == s.end();
+  }
+
   static ir::Reshape reshape_to(const Shape& s) {
     return ir::Reshape{std::vector<std::int64_t>(s.begin(), s.end())};
   }
@@ -196,7 +212,7 @@ private:
             const std::vector<std::size_t> perm = axes_last(reduced, kept);
             const ir::Value t = out.make(ir::Transpose{perm}, {in[0]}, n.name + "/axes_last")[0];
             const ir::Value r = out.make(trailing(tag, reduced, kept), {t}, n.name + "/rows")[0];
-            if (!n.outputs[0].shape.is_static()) // kept reduced axes of 1 go back in their place
+            if (!reshapes(n.outputs[0].shape)) // kept reduced axes of 1 go back in their place
               return out.make(ir::Transpose{inverse_permutation(perm)}, {r}, n.name);
             return out.make(reshape_to(n.outputs[0].shape), {r}, n.name);
           } else {
@@ -262,17 +278,19 @@ private:
   }
 
   /// Whether elementwise `n` computes in the region's domain: its output has X's rank and each
-  /// axis X's extent or 1, its other inputs are static of rank <= X's.
+  /// axis X's extent or 1, its other inputs have rank <= X's (X's, or one that a Reshape
+  /// extends, when they have dynamic dimensions).
   template <class T>
   static bool fits(const ir::Graph<T>& g, const ir::Node<T>& n, const Region& r) {
     const Shape& out = n.outputs[0].shape;
-    if (!out.is_static() || out.rank() != r.x.rank()) return false;
+    if (out.rank() != r.x.rank()) return false;
     for (std::size_t d = 0; d < out.rank(); ++d)
       if (out[d] != 1 && out[d] != r.x[d]) return false;
-    for (const ir::Output& o : n.inputs)
-      if (!r.values.count(o) &&
-          (!g.type(o).shape.is_static() || g.type(o).shape.rank() > r.x.rank()))
+    for (const ir::Output& o : n.inputs) {
+      const Shape& s = g.type(o).shape;
+      if (!r.values.count(o) && (s.rank() > r.x.rank() || (s.rank() < r.x.rank() && !reshapes(s))))
         return false;
+    }
     return true;
   }
 
@@ -281,10 +299,10 @@ private:
     const auto order = g.topological_order();
     for (ir::NodeId id : order) {
       const ir::Node<T>& seed = g.node(id);
-      if (!candidate(g, seed) || !g.type(seed.inputs[0]).shape.is_static()) continue;
+      if (!candidate(g, seed)) continue;
       Region r;
       r.x = g.type(seed.inputs[0]).shape;
-      if (r.x.element_count() == 0) continue;
+      if (r.x.is_static() && r.x.element_count() == 0) continue;
       std::visit(
           [&](const auto& tag) {
             if constexpr (ir::reduction<std::decay_t<decltype(tag)>>)
@@ -371,7 +389,7 @@ private:
                       [&](const ir::Use& u) { return r.nodes.count(u.node) > 0; }))
         continue;
       const Shape& s = g.type(v).shape;
-      if (!order_kept(s, r.perm) &&
+      if (!reshaped_back(s, r) &&
           !FuseTransposeIntoResult::keeps_innermost(permuted(s, r.perm), inverse))
         return false;
     }
@@ -418,7 +436,7 @@ private:
                          return std::vector<ir::Value>{v}; // read in the domain only
                      }
                      const Shape& s = n.outputs[0].shape; // back to it
-                     if (!r.values.count(self) || order_kept(s, r.perm))
+                     if (!r.values.count(self) || reshaped_back(s, r))
                        return out.make(reshape_to(s), {v}, n.name + "/shape");
                      return out.make(ir::Transpose{inverse}, {v}, n.name + "/axes_back");
                    });
@@ -428,14 +446,12 @@ private:
   template <class T>
   static ir::Value into_domain(ir::Graph<T>& out, ir::Value v, const Shape& s, const Region& r,
                                const std::string& name) {
-    if (s.element_count() == 1) return v; // broadcast the same in any order
+    if (s.is_static() && s.element_count() == 1) return v; // broadcast the same in any order
     std::vector<Dim> d(r.x.rank() - s.rank(), 1);
     d.insert(d.end(), s.begin(), s.end());
     const Shape full(std::move(d));
-    if (order_kept(full, r.perm)) {
-      const Shape to = permuted(full, r.perm);
+    if (const Shape to = permuted(full, r.perm); order_kept(full, r.perm) && reshapes(to))
       return to == s ? v : out.make(reshape_to(to), {v}, name)[0];
-    }
     if (full != s) v = out.make(reshape_to(full), {v}, name + "/rank")[0];
     return out.make(ir::Transpose{r.perm}, {v}, name)[0];
   }
@@ -452,8 +468,8 @@ private:
           using Tag = std::decay_t<decltype(tag)>;
           if constexpr (ir::reduction<Tag> && T::template fusable<Tag>) {
             const Shape& s = g.type(n.inputs[0]).shape;
-            return (s.is_static() || tag.keep_dims) && s.rank() >= 2 && !tag.axes.empty() &&
-                   row_axes(g, n) == 0 && !columns(g, n);
+            return (tag.keep_dims || reshapes(n.outputs[0].shape)) && s.rank() >= 2 &&
+                   !tag.axes.empty() && row_axes(g, n) == 0 && !columns(g, n);
           } else {
             return false;
           }
