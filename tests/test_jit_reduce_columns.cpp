@@ -92,6 +92,35 @@ TEST_CASE("reduce columns: the kernel walks a vector of columns at a time") {
     CHECK(columns_domain(h, x64::Isa::avx512) == std::vector<Dim>{4, 24, 16});
 }
 
+TEST_CASE("reduce columns: threads that split the blocks keep whole lines of each channel") {
+  // compile/signature.hpp's column_chunk_unit: with the batch dropped, threads split the blocks;
+  // two threads never write one cache line of a channel where the channels start on lines, and
+  // take at least 1 KiB of each channel where they do not
+  struct Case {
+    Shape shape;
+    int avx512_threads, avx2_threads; // of 2 asked for
+  };
+  for (const Case& c : {Case{{1, 16, 56, 56}, 2, 2},   // blocks of 64 or 32 bytes, rows of lines
+                        Case{{1, 16, 12, 12}, 2, 2},   // 9 or 18 blocks, rows of 9 lines
+                        Case{{1, 768, 7, 7}, 1, 1},    // 7 blocks of 28 bytes, rows of 196 bytes
+                        Case{{1, 8, 40, 60}, 2, 2},    // 150 or 300 blocks (of 16 or 8), rows of
+                                                       // 9600 bytes: whole lines per unit
+                        Case{{1, 8, 3, 100}, 1, 1},    // rows of 1200 bytes, not whole lines:
+                                                       // one unit of at least 1 KiB
+                        Case{{1, 8, 7, 100}, 2, 2},    // rows of 2800 bytes: two units
+                        Case{{2, 768, 7, 7}, 2, 2}}) { // the batch is the parallel dimension
+    INFO("shape = " << c.shape.to_string());
+    Graph g;
+    const auto x = g.parameter(f32, c.shape);
+    g.result(g.subtract(x, g.reduce_mean(x, {1}, true)));
+    for_each_isa([&](x64::Isa isa) {
+      const CompiledKernel k = compile(g, {.isa = isa});
+      CHECK(divide_work(k.signature(), 2).threads() ==
+            (isa == x64::Isa::avx512 ? c.avx512_threads : c.avx2_threads));
+    });
+  }
+}
+
 TEST_CASE("reduce columns: two middle axes, and the kept axes merged") {
   // GroupNorm's statistics the other way round: [N, G, C/G, H, W] over G and C/G
   const Shape s{2, 3, 4, 5, 16};

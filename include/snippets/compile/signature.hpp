@@ -17,6 +17,31 @@ namespace snippets {
 
 namespace detail {
 
+/// Blocks per unit of a kernel of columns whose threads split its blocks of W columns (the
+/// batch dimension dropped: passes/tile_columns.hpp). Each output row of H*W columns (a channel)
+/// is then cut where one thread's blocks end, and two threads writing one cache line trade it
+/// back and forth, once per row. So a unit keeps each thread's part of every row whole lines
+/// where the rows start on lines, else at least 1 KiB of the row (at most one line in 16
+/// shared): [1, 768, 7, 7] (7 blocks of 7 columns, rows of 196 bytes) stays on one thread.
+/// 1 when the batch is the parallel dimension.
+template <class T> std::int64_t column_chunk_unit(const ir::LinearIR<T>& lir) {
+  if (lir.domain.size() != lir.row_dims + 1) return 1; // dim 0 is the batch
+  const Dim blocks = lir.domain[0], width = lir.domain.back();
+  std::int64_t unit = 1;
+  for (std::size_t a = lir.num_inputs; a < lir.num_inputs + lir.num_outputs; ++a) {
+    const auto block_bytes = static_cast<std::int64_t>(width * Dim(size_of(lir.arg_types.at(a))));
+    std::int64_t u = 1;
+    if (block_bytes * blocks % 64 == 0) {
+      while (u * block_bytes % 64 != 0) ++u;
+    } else { // as many units of 1 KiB as fit, evenly (no short last unit)
+      const std::int64_t units = std::max<std::int64_t>(1, blocks * block_bytes / 1024);
+      u = (blocks + units - 1) / units;
+    }
+    unit = std::max(unit, u);
+  }
+  return unit;
+}
+
 /// A static body whose outputs are all empty (an empty batch, a product without rows or
 /// columns) needs no code: compile() gives it a kernel that checks its buffers and returns.
 template <class T> bool writes_nothing(const ir::Graph<T>& body) {
@@ -172,7 +197,10 @@ KernelSignature describe(const ir::Graph<T>& body, const ir::Graph<T>& canonical
     else
       sig.outer_stride_bytes[e->data_index] = passes::stride_along(desc, 0) * bytes;
   }
-  if (!lir.dynamic) return sig;
+  if (!lir.dynamic) {
+    if (lir.columns) sig.chunk_unit = column_chunk_unit(lir);
+    return sig;
+  }
   DynamicLayout dyn;
   dyn.args = std::move(shapes);
   dyn.inputs = lir.num_inputs;

@@ -18,7 +18,8 @@
 // Every port is rewritten as TileStridedReads does (split_innermost): planar memory stays as
 // it was, through the ports' memory orders. The blocks are walked by the loop before the row
 // (the threads split the outermost dimension: the blocks when N is 1 and OptimizeDomain
-// dropped it).
+// dropped it, in units that keep each thread's part of a channel whole cache lines,
+// compile/signature.hpp's column_chunk_unit).
 // Applies to static LIRs with LinearIR::columns; a part of an input (a folded Slice) is not
 // split [snippets.compile.reduce_axis].
 // @pre OptimizeDomain ran; @post lir.domain has one more dimension, row_dims is unchanged
