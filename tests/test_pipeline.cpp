@@ -93,8 +93,8 @@ static_assert(std::is_same_v<p::insert_after_t<p::Pipeline<p::Pipeline<p::MarkLo
 // in both branches of a Select: InsertLoops is in the MatMul stage and in the loop lowering
 using WithCounter = p::insert_after_t<p::DefaultLowering, p::InsertLoops, CountExpressions>;
 static_assert(std::is_same_v<WithCounter::then_type,
-                             p::Pipeline<p::LowerBrgemm, p::InsertLoops, CountExpressions,
-                                         p::InitLiveRanges, p::AssignRegisters>>);
+                             p::Pipeline<p::FuseMultiplyAdd, p::LowerBrgemm, p::InsertLoops,
+                                         CountExpressions, p::InitLiveRanges, p::AssignRegisters>>);
 static_assert(p::detail::Count<WithCounter, CountExpressions>::value == 2);
 // a whole stage is an anchor too
 static_assert(std::is_same_v<p::replace_t<p::DefaultLowering, p::BrgemmLowering, p::LoopLowering>,
@@ -125,7 +125,8 @@ TEST_CASE("describe() lists the passes in run order and shows a Select's branche
   CHECK(p::describe<p::Pipeline<p::Pipeline<p::MarkLoops, p::FuseLoops>, p::InitLoops>>() ==
         "MarkLoops\nFuseLoops\nInitLoops\n");
   const std::string& text = p::describe<WithCounter>();
-  CHECK(text.starts_with("if HasMatMul:\n  LowerBrgemm\n  InsertLoops\n  CountExpressions\n"));
+  CHECK(text.starts_with(
+      "if HasMatMul:\n  FuseMultiplyAdd\n  LowerBrgemm\n  InsertLoops\n  CountExpressions\n"));
   CHECK(text.find("else:\n  OptimizeDomain\n") != std::string::npos);
   CHECK(text.find("  InsertLoops\n  CountExpressions\n  InitLiveRanges\n  InsertRegSpills\n") !=
         std::string::npos);
