@@ -141,6 +141,40 @@ TEST_CASE("aarch64: a Program runs a whole model, what the target cannot fuse on
   CHECK(got[1].values().v == want[1].values().v);
 }
 
+TEST_CASE("aarch64: norms over axes that are not one run are one kernel of a Program") {
+  // passes/move_reduced_axes_last.hpp: over [0, 2] of NCHW as [C, N, H, W] (a kernel of
+  // columns reading and writing through Transposes that keep W innermost), over [0, 2, 3] as
+  // rows; with a dynamic batch, compiled per set of shapes
+  std::uint64_t seed = 400;
+  for (const std::vector<std::int64_t>& axes : {std::vector<std::int64_t>{0, 2}, {0, 2, 3}})
+    for (const bool dyn : {false, true}) {
+      INFO("axes " << axes.size() << (dyn ? ", dynamic batch" : ""));
+      G g;
+      const auto x = g.parameter(f32, {dyn ? dynamic : 3, 5, 6, 7}, "x");
+      const auto gamma = g.parameter(f32, {5, 1, 1}, "gamma");
+      const auto d = g.subtract(x, g.reduce_mean(x, axes, true));
+      const auto var = g.reduce_mean(g.multiply(d, d), axes, true);
+      g.result(g.multiply(g.divide(d, g.sqrt(g.add(var, g.scalar(f32, 1e-5)))), gamma), "y");
+      const Program<Backend> program(g);
+      int kernels = 0;
+      for (const auto& s : program.steps()) {
+        CHECK(s.kind != Program<Backend>::StepKind::reference);
+        kernels += s.kind == Program<Backend>::StepKind::kernel ||
+                   s.kind == Program<Backend>::StepKind::kernel_per_shape;
+      }
+      CHECK(kernels == 1);
+      for (const Dim n : {3, 1}) {
+        if (!dyn && n != 3) continue;
+        const std::vector<Tensor> in{uniform({n, 5, 6, 7}, ++seed, -3, 3),
+                                     uniform({5, 1, 1}, ++seed, 0.5, 1.5)};
+        const auto got = program.run(std::span<const Tensor>(in));
+        const auto want = reference::evaluate(g, std::span<const Tensor>(in));
+        const std::string report = compare(got[0], want[0], Tolerance{64, 1e-4});
+        CHECK_MESSAGE(report.empty(), report);
+      }
+    }
+}
+
 TEST_CASE("aarch64: a Transpose of an f32 input is folded into strided loads, lane by lane") {
   using Order = std::vector<std::size_t>;
   std::uint64_t seed = 300;
