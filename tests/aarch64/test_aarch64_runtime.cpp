@@ -163,8 +163,7 @@ TEST_CASE("aarch64: norms over axes that are not one run are one kernel of a Pro
                    s.kind == Program<Backend>::StepKind::kernel_per_shape;
       }
       CHECK(kernels == 1);
-      for (const Dim n : {3, 1}) {
-        if (!dyn && n != 3) continue;
+      for (const Dim n : dyn ? std::vector<Dim>{3, 1} : std::vector<Dim>{3}) {
         const std::vector<Tensor> in{uniform({n, 5, 6, 7}, ++seed, -3, 3),
                                      uniform({5, 1, 1}, ++seed, 0.5, 1.5)};
         const auto got = program.run(std::span<const Tensor>(in));

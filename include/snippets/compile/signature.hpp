@@ -4,6 +4,7 @@
 // the domain, strides of the parallel loop, scratch and, for a dynamic kernel, its layout.
 #pragma once
 
+#include <numeric>
 #include <vector>
 
 #include "snippets/ir/graph.hpp"
@@ -30,14 +31,12 @@ template <class T> std::int64_t column_chunk_unit(const ir::LinearIR<T>& lir) {
   std::int64_t unit = 1;
   for (std::size_t a = lir.num_inputs; a < lir.num_inputs + lir.num_outputs; ++a) {
     const auto block_bytes = static_cast<std::int64_t>(width * Dim(size_of(lir.arg_types.at(a))));
-    std::int64_t u = 1;
-    if (block_bytes * blocks % 64 == 0) {
-      while (u * block_bytes % 64 != 0) ++u;
+    if (block_bytes * blocks % 64 == 0) { // the fewest blocks that make whole lines
+      unit = std::max(unit, 64 / std::gcd(block_bytes, std::int64_t{64}));
     } else { // as many units of 1 KiB as fit, evenly (no short last unit)
       const std::int64_t units = std::max<std::int64_t>(1, blocks * block_bytes / 1024);
-      u = (blocks + units - 1) / units;
+      unit = std::max(unit, (blocks + units - 1) / units);
     }
-    unit = std::max(unit, u);
   }
   return unit;
 }

@@ -382,17 +382,17 @@ private:
     const std::size_t k = form.reduced + form.kept; // the axes from the end the rule looks at
     if (form.kept > 0) {
       // a Transpose that leaves the kept axes in place is read (or written) vector by vector
-      auto gathers = [&](ir::NodeId t) {
+      auto moves_kept = [&](ir::NodeId t) {
         const auto& order = std::get<ir::Transpose>(g_.node(t).op).order;
         for (std::size_t j = 1; j <= form.kept; ++j)
           if (j > order.size() || order[order.size() - j] != order.size() - j) return true;
         return false;
       };
       bool other = ir::is<ir::MatMul>(n.op) || ir::is<ir::Slice>(n.op) ||
-                   (ir::is<ir::Transpose>(n.op) && gathers(c.id));
+                   (ir::is<ir::Transpose>(n.op) && moves_kept(c.id));
       for (std::size_t p : c.merge)
         other = other || groups_[p].matmul || !groups_[p].slices.empty() ||
-                std::any_of(groups_[p].transposes.begin(), groups_[p].transposes.end(), gathers);
+                std::any_of(groups_[p].transposes.begin(), groups_[p].transposes.end(), moves_kept);
       if (other) return false;
     } else if (k < 2) {
       return true; // over one axis, a broadcast input is one element: its own value
