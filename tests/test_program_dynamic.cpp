@@ -222,17 +222,22 @@ TEST_CASE("reductions and a Softmax over other axes of a dynamic model: kernels 
   // compiled for each set of shapes: the sum and the Softmax over the channels as kernels of
   // columns (passes/tile_columns.hpp); the max over axes 0 and 2 by MoveReducedAxesLast over its
   // input transposed (a gathering kernel), the result reshaped by a host step; so the
-  // reductions of the rank-4 input without keep_dims, one over axes 0 and 2 (the kept W
-  // innermost: a kernel of columns), one over 1 and 3 whose result has a dynamic dimension (the
-  // Reshape's -1)
+  // reductions of the rank-4 inputs without keep_dims, their results the kept axes as they are
+  // in the transposed domain: over axes 0 and 2 (the kept W innermost: a kernel of columns), over
+  // 1 and 3 with a result of one dynamic dimension, and of two, alone and beside a norm's mean
   Graph g;
   const Value x = g.parameter(f32, {dynamic, 6, dynamic}, "x");
   const Value x4 = g.parameter(f32, {dynamic, 4, 5, 3}, "x4");
+  const Value y4 = g.parameter(f32, {dynamic, 4, dynamic, 3}, "y4");
   g.result(g.reduce_sum(g.relu(x), {1}, true), "s");
   g.result(g.reduce_max(x, {0, 2}, true), "m");
   g.result(g.softmax(x, 1), "p");
   g.result(g.reduce_mean(x4, {0, 2}, false), "mean02");
   g.result(g.reduce_sum(x4, {1, 3}, false), "sum13");
+  g.result(g.reduce_max(g.relu(y4), {1, 3}, false), "max13");
+  const Value centred = g.subtract(y4, g.reduce_mean(y4, {1, 3}, true));
+  g.result(g.multiply(centred, g.scalar(f32, 2.0)), "centred");
+  g.result(g.reduce_min(centred, {1, 3}, false), "min13");
   for_each_isa([&](x64::Isa isa) {
     const Program<> program(g, {.compile = {.isa = isa}});
     int per_shape = 0;
@@ -241,11 +246,12 @@ TEST_CASE("reductions and a Softmax over other axes of a dynamic model: kernels 
       CHECK(step.kind != StepKind::reference);
       per_shape += step.kind == StepKind::kernel_per_shape;
     }
-    CHECK(per_shape >= 4);
+    CHECK(per_shape >= 6);
     for (const auto& [n, hw] : {std::pair<Dim, Dim>{2, 5}, {1, 1}, {3, 17}, {2, 40}}) {
       INFO("shape [" << n << ", 6, " << hw << "]");
       const std::vector<Tensor> in = {uniform({n, 6, hw}, std::uint64_t(n * 100 + hw), -3, 3),
-                                      uniform({hw, 4, 5, 3}, std::uint64_t(n * 100 + hw + 1))};
+                                      uniform({hw, 4, 5, 3}, std::uint64_t(n * 100 + hw + 1)),
+                                      uniform({n, 4, hw, 3}, std::uint64_t(n * 100 + hw + 2))};
       const auto want = reference::evaluate(g, in);
       for (const int threads : {1, 2}) check_outputs(program.run(in, with_threads(threads)), want);
     }

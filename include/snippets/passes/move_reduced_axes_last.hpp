@@ -7,6 +7,7 @@
 // One reduction alone:
 //
 //   ReduceX(x, axes S)  ->  Reshape(ReduceX(Transpose(x, perm), the last |S| axes, keep_dims))
+//   ReduceX(x, axes S, keep_dims false)  ->  ReduceX(Transpose(x, perm), the last |S| axes)
 //
 // perm lists the other axes in their order, then S in its order; on a backend that reduces
 // columns, the kept axes after the last of S stay last (kept_last): perm lists the other kept
@@ -14,7 +15,7 @@
 // passes/tile_columns.hpp, whose loads and stores keep the innermost axis: `[0, 2]` of NCHW is
 // computed as `[C, N, H, W]`). The reduced tensor holds the same values in the same order either
 // way (its reduced axes have extent 1 and the others keep their order), so the Reshape to the
-// op's shape (S kept as 1, or dropped) only renames it.
+// op's shape (S kept as 1) only renames it; without keep_dims the result is the op's already.
 // The tokenizer takes the Transpose as the first op on a Subgraph input, folded into the
 // kernel's loads (FuseTransposeIntoParameter gathers x along S), and the reduction as the
 // kernel's row; the Reshape of the small result is a Program's host step. A max over axes 0 and
@@ -32,7 +33,8 @@
 //   one shared Transpose would be a value that several greedy groups need); the reductions
 //   reduce X''s last |S| axes with keep_dims; what leaves the region goes back to its shape:
 //   Transpose(inverse perm), folded into the kernel's store, or a Reshape where the axes that
-//   are not 1 keep their order (a reduced value).
+//   are not 1 keep their order (a reduced value; a reduction without keep_dims keeps its form,
+//   the op's).
 //
 // The region of a seed reduction R over S of x [static shape X, no axis of extent 0]: x's
 // producers that are elementwise ops of shape X (walked back while they are), R, and, following
@@ -70,16 +72,16 @@
 // With dynamic dimensions the same rewrites are made: a value goes back by a Reshape where it
 // has at most one dynamic dimension (the Reshape's -1), else by a Transpose (a reduction alone
 // that keeps its axes: the kept axes of 1 move back into place, the same bytes; a value of a
-// region: as above, folded into the store); an input of a region with dynamic dimensions has
-// X's rank or at most one of them. A Program compiles the kernels per set of input shapes
-// (StepKind::kernel_per_shape): MeanVarianceNormalization over a dynamic batch is one kernel.
+// region: as above, folded into the store), and a reduction without keep_dims needs neither;
+// an input of a region with dynamic dimensions has X's rank or at most one of them. A Program
+// compiles the kernels per set of input shapes (StepKind::kernel_per_shape):
+// MeanVarianceNormalization over a dynamic batch is one kernel.
 //
 // Left alone: reductions over the last axes already, reductions and Softmaxes over one run of
 // middle axes where the backend reduces columns (backend_column_reductions: the tokenizer
 // takes them with their ops into one kernel, passes/tile_columns.hpp, and a Program compiles it
-// per set of shapes when they are dynamic), reductions without keep_dims whose result has more
-// than one dynamic dimension (no Reshape writes it), rank < 2, and reductions and Softmaxes the
-// backend does not fuse.
+// per set of shapes when they are dynamic), rank < 2, and reductions and Softmaxes the backend
+// does not fuse.
 // A Program runs it on its model before the tokenizer.
 #pragma once
 
@@ -212,6 +214,7 @@ private:
             const std::vector<std::size_t> perm = axes_last(reduced, kept);
             const ir::Value t = out.make(ir::Transpose{perm}, {in[0]}, n.name + "/axes_last")[0];
             const ir::Value r = out.make(trailing(tag, reduced, kept), {t}, n.name + "/rows")[0];
+            if (!tag.keep_dims) return std::vector{r}; // the kept axes, in their order
             if (!reshapes(n.outputs[0].shape)) // kept reduced axes of 1 go back in their place
               return out.make(ir::Transpose{inverse_permutation(perm)}, {r}, n.name);
             return out.make(reshape_to(n.outputs[0].shape), {r}, n.name);
@@ -246,14 +249,14 @@ private:
     }
   }
 
-  /// `tag` over as many axes as `reduced` holds before the last `kept` ones, with keep_dims.
+  /// `tag` over as many axes as `reduced` holds before the last `kept` ones, keep_dims as it
+  /// was: without it the result is the kept axes in their order (perm keeps it), the op's own.
   template <class Tag>
   static Tag trailing(Tag tag, const std::vector<bool>& reduced, std::size_t kept) {
     const auto k = std::int64_t(std::count(reduced.begin(), reduced.end(), true));
     const auto t = std::int64_t(kept);
     tag.axes.clear();
     for (std::int64_t a = -k - t; a < -t; ++a) tag.axes.push_back(a);
-    tag.keep_dims = true;
     return tag;
   }
 
@@ -436,6 +439,8 @@ private:
                          return std::vector<ir::Value>{v}; // read in the domain only
                      }
                      const Shape& s = n.outputs[0].shape; // back to it
+                     if (!reduced_dims_kept(n))
+                       return std::vector{v}; // already: the kept axes in their order
                      if (!r.values.count(self) || reshaped_back(s, r))
                        return out.make(reshape_to(s), {v}, n.name + "/shape");
                      return out.make(ir::Transpose{inverse}, {v}, n.name + "/axes_back");
@@ -468,8 +473,7 @@ private:
           using Tag = std::decay_t<decltype(tag)>;
           if constexpr (ir::reduction<Tag> && T::template fusable<Tag>) {
             const Shape& s = g.type(n.inputs[0]).shape;
-            return (tag.keep_dims || reshapes(n.outputs[0].shape)) && s.rank() >= 2 &&
-                   !tag.axes.empty() && row_axes(g, n) == 0 && !columns(g, n);
+            return s.rank() >= 2 && !tag.axes.empty() && row_axes(g, n) == 0 && !columns(g, n);
           } else {
             return false;
           }
