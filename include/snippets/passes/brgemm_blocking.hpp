@@ -70,9 +70,9 @@ inline ir::BrgemmShape brgemm_shape(const ir::MatMul& mm, const ir::PortDescript
 }
 
 /// Vector temporaries of a Brgemm epilogue: the output of each op, and a register for each
-/// input read from memory (an input tensor, a scalar) while its op runs. `temp` maps an op to
-/// its output's temporary and `(op, input)` to the loaded input's; `peak` is how many are live
-/// at once. The emitter follows this plan; LowerBrgemm sizes the register tile with it.
+/// input read from memory (an input tensor, a scalar) while its op runs (the output may reuse
+/// it, or the temporary of an input read for the last time). `temp` maps an op to its output's
+/// temporary and `(op, input)` to the loaded input's; `peak` is how many are live at once. The emitter follows this plan; LowerBrgemm sizes the register tile with it.
 template <class T> struct EpiloguePlan {
   std::map<const ir::Expression<T>*, int> temp;
   std::map<std::pair<const ir::Expression<T>*, std::size_t>, int> loaded;
@@ -106,8 +106,12 @@ template <class T> struct EpiloguePlan {
         loaded[{op, j}] = t;
         released.push_back(t);
       }
-      if (!std::holds_alternative<ir::Store>(op->op)) temp[op] = take();
+      // the emitters write their output after reading their inputs (emitter.hpp), so the
+      // output may take the temporary of its last input that dies here (FMA's addend: no copy)
       for (int t : released) free.insert(t);
+      if (std::holds_alternative<ir::Store>(op->op)) continue;
+      if (!released.empty()) free.erase(released.back());
+      temp[op] = released.empty() ? take() : released.back();
     }
   }
 };

@@ -356,13 +356,16 @@ private:
 
   /// s1 = src truncated to int32 within u8's or i8's range, NaN -> 0: clamped as f32 first
   /// (the bounds are integers, so clamping and truncating commute), which leaves CVTTPS2DQ no
-  /// lane out of its range. MAXPS returns its second operand for NaN: u8's lower bound 0.
+  /// lane out of its range (u8 on AVX-512: no upper bound, the store saturates). MAXPS returns
+  /// its second operand for NaN: u8's lower bound 0.
   void to_byte_range(Vmm src, bool u8) {
     const Vmm s0 = scratch_[0], s1 = scratch_[1];
     constexpr int unord_q = 0x03, ord_q = 0x07;
     if (u8) {
       h_.vmaxps(s1, src, consts_.value(0.0f));
-      h_.vminps(s1, s1, consts_.value(255.0f));
+      // VPMOVUSDB saturates what is above 255, CVTTPS2DQ's 0x80000000 for 2^31 and more too;
+      // AVX2's signed VPACKSSDW would not
+      if constexpr (!avx512) h_.vminps(s1, s1, consts_.value(255.0f));
       return h_.vcvttps2dq(s1, s1);
     }
     h_.vmaxps(s1, src, consts_.value(-128.0f));
