@@ -72,7 +72,8 @@ inline ir::BrgemmShape brgemm_shape(const ir::MatMul& mm, const ir::PortDescript
 /// Vector temporaries of a Brgemm epilogue: the output of each op, and a register for each
 /// input read from memory (an input tensor, a scalar) while its op runs (the output may reuse
 /// it, or the temporary of an input read for the last time). `temp` maps an op to its output's
-/// temporary and `(op, input)` to the loaded input's; `peak` is how many are live at once. The emitter follows this plan; LowerBrgemm sizes the register tile with it.
+/// temporary and `(op, input)` to the loaded input's; `peak` is how many are live at once. The
+/// emitter follows this plan; LowerBrgemm sizes the register tile with it.
 template <class T> struct EpiloguePlan {
   std::map<const ir::Expression<T>*, int> temp;
   std::map<std::pair<const ir::Expression<T>*, std::size_t>, int> loaded;
