@@ -91,6 +91,26 @@ TEST_CASE("aarch64 matmul int8: u8 x i8 and i8 x i8 over tails of M, N and K") {
             check_product(at, {m, k}, {k, n}, false, constant_b, seed += 2, {1, 2});
 }
 
+TEST_CASE("aarch64 matmul int8: zero sizes, with a zero point") {
+  if (!has_dotprod()) return;
+  for (const auto& [sa, sb] :
+       {std::pair{Shape{0, 5}, Shape{5, 7}}, std::pair{Shape{4, 5}, Shape{5, 0}},
+        std::pair{Shape{4, 0}, Shape{0, 7}}})
+    for (const bool constant_b : {false, true}) {
+      INFO("A " << sa.to_string() << " x B " << sb.to_string() << (constant_b ? " constant" : ""));
+      const Tensor a = bytes(u8, sa, 5), b = bytes(i8, sb, 6);
+      G g;
+      const auto pa = g.parameter(u8, sa);
+      const auto w = constant_b ? g.constant(i8, sb, b.values().v) : g.parameter(i8, sb);
+      g.result(g.make(ir::MatMul{false, false, 3}, {pa, w})[0]);
+      const std::vector<Tensor> in =
+          constant_b ? std::vector<Tensor>{a} : std::vector<Tensor>{a, b};
+      const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
+      const Program<Backend> program(g); // an empty product may stay on the reference path
+      CHECK(compare(program.run(in, with_threads(2))[0], want, exact) == "");
+    }
+}
+
 TEST_CASE("aarch64 matmul int8: B read along its columns (transposed), batches, broadcast B") {
   if (!has_dotprod()) return;
   std::uint64_t seed = 700;
