@@ -11,8 +11,8 @@
 //    other types, two outputs;
 //  - an MLP chain and attention (MatMul -> scale/mask -> Softmax -> MatMul, transposes folded),
 //    and MatMul -> Softmax;
-//  - guard pages around every tensor; Programs whose MatMul Subgraphs all become kernels;
-//  - an int8 product (u8 x i8), refused: the target has no int8 path yet.
+//  - guard pages around every tensor; Programs whose MatMul Subgraphs all become kernels.
+// int8 products: test_aarch64_matmul_int8.cpp.
 // Every result is compared with the reference interpreter (double) within the bound of an f32
 // sum of K products in another order: (K + 2) 2^-24 sum_k |a_mk| |b_kn| (the reference computes
 // the magnitudes as MatMul(|A|, |B|)), times the epilogue's largest slope; attention's bound
@@ -510,18 +510,4 @@ TEST_CASE("aarch64 matmul: MatMul -> Softmax writes the probabilities") {
   check_attention({.b = 1, .s = 7, .h = 2, .d = 8, .kv = 13, .planar = true}, 1);
   check_attention({.b = 2, .s = 3, .h = 1, .d = 5, .kv = 4, .planar = true}, 1);
   check_attention({.b = 1, .s = 6, .h = 2, .d = 8, .kv = 37, .mask = Shape{6, 37}}, 1);
-}
-
-TEST_CASE("aarch64 matmul: an int8 product is refused, naming the target's lack of int8 "
-          "products") {
-  G g;
-  const auto a = g.parameter(ElementType::u8, Shape{4, 8});
-  g.result(g.matmul(a, g.parameter(ElementType::i8, Shape{8, 4})));
-  try {
-    (void)compile(g);
-    FAIL("an int8 MatMul compiled on AArch64");
-  } catch (const Error& e) {
-    CHECK(e.id() == "snippets.compile.unsupported_matmul");
-    CHECK_MESSAGE(std::string(e.what()).find("no int8 products") != std::string::npos, e.what());
-  }
 }

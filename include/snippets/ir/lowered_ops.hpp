@@ -102,11 +102,18 @@ struct BrgemmShape {
   /// no byte dot products): a panel row holds two depths of each column as the words of a
   /// dword (B sign-extended, zero past K), A is read as it is (zero- or sign-extended).
   bool words = false;
+  /// Quads whose dot product reads A signed and B signed (AArch64's SDOT) rather than A
+  /// unsigned (VPDPBUSD): a u8 A is read as A - 128 (its sign bits flipped), an i8 A as it is.
+  bool signed_a = false;
   std::int32_t a_zero = 0;
   std::int64_t panel_width() const { return std::int64_t{n_r} * lanes; }
   std::int64_t panels() const { return (n + panel_width() - 1) / panel_width(); }
-  /// What the kernel's A exceeds (A - a_zero) by: 128 for an i8 A, plus the zero point.
-  std::int32_t a_offset() const { return (quads && a_type == ElementType::i8 ? 128 : 0) + a_zero; }
+  /// What the kernel's A exceeds (A - a_zero) by: the zero point, plus 128 for an i8 A read
+  /// unsigned or minus 128 for a u8 A read signed (signed_a).
+  std::int32_t a_offset() const {
+    const ElementType flipped = signed_a ? ElementType::u8 : ElementType::i8;
+    return (quads && a_type == flipped ? (signed_a ? -128 : 128) : 0) + a_zero;
+  }
   bool compensated() const { return (quads || words) && a_offset() != 0; }
   /// Depths per panel row: 4 (quads), 2 (bf16 pairs, words) or 1.
   int depths_per_row() const { return quads ? 4 : pairs || words ? 2 : 1; }

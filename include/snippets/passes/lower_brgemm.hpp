@@ -191,6 +191,7 @@ private:
     s1.shape =
         brgemm_shape(std::get<ir::MatMul>(s1.mm->op), a.out_desc(0), s1.b->out_desc(0), lanes,
                      a_type, operand_type(lir, *s1.b, a_type), lir.native_bf16, lir.int8_dot);
+    s1.shape.signed_a = s1.shape.quads && reads_a_signed<T>();
     // A: rows of f32 in scratch, or of bytes (quantized probabilities or activations)
     for (std::size_t i = 1; i < p.f.stages.size(); ++i) {
       Stage<T>& s = p.f.stages[i];
@@ -199,7 +200,18 @@ private:
           brgemm_shape(std::get<ir::MatMul>(s.mm->op),
                        {p.f.stages[i - 1].mm->out_desc(0).shape, {}, {}}, s.b->out_desc(0), lanes,
                        rows_type, operand_type(lir, *s.b, rows_type), false, lir.int8_dot);
+      s.shape.signed_a = s.shape.quads && reads_a_signed<T>();
     }
+  }
+
+  /// Whether the target's byte dot products read A signed (BrgemmShape::signed_a): the
+  /// optional traits member `static constexpr bool int8_signed_a` (AArch64's SDOT); false
+  /// without it (VPDPBUSD reads A unsigned).
+  template <class T> static constexpr bool reads_a_signed() {
+    if constexpr (requires { T::int8_signed_a; })
+      return T::int8_signed_a;
+    else
+      return false;
   }
 
   /// The type of the rows a product after the first reads as A from scratch: the quantized

@@ -151,6 +151,19 @@ public:
     if (rest) a_.st1(lane(v, rest, first / rest), asmjit::a64::ptr(address(base, bytes + first)));
   }
 
+  /// The `count` (1 to 16) bytes at base + bytes into the low bytes of v, the rest zero: the
+  /// largest power of two by one LDR, then each smaller power of two the rest holds as one
+  /// lane (13 = 8 + 4 + 1), so no byte past them is read.
+  void load_bytes(const Vec& v, const GpX& base, std::int64_t bytes, int count) {
+    int done = largest_power_of_two(count);
+    a_.ldr(scalar(v, done), operand(base, bytes, done));
+    for (int piece = done / 2; piece >= 1; piece /= 2)
+      if (count - done >= piece) {
+        a_.ld1(lane(v, piece, done / piece), asmjit::a64::ptr(address(base, bytes + done)));
+        done += piece;
+      }
+  }
+
   /// Loads (or stores) the raw bytes of `count` elements of `size` bytes, `count` in a
   /// register (1 to 3): lane 0 (an LDR clears the lanes above), then lane i while count > i.
   void lanes_raw(const Vec& v, const GpX& base, std::int64_t bytes, int size, const GpX& count,

@@ -15,6 +15,10 @@
 #include <string_view>
 #include <type_traits>
 
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
+
 #include "snippets/backend_traits.hpp"
 #include "snippets/ir/element_type.hpp"
 #include "snippets/target/aarch64/abi.hpp"
@@ -49,6 +53,25 @@ struct Traits {
   static std::string_view variant_name(Isa) { return "neon"; }
   static RegisterModel registers(Isa) {
     return {.lanes = lanes, .vector_registers = vector_registers, .gp_registers = usable_gprs};
+  }
+  /// Products of u8/s8 bytes summed in int32 (optional hooks, target/codegen.hpp): by SDOT
+  /// (FEAT_DotProd, ARMv8.2: every Neoverse), so where the host has it; a host that runs no
+  /// AArch64 code builds them for such a processor. Only as byte dot products: no 16-bit words
+  /// (CompileOptions::native_int8 = false is refused, emitters/brgemm.hpp).
+  static bool int8_products(Isa) { return host_has_dotprod(); }
+  static bool int8_dot(Isa) { return true; }
+  /// SDOT reads A signed: a u8 A is read as A - 128 (ir::BrgemmShape::signed_a).
+  static constexpr bool int8_signed_a = true;
+  /// FEAT_DotProd on the host (HWCAP_ASIMDDP); true where no AArch64 code runs.
+  static bool host_has_dotprod() {
+#if defined(__aarch64__) && defined(__linux__)
+    static const bool has = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+    return has;
+#elif defined(__aarch64__) && !defined(__ARM_FEATURE_DOTPROD)
+    return false; // not Linux: only what the compiler was told the processor has
+#else
+    return true;
+#endif
   }
   /// Reductions and Softmax over a dynamic innermost axis (optional hook, target/codegen.hpp).
   static constexpr bool dynamic_reductions = true;

@@ -12,6 +12,14 @@
 // (memory_access.hpp) and take the same FMLAs. A strided A (transposed) reads one element per
 // row and depth. B's panel vectors come in pairs (LDP) into two registers. Registers of the K
 // loop: m_r x n_r accumulators, m_r of A, 2 of B: at most 6 x 4 + 6 + 2 = 32.
+// int8 (BrgemmShape::quads with signed_a: u8/i8 A times i8 B, FEAT_DotProd): B is packed in
+// quads (a 16-byte panel vector is 4 columns x 4 depths), so the same loop takes sixteen depths
+// a step: one LDR q per row of A (the last K % 16 bytes exactly, zero above), a u8 A's sign
+// bits flipped (EOR with 0x80s: A - 128 as s8), and for each quad d
+// `sdot acc.4s, b_j.16b, a_row.4b[d]`. The sums start from zero or from the panel's
+// compensation row (-a_offset() x B's column sums: the 128 taken from a u8 A, and A's zero
+// point). Before the epilogue the int32 sums go as they are to the Stores of i32 outputs, then
+// become f32 (SCVTF, to nearest even as the reference's Convert) for the other ops.
 // Then the epilogue runs on each accumulator in turn (the ops' emitters on vector temporaries
 // above the tile, as EpiloguePlan assigns them; inputs and scalars are read for each
 // accumulator) and the Stores write the results. Columns past N in the last panel and the last
@@ -26,7 +34,11 @@
 // widened to f32). A B whose columns are contiguous along the depth is transposed in
 // registers, 4 x 4 at a time (TRN1/TRN2 on words, then on double words); other strides are
 // read element by element. bf16 pairs (BrgemmShape::pairs, x86's VDPBF16PS) are not emitted
-// here: LowerBrgemm asks for them only where the target converts to bf16 natively.
+// here: LowerBrgemm asks for them only where the target converts to bf16 natively. Quads of an
+// i8 B: along its rows, four rows interleaved (ZIP1 on bytes, then halfwords); along its
+// columns, 4 columns x 16 bytes transposed as words; the compensation row sums the packed
+// rows (SDOT with ones). 16-bit words (x86's VPMADDWD, CompileOptions::native_int8 = false)
+// are refused: this target has SDOT only.
 #pragma once
 
 #include <algorithm>
@@ -73,6 +85,8 @@ public:
                 " general-purpose registers beside the kernel's data pointers and loop "
                 "counters, and " +
                 std::to_string(c_.temps.size()) + " are left");
+    refuse_words(e, s);
+    SNIPPETS_ASSERT(!s.quads || s.signed_a) << "quads for a dot product that reads A unsigned";
     a_reg_ = c_.data[e.input_expr(0).data_index];
     moved_.clear();
     for (const E* x : epilogue) {
@@ -97,6 +111,7 @@ public:
     m_ = b.m;
     a_offset_ = b.a_offset * std::int64_t(size_of(s.a_type));
     row_scales_ = b.row_scales;
+    integer_ = s.quads;
 
     if (s.k != 0) { // depth 0: B is never read (its panels have no rows, and no scratch)
       if (b.b_packed)
@@ -125,6 +140,7 @@ public:
   void emit_copy_b(const E& e, const ir::BrgemmCopyB& cp) {
     const ir::BrgemmShape& s = cp.shape;
     if (s.k == 0) return; // depth 0: B is never read (see emit)
+    refuse_words(e, s);
     SNIPPETS_ASSERT(!s.pairs && s.lanes == lanes) << "BrgemmCopyB of another target's panels";
     if (static_cast<int>(c_.temps.size()) < copy_gp_temps)
       raise("snippets.compile.codegen", "the AArch64 BrgemmCopyB of '" + e.name + "' needs " +
@@ -139,6 +155,8 @@ public:
     auto panel = [&](std::int64_t width) {
       if (s.b_depth == 1 && s.b_col != 1)
         transposed_panel(s, width);
+      else if (s.quads)
+        integer_panel(s, width);
       else
         row_panel(s, width);
       c_.add_offset(to, to, s.panel_rows() * w * 4);
@@ -156,6 +174,16 @@ public:
   }
 
 private:
+  /// Integer products as 16-bit words (CompileOptions::native_int8 = false) are x86-64's
+  /// VPMADDWD path; this target has SDOT only.
+  static void refuse_words(const E& e, const ir::BrgemmShape& s) {
+    if (s.words)
+      raise("snippets.compile.unsupported_matmul",
+            "'" + e.name +
+                "' multiplies u8/i8 operands as 16-bit words (CompileOptions::native_int8 = "
+                "false), which the AArch64 target does not have: leave native_int8 on (SDOT)");
+  }
+
   // ---- BrgemmCopyB ----
 
   /// One panel of `width` columns of B read depth after depth. Registers: temps 0 B at the
@@ -188,6 +216,67 @@ private:
     a_.b_ne(next);
   }
 
+  /// One panel of `width` columns of an i8 B read along its rows (b_col 1), in quads: each
+  /// panel row is four depths of B as the bytes of its words, zero past K and past `width`
+  /// (four rows of four columns' bytes interleaved by ZIP1 on bytes, then on halfwords), and
+  /// with compensated() a last row holds -a_offset() x each column's sum (SDOT of the packed
+  /// rows with ones). Registers as row_panel; vectors: v0.. the panel row, v4-v7 four rows of
+  /// B, v8.. the sums, v12 ones.
+  void integer_panel(const ir::BrgemmShape& s, std::int64_t width) {
+    const GpX from = c_.temps[0], row = c_.temps[1], to = c_.temps[2], dst = c_.temps[3],
+              depth = c_.temps[4];
+    a_.mov(row, from);
+    a_.mov(dst, to);
+    start_sums(s);
+    auto panel_row = [&](int depths) { // the next `depths` (1 to 4) rows of B
+      for (int j = 0; j < s.n_r; ++j) {
+        const std::int64_t valid = std::clamp<std::int64_t>(width - j * lanes, 0, lanes);
+        for (int i = 0; i < 4; ++i)
+          if (valid && i < depths)
+            c_.mem.load_raw(v(4 + i), row, i * s.b_depth + j * lanes, 1, int(valid));
+          else
+            a_.movi(v(4 + i).s4(), 0);
+        a_.zip1(v(4).b8(), v(4).b8(), v(5).b8()); // (r0 c0, r1 c0, r0 c1, r1 c1, ...)
+        a_.zip1(v(6).b8(), v(6).b8(), v(7).b8());
+        a_.zip1(v(j).h8(), v(4).h8(), v(6).h8()); // (r0 c0, r1 c0, r2 c0, r3 c0, r0 c1, ...)
+        add_to_sum(s, j, v(j));
+        a_.str(v(j).q(), asmjit::a64::ptr(dst, static_cast<std::int32_t>(j * lanes * 4)));
+      }
+      c_.add_offset(dst, dst, s.panel_width() * 4);
+      c_.add_offset(row, row, 4 * s.b_depth);
+    };
+    if (s.k / 4) {
+      c_.set(depth, s.k / 4);
+      const asmjit::Label next = a_.newLabel();
+      a_.bind(next);
+      panel_row(4);
+      a_.subs(depth, depth, 1);
+      a_.b_ne(next);
+    }
+    if (s.k % 4) panel_row(static_cast<int>(s.k % 4));
+    for (int j = 0; j < s.n_r; ++j) store_sum(s, j, dst, j * lanes * 4);
+  }
+
+  // The compensation row of quads (BrgemmShape::compensated()): v8 + j sums vector j's columns
+  // of the packed rows, by SDOT with ones in v12; at the end it becomes -a_offset() x the sums.
+  void start_sums(const ir::BrgemmShape& s) {
+    if (!s.compensated()) return;
+    for (int j = 0; j < s.n_r; ++j) a_.movi(v(8 + j).s4(), 0);
+    a_.movi(v(12).b16(), 1);
+  }
+  void add_to_sum(const ir::BrgemmShape& s, int j, const Vec& packed) {
+    if (s.compensated()) a_.sdot(v(8 + j).s4(), packed.b16(), v(12).b16());
+  }
+  /// Stores vector j's compensation at base + bytes (the row after the panel's depths).
+  void store_sum(const ir::BrgemmShape& s, int j, const GpX& base, std::int64_t bytes) {
+    if (!s.compensated()) return;
+    const GpX factor = asmjit::a64::x(scratch2_gpr);
+    c_.set(factor, std::int64_t{-s.a_offset()});
+    a_.dup(v(13).s4(), factor.w());
+    a_.mul(v(8 + j).s4(), v(8 + j).s4(), v(13).s4());
+    a_.str(v(8 + j).q(), asmjit::a64::ptr(c_.mem.address(base, bytes)));
+  }
+
   /// v = `count` elements of `type` at base + bytes, `stride` bytes apart, as f32 (the rest
   /// zero).
   void gather(const Vec& v, const GpX& base, std::int64_t bytes, std::int64_t stride,
@@ -205,14 +294,18 @@ private:
   }
 
   /// One panel of a B whose columns are contiguous along the depth (a transposed B, such as K
-  /// in attention): blocks of 4 columns x 4 depths are loaded as rows, transposed in
-  /// registers and stored as panel rows. Registers: temps 0 B at the panel, 1 the block's
-  /// rows, 2 the panel, 3 the block's destination, 4 the depth counter.
+  /// in attention): blocks of 4 columns x 4 depths (quads: 4 x 16 bytes, a column's quads
+  /// being its words) are loaded as rows, transposed in registers and stored as panel rows;
+  /// quads sum the packed rows into the compensation row as integer_panel does. Registers:
+  /// temps 0 B at the panel, 1 the block's rows, 2 the panel, 3 the block's destination, 4 the
+  /// depth counter.
   void transposed_panel(const ir::BrgemmShape& s, std::int64_t width) {
     const GpX from = c_.temps[0], row = c_.temps[1], to = c_.temps[2], dst = c_.temps[3],
               depth = c_.temps[4];
     const std::int64_t bytes = std::int64_t(size_of(s.b_type)), column = s.b_col * bytes;
-    const std::int64_t w = s.panel_width(), blocks = s.k / lanes, rest = s.k % lanes;
+    const std::int64_t w = s.panel_width(), step = lanes * s.depths_per_row();
+    const std::int64_t blocks = s.k / step, rest = s.k % step;
+    start_sums(s);
     for (int g = 0; g < s.n_r; ++g) {
       const std::int64_t valid = std::clamp<std::int64_t>(width - g * lanes, 0, lanes);
       c_.add_offset(row, from, g * lanes * column);
@@ -221,26 +314,30 @@ private:
         c_.set(depth, blocks);
         const asmjit::Label next = a_.newLabel();
         a_.bind(next);
-        transpose_block(s.b_type, column, valid, lanes, w);
-        c_.add_offset(row, row, lanes * bytes);
+        transpose_block(s, g, column, valid, step, w);
+        c_.add_offset(row, row, step * bytes);
         c_.add_offset(dst, dst, lanes * w * 4);
         a_.subs(depth, depth, 1);
         a_.b_ne(next);
       }
-      if (rest) transpose_block(s.b_type, column, valid, rest, w);
+      if (rest) transpose_block(s, g, column, valid, rest, w);
+      store_sum(s, g, to, (s.depth_rows() * w + g * lanes) * 4);
     }
   }
 
-  /// `columns` columns (`column` bytes apart; the rest zero) x `depths` elements of `type` at
-  /// temps[1], transposed into `depths` panel rows at temps[3] (`w` floats apart).
-  void transpose_block(ElementType type, std::int64_t column, std::int64_t columns,
+  /// `columns` columns (`column` bytes apart; the rest zero) x `depths` elements of B at
+  /// temps[1], transposed into panel rows at temps[3] (`w` words apart): one a depth, or with
+  /// quads one per four depths (vector g of the panel, for its sums).
+  void transpose_block(const ir::BrgemmShape& s, int g, std::int64_t column, std::int64_t columns,
                        std::int64_t depths, std::int64_t w) {
     auto v = [](int i) { return asmjit::a64::v(static_cast<std::uint32_t>(i)); };
     for (int i = 0; i < lanes; ++i)
       if (i >= columns)
         a_.movi(v(i).s4(), 0);
+      else if (s.quads)
+        c_.mem.load_bytes(v(i), c_.temps[1], i * column, static_cast<int>(depths));
       else
-        c_.mem.load(v(i), c_.temps[1], i * column, type, depths);
+        c_.mem.load(v(i), c_.temps[1], i * column, s.b_type, depths);
     a_.trn1(v(4).s4(), v(0).s4(), v(1).s4()); // (c0[0], c1[0], c0[2], c1[2])
     a_.trn2(v(5).s4(), v(0).s4(), v(1).s4()); // (c0[1], c1[1], c0[3], c1[3])
     a_.trn1(v(6).s4(), v(2).s4(), v(3).s4());
@@ -249,8 +346,11 @@ private:
     a_.trn1(v(1).d2(), v(5).d2(), v(7).d2()); // depth 1
     a_.trn2(v(2).d2(), v(4).d2(), v(6).d2()); // depth 2
     a_.trn2(v(3).d2(), v(5).d2(), v(7).d2()); // depth 3
-    for (int d = 0; d < static_cast<int>(depths); ++d)
+    const std::int64_t rows = s.quads ? (depths + 3) / 4 : depths;
+    for (int d = 0; d < static_cast<int>(rows); ++d) {
+      add_to_sum(s, g, v(d));
       a_.str(v(d).q(), asmjit::a64::ptr(c_.temps[3], static_cast<std::int32_t>(d * w * 4)));
+    }
   }
 
   // ---- Brgemm ----
@@ -299,7 +399,15 @@ private:
   /// The micro-kernel for rows x n_v vectors, then its epilogue.
   void emit_tile(const ir::BrgemmShape& s, int rows, int n_v, std::int64_t width) {
     auto acc = [&](int r, int j) { return v(r * n_v + j); };
-    for (int i = 0; i < rows * n_v; ++i) a_.movi(v(i).s4(), 0);
+    if (s.compensated() && s.k != 0) { // the compensation row: the same for every row
+      const GpX row = c_.mem.address(b_panel(), s.depth_rows() * s.panel_width() * 4);
+      for (int j = 0; j < n_v; ++j)
+        a_.ldr(acc(0, j).q(), asmjit::a64::ptr(row, static_cast<std::int32_t>(j * lanes * 4)));
+      for (int r = 1; r < rows; ++r)
+        for (int j = 0; j < n_v; ++j) a_.mov(acc(r, j).b16(), acc(0, j).b16());
+    } else {
+      for (int i = 0; i < rows * n_v; ++i) a_.movi(v(i).s4(), 0);
+    }
     if (s.k != 0) {
       const std::int64_t a_bytes = std::int64_t(size_of(s.a_type));
       for (int r = 0; r < rows; ++r)
@@ -325,8 +433,9 @@ private:
   }
 
   /// acc(r, j) += B's panel row at b_depth() + `offset` bytes, vector j, times lane `lane` of
-  /// A's register of row r, for every row and vector. B's vectors come two at a time.
-  void fmla_panel_row(int rows, int n_v, std::int64_t offset, int lane) {
+  /// A's register of row r, for every row and vector. B's vectors come two at a time. `quads`:
+  /// the lane is four bytes of A and each column's word four of B (SDOT).
+  void panel_row(int rows, int n_v, std::int64_t offset, int lane, bool quads) {
     const Vec b[2] = {v(rows * n_v + rows), v(rows * n_v + rows + 1)};
     for (int j = 0; j < n_v; j += 2) {
       const auto at = static_cast<std::int32_t>(offset + j * lanes * 4);
@@ -334,16 +443,21 @@ private:
         a_.ldp(b[0].q(), b[1].q(), asmjit::a64::ptr(b_depth(), at));
       else
         a_.ldr(b[0].q(), asmjit::a64::ptr(b_depth(), at));
+      const auto at_lane = static_cast<std::uint32_t>(lane);
       for (int k = j; k < std::min(j + 2, n_v); ++k)
         for (int r = 0; r < rows; ++r)
-          a_.fmla(v(r * n_v + k).s4(), b[k - j].s4(),
-                  v(rows * n_v + r).s(static_cast<std::uint32_t>(lane)));
+          if (quads)
+            a_.sdot(v(r * n_v + k).s4(), b[k - j].b16(), v(rows * n_v + r).b4(at_lane));
+          else
+            a_.fmla(v(r * n_v + k).s4(), b[k - j].s4(), v(rows * n_v + r).s(at_lane));
     }
   }
 
-  /// A's depths contiguous: four depths per step (one LDR per row), then the rest read exactly.
+  /// A's depths contiguous: a step is four panel rows, one LDR per row of A (four depths, or
+  /// sixteen bytes: four quads), then the rest read exactly.
   void depth_loop_rows(const ir::BrgemmShape& s, int rows, int n_v) {
-    const std::int64_t row_bytes = s.panel_width() * 4, groups = s.k / lanes, rest = s.k % lanes;
+    const std::int64_t row_bytes = s.panel_width() * 4, step = lanes * s.depths_per_row();
+    const std::int64_t groups = s.k / step, rest = s.k % step;
     const bool bf16 = s.a_type == ElementType::bf16;
     auto a_reg = [&](int r) { return v(rows * n_v + r); };
     if (groups) {
@@ -357,15 +471,33 @@ private:
         } else {
           a_.ldr(a_reg(r).q(), asmjit::a64::ptr_post(a_row(r), 16));
         }
-      for (int d = 0; d < lanes; ++d) fmla_panel_row(rows, n_v, d * row_bytes, d);
+      flip_sign_bits(s, rows, n_v);
+      for (int d = 0; d < lanes; ++d) panel_row(rows, n_v, d * row_bytes, d, s.quads);
       c_.add_offset(b_depth(), b_depth(), lanes * row_bytes);
       a_.subs(depth(), depth(), 1);
       a_.b_ne(loop);
     }
-    if (rest) {
+    if (rest && s.quads) { // bytes past K are zero, flipped or not, times B's zero bytes
+      for (int r = 0; r < rows; ++r) c_.mem.load_bytes(a_reg(r), a_row(r), 0, int(rest));
+      flip_sign_bits(s, rows, n_v);
+      for (int d = 0; d < static_cast<int>((rest + 3) / 4); ++d)
+        panel_row(rows, n_v, d * row_bytes, d, true);
+    } else if (rest) {
       for (int r = 0; r < rows; ++r) c_.mem.load(a_reg(r), a_row(r), 0, s.a_type, rest);
-      for (int d = 0; d < static_cast<int>(rest); ++d) fmla_panel_row(rows, n_v, d * row_bytes, d);
+      for (int d = 0; d < static_cast<int>(rest); ++d)
+        panel_row(rows, n_v, d * row_bytes, d, false);
     }
+  }
+
+  /// A u8 A as SDOT reads it, A - 128 (BrgemmShape::signed_a; the compensation row adds the
+  /// 128 back): the sign bits of A's registers flipped, by 0x80s in B's first register, which
+  /// is free until the panel rows are loaded.
+  void flip_sign_bits(const ir::BrgemmShape& s, int rows, int n_v) {
+    if (!s.quads || s.a_type != ElementType::u8) return;
+    const Vec bits = v(rows * n_v + rows);
+    a_.movi(bits.b16(), 0x80);
+    for (int r = 0; r < rows; ++r)
+      a_.eor(v(rows * n_v + r).b16(), v(rows * n_v + r).b16(), bits.b16());
   }
 
   /// A read with a stride along the depth (a transposed A): one element per row and depth.
@@ -388,7 +520,7 @@ private:
       }
       if (!post) c_.add_offset(a_row(r), a_row(r), step);
     }
-    fmla_panel_row(rows, n_v, 0, 0);
+    panel_row(rows, n_v, 0, 0, false);
     c_.add_offset(b_depth(), b_depth(), s.panel_width() * 4);
     a_.subs(depth(), depth(), 1);
     a_.b_ne(loop);
@@ -398,17 +530,27 @@ private:
   /// columns.
   void emit_epilogue(Vec accumulator, int r, int j, std::int64_t count, int first_temp) {
     auto temp = [&](int t) { return v(first_temp + t); };
+    EmitContext ctx{a_, c_.consts, c_.scratch};
+    auto store = [&](const E& x, const ir::Store& st, Vec value, ElementType type) {
+      const std::int64_t row = passes::ProductStrides(x.out_desc(0)).row;
+      const std::int64_t bytes = (st.offset + r * row + j * lanes) * std::int64_t(size_of(st.type));
+      store_converted(ctx, c_.mem, value, c_.data[x.data_index], bytes, type, count);
+    };
+    if (integer_) { // int32 sums: stored as they are where an i32 output takes them, then f32
+      for (const E* x : epilogue_)
+        if (raw_store(*x))
+          store(*x, std::get<ir::Store>(x->op), accumulator, ElementType::f32); // (the bits)
+      a_.scvtf(accumulator.s4(), accumulator.s4());
+    }
     for (const E* x : epilogue_) {
       auto value = [&](std::size_t i) {
         const E* src = &x->input_expr(i);
-        return src == brgemm_ ? accumulator : temp(plan_->temp.at(src));
+        const bool sums = src == brgemm_ || (integer_ && sums_as_i32(*src));
+        return sums ? accumulator : temp(plan_->temp.at(src));
       };
-      EmitContext ctx{a_, c_.consts, c_.scratch};
+      if (integer_ && (raw_store(*x) || sums_as_i32(*x))) continue;
       if (const auto* st = std::get_if<ir::Store>(&x->op)) {
-        const std::int64_t row = passes::ProductStrides(x->out_desc(0)).row;
-        const std::int64_t bytes =
-            (st->offset + r * row + j * lanes) * std::int64_t(size_of(st->type));
-        store_converted(ctx, c_.mem, value(0), c_.data[x->data_index], bytes, st->type, count);
+        store(*x, *st, value(0), st->type);
         continue;
       }
       Vec in[4];
@@ -433,6 +575,22 @@ private:
           },
           x->op);
     }
+  }
+
+  /// A Store of an i32 output of an integer product's sums, or of their Convert to i32 (which
+  /// changes nothing): it takes the int32 accumulator as it is, exact beyond f32's 2^24.
+  bool raw_store(const E& x) const {
+    const auto* st = std::get_if<ir::Store>(&x.op);
+    if (!st || st->type != ElementType::i32) return false;
+    const E* src = &x.input_expr(0);
+    return src == brgemm_ || sums_as_i32(*src);
+  }
+
+  /// The Convert(i32) of an integer product's sums (AlignElementTypes): their SCVTF is already
+  /// an integer within [-2^31, 2^31] and not NaN, what that Convert would make of it.
+  bool sums_as_i32(const E& x) const {
+    const auto* c = std::get_if<ir::Convert>(&x.op);
+    return c && c->to == ElementType::i32 && &x.input_expr(0) == brgemm_;
   }
 
   /// A Scalar, or the input's elements at row r, vector j of the tile (one element broadcast
@@ -472,6 +630,7 @@ private:
   std::int64_t m_ = 0;
   std::int64_t a_offset_ = 0;    // bytes from A's data pointer
   std::int64_t row_scales_ = -1; // Brgemm::row_scales
+  bool integer_ = false;         // int32 sums (BrgemmShape::quads)
 };
 
 } // namespace snippets::aarch64

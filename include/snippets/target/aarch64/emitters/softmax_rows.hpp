@@ -40,8 +40,10 @@ public:
 
   /// The rows of `s` at `base` (plus its offset), in place.
   void emit(const GpX& base, const ir::SoftmaxRows& s) {
-    // quantized probabilities feed an integer product, which this target does not have
-    SNIPPETS_ASSERT(s.quantized < 0) << "quantized SoftmaxRows on AArch64";
+    if (s.quantized >= 0) // probabilities quantized to bytes for an int8 second product
+      raise("snippets.compile.unsupported_matmul",
+            "quantized attention (a Softmax quantized to u8/i8 as the A of an integer MatMul) "
+            "is not on the AArch64 target yet: dequantize the probabilities to f32");
     if (static_cast<int>(c_.temps.size()) < gp_temps)
       raise("snippets.compile.codegen", "the AArch64 SoftmaxRows needs " +
                                             std::to_string(gp_temps) +
