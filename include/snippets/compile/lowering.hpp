@@ -43,7 +43,7 @@ Lowered<T> lower_canonical(const ir::Graph<T>& body, typename T::Variant isa,
   lir.native_bf16 = opt.native_bf16 && backend_native_bf16<T>(isa);
   lir.kept_bits = opt.accuracy == Accuracy::relaxed ? 17 : 24;
   lir.int8_products = backend_int8_products<T>(isa);
-  lir.int8_dot = opt.native_int8 && backend_int8_dot<T>(isa);
+  lir.int8_dot = backend_int8_dot<T>(isa) && (opt.native_int8 || !backend_int8_words<T>());
   lir.column_ranges = backend_column_ranges<T>(isa);
   const RegisterModel regs = T::registers(isa);
   passes::PassContext<T> ctx;

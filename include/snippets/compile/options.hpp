@@ -58,6 +58,7 @@ struct CompileOptions {
   /// u8/i8 products use the target's byte dot products where the host has them
   /// (T::int8_dot; x86-64: VPDPBUSD of AVX512_VNNI / AVX-VNNI). False, and on hosts without
   /// them: pairs of 16-bit words into VPMADDWD; the sums are the same, tests compare the two.
+  /// A target without words (T::int8_words false: AArch64's SDOT) ignores it.
   bool native_int8 = true;
   bool verify = false; // run the LIR verifier after every pass
   /// Buffers between the loops of a row-by-row kernel (reductions, Softmax) share memory and

@@ -117,6 +117,23 @@ template <class T> struct EpiloguePlan {
   }
 };
 
+/// The Convert(i32) of an integer product's sums (AlignElementTypes): the accumulators hold it
+/// already (their conversion to f32 is an integer within [-2^31, 2^31] and not NaN, what that
+/// Convert would make of it), so an epilogue skips it.
+template <class T> bool sums_as_i32(const ir::Expression<T>& x, const ir::Expression<T>& brgemm) {
+  const auto* c = std::get_if<ir::Convert>(&x.op);
+  return c && c->to == ElementType::i32 && &x.input_expr(0) == &brgemm;
+}
+
+/// A Store of an i32 output of an integer product's sums, or of their Convert to i32: it takes
+/// the int32 accumulator as it is, exact beyond f32's 2^24.
+template <class T> bool raw_i32_store(const ir::Expression<T>& x, const ir::Expression<T>& brgemm) {
+  const auto* st = std::get_if<ir::Store>(&x.op);
+  if (!st || st->type != ElementType::i32) return false;
+  const ir::Expression<T>* src = &x.input_expr(0);
+  return src == &brgemm || sums_as_i32(*src, brgemm);
+}
+
 /// The largest register tile whose accumulators, B vectors and epilogue fit the registers: up
 /// to 6 rows by 4 vectors with 32 vector registers (AVX-512, NEON), by 2 with 16 (AVX2).
 /// `M`: rows of the product.

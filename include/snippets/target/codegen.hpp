@@ -22,6 +22,10 @@
 //   static bool native_bf16(Variant);  // the target converts to bf16 itself (default false)
 //   static bool int8_products(Variant); // u8/i8 MatMuls summed in int32 (default false)
 //   static bool int8_dot(Variant);      // ... by byte dot products (default false: words)
+//   static constexpr bool int8_words = false;  // it has no 16-bit word path: byte dot products
+//                        even with CompileOptions::native_int8 = false (default true)
+//   static constexpr bool int8_signed_a = true; // its byte dot products read A signed (a u8 A
+//                        is read as A - 128, ir::BrgemmShape::signed_a; default false: unsigned)
 //   static bool column_ranges(Variant); // its Brgemm takes a run-time range of B's panels
 //                        (work[1] columns from CallArgs::inner_begin; default false: calls
 //                        of a MatMul kernel take all of N)
@@ -197,6 +201,15 @@ template <class T> bool backend_int8_dot(typename T::Variant v) {
     return T::int8_dot(v);
   else
     return false;
+}
+
+/// T::int8_words when T has that member, else true: whether the target can also sum u8/i8
+/// products as 16-bit words (what CompileOptions::native_int8 = false asks for).
+template <class T> constexpr bool backend_int8_words() {
+  if constexpr (requires { T::int8_words; })
+    return T::int8_words;
+  else
+    return true;
 }
 
 } // namespace snippets

@@ -57,9 +57,10 @@ struct Traits {
   /// Products of u8/s8 bytes summed in int32 (optional hooks, target/codegen.hpp): by SDOT
   /// (FEAT_DotProd, ARMv8.2: every Neoverse), so where the host has it; a host that runs no
   /// AArch64 code builds them for such a processor. Only as byte dot products: no 16-bit words
-  /// (CompileOptions::native_int8 = false is refused, emitters/brgemm.hpp).
+  /// (CompileOptions::native_int8 = false changes nothing here).
   static bool int8_products(Isa) { return host_has_dotprod(); }
   static bool int8_dot(Isa) { return true; }
+  static constexpr bool int8_words = false;
   /// SDOT reads A signed: a u8 A is read as A - 128 (ir::BrgemmShape::signed_a).
   static constexpr bool int8_signed_a = true;
   /// FEAT_DotProd on the host (HWCAP_ASIMDDP); true where no AArch64 code runs.

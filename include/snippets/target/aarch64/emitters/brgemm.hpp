@@ -174,14 +174,14 @@ public:
   }
 
 private:
-  /// Integer products as 16-bit words (CompileOptions::native_int8 = false) are x86-64's
-  /// VPMADDWD path; this target has SDOT only.
+  /// Integer products as 16-bit words are x86-64's VPMADDWD path; this target has SDOT only
+  /// (aarch64::Traits::int8_words), which traits derived from it must keep (int8_dot).
   static void refuse_words(const E& e, const ir::BrgemmShape& s) {
     if (s.words)
       raise("snippets.compile.unsupported_matmul",
             "'" + e.name +
-                "' multiplies u8/i8 operands as 16-bit words (CompileOptions::native_int8 = "
-                "false), which the AArch64 target does not have: leave native_int8 on (SDOT)");
+                "' multiplies u8/i8 operands as 16-bit words, which the AArch64 target does not "
+                "have: keep the traits' int8_dot true (SDOT)");
   }
 
   // ---- BrgemmCopyB ----
@@ -538,17 +538,18 @@ private:
     };
     if (integer_) { // int32 sums: stored as they are where an i32 output takes them, then f32
       for (const E* x : epilogue_)
-        if (raw_store(*x))
+        if (passes::raw_i32_store(*x, *brgemm_))
           store(*x, std::get<ir::Store>(x->op), accumulator, ElementType::f32); // (the bits)
       a_.scvtf(accumulator.s4(), accumulator.s4());
     }
     for (const E* x : epilogue_) {
       auto value = [&](std::size_t i) {
         const E* src = &x->input_expr(i);
-        const bool sums = src == brgemm_ || (integer_ && sums_as_i32(*src));
+        const bool sums = src == brgemm_ || (integer_ && passes::sums_as_i32(*src, *brgemm_));
         return sums ? accumulator : temp(plan_->temp.at(src));
       };
-      if (integer_ && (raw_store(*x) || sums_as_i32(*x))) continue;
+      if (integer_ && (passes::raw_i32_store(*x, *brgemm_) || passes::sums_as_i32(*x, *brgemm_)))
+        continue;
       if (const auto* st = std::get_if<ir::Store>(&x->op)) {
         store(*x, *st, value(0), st->type);
         continue;
@@ -575,22 +576,6 @@ private:
           },
           x->op);
     }
-  }
-
-  /// A Store of an i32 output of an integer product's sums, or of their Convert to i32 (which
-  /// changes nothing): it takes the int32 accumulator as it is, exact beyond f32's 2^24.
-  bool raw_store(const E& x) const {
-    const auto* st = std::get_if<ir::Store>(&x.op);
-    if (!st || st->type != ElementType::i32) return false;
-    const E* src = &x.input_expr(0);
-    return src == brgemm_ || sums_as_i32(*src);
-  }
-
-  /// The Convert(i32) of an integer product's sums (AlignElementTypes): their SCVTF is already
-  /// an integer within [-2^31, 2^31] and not NaN, what that Convert would make of it.
-  bool sums_as_i32(const E& x) const {
-    const auto* c = std::get_if<ir::Convert>(&x.op);
-    return c && c->to == ElementType::i32 && &x.input_expr(0) == brgemm_;
   }
 
   /// A Scalar, or the input's elements at row r, vector j of the tile (one element broadcast

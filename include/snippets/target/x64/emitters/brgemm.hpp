@@ -275,7 +275,7 @@ private:
     };
     if (integer_) { // int32 sums: stored as they are where an i32 output takes them, then f32
       for (const E* x : epilogue_)
-        if (raw_store(*x))
+        if (passes::raw_i32_store(*x, *brgemm_))
           store(store_at(*x, std::get<ir::Store>(x->op)), accumulator, count,
                 ElementType::f32); // (the bits as they are)
       h_.vcvtdq2ps(accumulator, accumulator);
@@ -283,10 +283,11 @@ private:
     for (const E* x : epilogue_) {
       auto value = [&](std::size_t i) {
         const E* src = &x->input_expr(i);
-        const bool sums = src == brgemm_ || (integer_ && sums_as_i32(*src));
+        const bool sums = src == brgemm_ || (integer_ && passes::sums_as_i32(*src, *brgemm_));
         return sums ? accumulator : temp(plan_->temp.at(src));
       };
-      if (integer_ && (raw_store(*x) || sums_as_i32(*x))) continue;
+      if (integer_ && (passes::raw_i32_store(*x, *brgemm_) || passes::sums_as_i32(*x, *brgemm_)))
+        continue;
       if (const auto* st = std::get_if<ir::Store>(&x->op)) {
         store(store_at(*x, *st), value(0), count, st->type);
         continue;
@@ -318,22 +319,6 @@ private:
           },
           x->op);
     }
-  }
-
-  /// A Store of an i32 output of an integer product's sums, or of their Convert to i32 (which
-  /// changes nothing): it takes the int32 accumulator as it is, exact beyond f32's 2^24.
-  bool raw_store(const E& x) const {
-    const auto* st = std::get_if<ir::Store>(&x.op);
-    if (!st || st->type != ElementType::i32) return false;
-    const E* src = &x.input_expr(0);
-    return src == brgemm_ || sums_as_i32(*src);
-  }
-
-  /// The Convert(i32) of an integer product's sums (AlignElementTypes): their VCVTDQ2PS is
-  /// already an integer within [-2^31, 2^31] and not NaN, what that Convert would make of it.
-  bool sums_as_i32(const E& x) const {
-    const auto* c = std::get_if<ir::Convert>(&x.op);
-    return c && c->to == ElementType::i32 && &x.input_expr(0) == brgemm_;
   }
 
   /// A Scalar, or the input's elements at row r, vector j of the tile.
