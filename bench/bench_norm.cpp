@@ -10,6 +10,9 @@
 //            the second and third passes over a row reading it from cache)
 //   relaxed  the same kernel in the relaxed accuracy tier (CompileOptions::accuracy): the
 //            deviation's reciprocal once per row instead of a division per element
+//   onnx     the norm as ONNX's LayerNormalization defines it (its function body: the
+//            deviation times Reciprocal(StdDev); the importer's form, and oneDNN's), in the
+//            standard tier: the reciprocal once per row, correctly rounded, then a product
 //   dyn      the same graph with both dimensions dynamic (one kernel for any rows of any
 //            length; n, the row length, an input of shape [1]), run with a configuration
 //            computed once
@@ -75,8 +78,9 @@ std::string name_of(const Size& s, int t) {
 }
 
 /// LayerNorm over the last axis as exported models spell it, on `type` tensors; `dyn`: with
-/// dynamic dimensions, and n an input of shape [1] (the last) instead of a scalar.
-G layer_norm(const Size& s, bool dyn = false) {
+/// dynamic dimensions, and n an input of shape [1] (the last) instead of a scalar; `onnx`: as
+/// ONNX's LayerNormalization defines it, d * (1 / sqrt(var + eps)) instead of d / sqrt(..).
+G layer_norm(const Size& s, bool dyn = false, bool onnx = false) {
   G g;
   const Dim rows = dyn ? dynamic : s.rows, cols = dyn ? dynamic : s.cols;
   ir::Value x = g.parameter(s.type, {rows, cols});
@@ -85,7 +89,9 @@ G layer_norm(const Size& s, bool dyn = false) {
   const auto n = dyn ? g.parameter(f32, {1}) : g.scalar(f32, double(s.cols));
   const auto d = g.subtract(x, g.divide(g.reduce_sum(x, {-1}), n));
   const auto var = g.divide(g.reduce_sum(g.multiply(d, d), {-1}), n);
-  ir::Value y = g.divide(d, g.sqrt(g.add(var, g.scalar(f32, 1e-5))));
+  const auto deviation = g.sqrt(g.add(var, g.scalar(f32, 1e-5)));
+  ir::Value y =
+      onnx ? g.multiply(d, g.divide(g.scalar(f32, 1.0), deviation)) : g.divide(d, deviation);
   y = g.add(g.multiply(y, gamma), beta);
   g.result(s.type != f32 ? g.convert(y, s.type) : y);
   return g;
@@ -101,7 +107,7 @@ struct Onednn {
 struct Case {
   Size size;
   std::unique_ptr<Buffer> in, out, ref_out, gamma, beta, n;
-  std::optional<CompiledKernel> jit, relaxed, dyn;
+  std::optional<CompiledKernel> jit, relaxed, onnx, dyn;
   std::optional<RuntimeConfig> dyn_config;
   std::unique_ptr<Unfused> unfused;
   std::unordered_map<int, Onednn> onednn; // by thread count
@@ -531,6 +537,7 @@ void register_all() {
     const G g = layer_norm(s);
     c->jit.emplace(compile(g));
     c->relaxed.emplace(compile(g, {.accuracy = Accuracy::relaxed}));
+    c->onnx.emplace(compile(layer_norm(s, false, true)));
     c->n = std::make_unique<Buffer>(1, float(s.cols), float(s.cols));
     c->dyn.emplace(compile(layer_norm(s, true)));
     c->dyn_config.emplace(c->dyn->configure(
@@ -550,6 +557,11 @@ void register_all() {
         void* out[] = {c->out->p};
         c->relaxed->run_unchecked(in, out, {.threads = t});
       });
+      register_benchmark(base + "onnx", [c, t] {
+        const void* in[] = {c->in->p, c->gamma->p, c->beta->p};
+        void* out[] = {c->out->p};
+        c->onnx->run_unchecked(in, out, {.threads = t});
+      });
       register_benchmark(base + "dyn", [c, t] {
         const void* in[] = {c->in->p, c->gamma->p, c->beta->p, c->n->p};
         void* out[] = {c->out->p};
@@ -565,12 +577,8 @@ void register_all() {
   }
 }
 
-/// The largest |jit - oneDNN| over the outputs (both run once more here).
-double max_difference(Case& c) {
-  const void* in[] = {c.in->p, c.gamma->p, c.beta->p};
-  void* out[] = {c.out->p};
-  c.jit->run_unchecked(in, out, {.threads = 1});
-  run_onednn(c.onednn.at(1), 1);
+/// The largest |c.out - c.ref_out| over the elements of c's type.
+double max_output_difference(const Case& c) {
   const std::size_t n = static_cast<std::size_t>(c.size.rows * c.size.cols);
   double worst = 0;
   for (std::size_t i = 0; i < n; ++i) {
@@ -588,14 +596,28 @@ double max_difference(Case& c) {
   return worst;
 }
 
+/// The largest |jit - oneDNN| over the outputs of the jit and ONNX-form kernels (all run once
+/// more here).
+double max_difference(Case& c) {
+  run_onednn(c.onednn.at(1), 1);
+  double worst = 0;
+  for (const CompiledKernel* k : {&*c.jit, &*c.onnx}) {
+    const void* in[] = {c.in->p, c.gamma->p, c.beta->p};
+    void* out[] = {c.out->p};
+    k->run_unchecked(in, out, {.threads = 1});
+    worst = std::max(worst, max_output_difference(c));
+  }
+  return worst;
+}
+
 void print_table(const MedianReporter& rep) {
   print_group_norm(rep);
   print_mvn(rep);
   print_channel_norms(rep);
-  std::printf("\n| shape | threads | jit GB/s | relaxed GB/s | unfused GB/s | oneDNN GB/s | copy "
-              "GB/s | jit %% of copy | jit / unfused | jit / oneDNN | relaxed / oneDNN | dynamic / "
-              "static | max \\|jit - oneDNN\\| |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("\n| shape | threads | jit GB/s | relaxed GB/s | ONNX form GB/s | unfused GB/s | "
+              "oneDNN GB/s | copy GB/s | jit %% of copy | jit / unfused | jit / oneDNN | relaxed / "
+              "oneDNN | ONNX form / oneDNN | dynamic / static | max \\|jit - oneDNN\\| |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& c : cases)
     for (int t : {1, 2}) {
       const Size& s = c->size;
@@ -604,15 +626,17 @@ void print_table(const MedianReporter& rep) {
       if (sec("jit") == 0) continue;
       const double bytes = 2.0 * double(s.rows * s.cols) * double(size_of(s.type));
       auto gbs = [&](const char* v) { return sec(v) > 0 ? bytes / sec(v) * 1e-9 : 0.0; };
+      auto over_onednn = [&](const char* v) {
+        return sec("onednn") > 0 && sec(v) > 0 ? sec("onednn") / sec(v) : 0.0;
+      };
       std::printf(
-          "| %s | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.0f%% | %.2fx | %.2fx | %.2fx | %.2f | "
-          "%.2g |\n",
-          s.label, t, gbs("jit"), gbs("relaxed"), gbs("unfused"), gbs("onednn"), gbs("copy"),
-          gbs("copy") > 0 ? 100.0 * gbs("jit") / gbs("copy") : 0.0,
+          "| %s | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.0f%% | %.2fx | %.2fx | %.2fx | "
+          "%.2fx | %.2f | %.2g |\n",
+          s.label, t, gbs("jit"), gbs("relaxed"), gbs("onnx"), gbs("unfused"), gbs("onednn"),
+          gbs("copy"), gbs("copy") > 0 ? 100.0 * gbs("jit") / gbs("copy") : 0.0,
           sec("unfused") > 0 ? sec("unfused") / sec("jit") : 0.0,
-          sec("onednn") > 0 ? sec("onednn") / sec("jit") : 0.0,
-          sec("onednn") > 0 && sec("relaxed") > 0 ? sec("onednn") / sec("relaxed") : 0.0,
-          sec("dyn") > 0 ? sec("jit") / sec("dyn") : 0.0, max_difference(*c));
+          sec("onednn") > 0 ? sec("onednn") / sec("jit") : 0.0, over_onednn("relaxed"),
+          over_onednn("onnx"), sec("dyn") > 0 ? sec("jit") / sec("dyn") : 0.0, max_difference(*c));
     }
   if (!cases.empty())
     std::printf("\noneDNN %s: %s\n", "layer_normalization_forward",
