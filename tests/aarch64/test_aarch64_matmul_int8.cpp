@@ -27,13 +27,6 @@ namespace {
 
 constexpr ElementType u8 = ElementType::u8, i8 = ElementType::i8, i32 = ElementType::i32;
 
-/// Skips the case where the processor has no FEAT_DotProd (the refusals are checked below).
-bool has_dotprod() {
-  if (Backend::host_has_dotprod()) return true;
-  MESSAGE("no FEAT_DotProd here: int8 products are refused (tested below)");
-  return false;
-}
-
 /// Compiles `g` without FMA contraction (an f32 epilogue rounds as the reference node by node)
 /// and checks every output bit for bit with `threads`.
 void check_exact(const G& g, const std::vector<Tensor>& in, std::vector<int> threads = {1, 3}) {
@@ -65,17 +58,6 @@ void check_product(ElementType a_type, const Shape& sa, const Shape& sb, bool tb
   g.result(g.matmul(pa, w, false, tb));
   check_exact(g, constant_b ? std::vector<Tensor>{a} : std::vector<Tensor>{a, b},
               std::move(threads));
-}
-
-/// `f` must throw [snippets.compile.unsupported_matmul] with `what` in its message.
-template <class F> void check_refused(F&& f, const std::string& what) {
-  try {
-    f();
-    FAIL("compiled where it should be refused: " << what);
-  } catch (const Error& e) {
-    CHECK_MESSAGE(e.id() == "snippets.compile.unsupported_matmul", std::string(e.what()));
-    CHECK_MESSAGE(std::string(e.what()).find(what) != std::string::npos, std::string(e.what()));
-  }
 }
 
 } // namespace
@@ -330,27 +312,18 @@ TEST_CASE("aarch64 matmul int8: refused where the int8 path does not go, with th
   check_refused([&] { (void)compile(ta); }, "strided depths");
 }
 
-TEST_CASE("aarch64 matmul int8: Q K^T as an int8 product into a Softmax; quantized attention "
-          "refused") {
+TEST_CASE("aarch64 matmul int8: Q K^T as an int8 product into a Softmax") {
+  // (quantized attention, the probabilities the A of a second int8 product, is
+  // test_aarch64_mha_int8.cpp)
   if (!has_dotprod()) return;
-  const Shape sq{2, 9, 19}, sk{2, 19, 11}, sv{2, 11, 19};
-  std::vector<Tensor> in{bytes(u8, sq, 61), bytes(i8, sk, 62), bytes(i8, sv, 63)};
-  auto scores = [&](G& g) {
-    const auto q = g.parameter(u8, sq, "q");
-    const auto k = g.parameter(i8, sk, "k");
-    const auto acc = g.make(ir::MatMul{false, false, 128}, {q, k})[0];
-    return g.softmax(g.multiply(g.convert(acc, f32), g.scalar(f32, 1.0 / 4096)), -1);
-  };
-  {
-    G g;
-    g.result(scores(g));
-    const auto want = reference::evaluate(g, std::span<const Tensor>(in).first(2));
-    const auto got = compile(g).run(std::span<const Tensor>(in).first(2), with_threads(2));
-    CHECK(compare(got[0], want[0], approx) == "");
-  }
-  G g; // the probabilities quantized to u8 as the A of a second int8 product (MHAQuant)
-  const auto p = scores(g);
-  const auto pq = g.quantize(p, g.scalar(f32, 1.0 / 255), g.scalar(f32, 0), u8);
-  g.result(g.matmul(pq, g.parameter(i8, sv, "v")));
-  check_refused([&] { (void)compile(g); }, "quantized attention");
+  const Shape sq{2, 9, 19}, sk{2, 19, 11};
+  const std::vector<Tensor> in{bytes(u8, sq, 61), bytes(i8, sk, 62)};
+  G g;
+  const auto q = g.parameter(u8, sq, "q");
+  const auto k = g.parameter(i8, sk, "k");
+  const auto acc = g.make(ir::MatMul{false, false, 128}, {q, k})[0];
+  g.result(g.softmax(g.multiply(g.convert(acc, f32), g.scalar(f32, 1.0 / 4096)), -1));
+  const auto want = reference::evaluate(g, std::span<const Tensor>(in));
+  const auto got = compile(g).run(std::span<const Tensor>(in), with_threads(2));
+  CHECK(compare(got[0], want[0], approx) == "");
 }

@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: Apache-2.0
+// tests/aarch64/test_aarch64_mha_int8.cpp: quantized attention kernels (OpenVINO's MHAQuant) on
+// the AArch64 target, under qemu-aarch64; the x64 counterpart is tests/test_jit_mha_int8.cpp,
+// whose cases, bounds and reasoning these are.
+//
+// u8 or i8 Q (with a zero point) times i8 K summed exactly in int32 by SDOT, dequantized,
+// scaled and masked on the registers, an f32 Softmax whose probabilities SoftmaxRows quantizes
+// to u8 or i8 on the registers (FDIV, FRINTN: round half to even, FADD of the zero point,
+// saturating narrowing) into byte rows of the scratch, the A of a second SDOT product with
+// i8 V (a u8 A read as A - 128, the 128 back by the compensation row of V, packed per call by
+// BrgemmCopyB), written as its i32 sums, dequantized f32 or requantized u8; 1-3 threads
+// (5, 7 and 64 share heads and blocks of query rows), against the reference interpreter in
+// double.
+//
+// Exactness (test_jit_mha_int8.cpp): both products are exact integer sums, so the only
+// difference from the reference is the f32 Softmax, within a relative e = 2 ds + (2 N + 20)
+// 2^-24 of the exact probability; a quantized level differs from the reference's only where
+// [x (1 - e), x (1 + e)] holds a rounding boundary. The i32 output must equal the reference's
+// but for the sum of |v| over such ambiguous levels of its row (most rows bit for bit), the f32
+// output within that times the scales (plus two f32 roundings), a requantized u8 within that
+// over its scale plus one level. Without FEAT_DotProd (aarch64.emulated.no_dotprod) quantized
+// attention is refused.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "aarch64/a64_test_util.hpp"
+#include "matmul_test_util.hpp"
+
+using namespace snippets;
+using namespace snippets::a64_test;
+
+namespace {
+
+constexpr ElementType u8 = ElementType::u8, i8 = ElementType::i8, i32 = ElementType::i32;
+
+/// Quantized attention: Q (q_type) and K, V (i8) [B, S, H, D] (or, `planar`, Q and V
+/// [B*H, S, D], K [B*H, D, KV] or with `k_rows` [B*H, KV, D] read transposed);
+/// out = dequant(quant(softmax(dequant(Q K^T) + mask)) V), [B, S, H, D] (or planar).
+struct QAttention {
+  Dim b = 1, s = 8, h = 2, d = 16, kv = 0;
+  ElementType q_type = u8;
+  bool planar = true, k_rows = false, mask = false;
+  std::int32_t q_zero = 0; // Q's zero point (MatMul::a_zero_point)
+  ElementType p_type = u8; // the quantized probabilities'
+  double p_scale = 1.0 / 255, p_zero = 0;
+  ElementType out = f32; // i32: the second product's sums; u8: requantized
+  double v_scale = 0.02, out_scale = 0.01, out_zero = 100;
+
+  Dim keys() const { return kv ? kv : s; }
+  /// Dequantization of the scores: Q's scale x K's x 1/sqrt(D), such that they span a few units.
+  double qk_scale() const { return 3.0 / (128.0 * 100 * std::sqrt(double(d))); }
+  std::vector<Shape> inputs() const {
+    std::vector<Shape> in;
+    if (planar)
+      in = {Shape{b * h, s, d}, k_rows ? Shape{b * h, keys(), d} : Shape{b * h, d, keys()},
+            Shape{b * h, keys(), d}};
+    else
+      in = {Shape{b, s, h, d}, Shape{b, keys(), h, d}, Shape{b, keys(), h, d}};
+    if (mask) in.push_back(Shape{1, s, keys()});
+    return in;
+  }
+  std::string name() const {
+    std::ostringstream os;
+    os << (planar ? "planar " : "") << (k_rows ? "K rows " : "") << "b" << b << " s" << s << " kv"
+       << keys() << " h" << h << " d" << d << " Q " << to_string(q_type) << " less " << q_zero
+       << ", P " << to_string(p_type) << " + " << p_zero << (mask ? ", mask" : "") << ", out "
+       << to_string(out);
+    return os.str();
+  }
+};
+
+/// upto: 0 the output, 1 the probabilities [B, H, S, KV] (f32), 2 the scores before the mask.
+G build(const QAttention& a, int upto = 0) {
+  const auto in = a.inputs();
+  G g;
+  auto q = g.parameter(a.q_type, in[0], "q");
+  auto k = g.parameter(i8, in[1], "k");
+  auto v = g.parameter(i8, in[2], "v");
+  if (!a.planar) {
+    q = g.transpose(q, {0, 2, 1, 3});
+    k = g.transpose(k, {0, 2, 3, 1});
+    v = g.transpose(v, {0, 2, 1, 3});
+  }
+  const auto acc = g.make(ir::MatMul{false, a.planar && a.k_rows, a.q_zero}, {q, k})[0];
+  auto scores = g.multiply(g.convert(acc, f32), g.scalar(f32, a.qk_scale()));
+  if (upto == 2) {
+    g.result(scores);
+    return g;
+  }
+  if (a.mask) scores = g.add(scores, g.parameter(f32, in[3], "mask"));
+  const auto p = g.softmax(scores, -1);
+  if (upto == 1) {
+    g.result(p);
+    return g;
+  }
+  const auto pq = g.quantize(p, g.scalar(f32, a.p_scale), g.scalar(f32, a.p_zero), a.p_type);
+  const auto sums = g.make(ir::MatMul{false, false, std::int32_t(a.p_zero)}, {pq, v})[0];
+  ir::Value out = sums;
+  if (a.out != i32) {
+    out = g.multiply(g.convert(sums, f32), g.scalar(f32, a.p_scale * a.v_scale));
+    if (a.out != f32)
+      out = g.quantize(out, g.scalar(f32, a.out_scale), g.scalar(f32, a.out_zero), a.out);
+  }
+  g.result(a.planar ? out : g.transpose(out, {0, 2, 1, 3}), "out");
+  return g;
+}
+
+std::vector<Tensor> make_inputs(const QAttention& a, std::uint64_t seed) {
+  const auto shapes = a.inputs();
+  std::vector<Tensor> in{bytes(a.q_type, shapes[0], seed), bytes(i8, shapes[1], seed + 1),
+                         bytes(i8, shapes[2], seed + 2)};
+  if (a.mask) in.push_back(uniform(shapes[3], seed + 3, -2, 0));
+  return in;
+}
+
+double max_abs(const Tensor& t) {
+  double m = 0;
+  for (std::size_t i = 0; i < t.size(); ++i) m = std::max(m, std::fabs(t.at(i)));
+  return m;
+}
+
+/// The error bound of each output element (see the file comment), in the output's layout.
+Tensor output_bound(const QAttention& a, const std::vector<Tensor>& in) {
+  const std::span<const Tensor> inputs(in);
+  const Tensor p = reference::evaluate(build(a, 1), inputs)[0]; // [B, H, S, KV] or [BH, S, KV]
+  const double acc = max_abs(reference::evaluate(build(a, 2), inputs.first(3))[0]);
+  const double ds = 0x1p-22 * acc + (a.mask ? 0x1p-23 * (acc + max_abs(in[3])) : 0);
+  const double e = 2 * ds + double(2 * a.keys() + 20) * 0x1p-24;
+  const Dim S = a.s, KV = a.keys(), D = a.d, H = a.h;
+  std::vector<double> bound(std::size_t(a.b * H * S * D), 0.0);
+  for (Dim b = 0; b < a.b; ++b)
+    for (Dim h = 0; h < H; ++h)
+      for (Dim i = 0; i < S; ++i)
+        for (Dim j = 0; j < KV; ++j) {
+          const double x = p.at(std::size_t(((b * H + h) * S + i) * KV + j)) / a.p_scale;
+          const double lo = std::nearbyint(x * (1 - e) - 1e-9), hi = std::nearbyint(x * (1 + e));
+          if (lo == hi) continue; // one level whatever the kernel's rounding
+          for (Dim c = 0; c < D; ++c) {
+            const Dim vi =
+                a.planar ? ((b * H + h) * KV + j) * D + c : ((b * KV + j) * H + h) * D + c;
+            const Dim oi = a.planar ? ((b * H + h) * S + i) * D + c : ((b * S + i) * H + h) * D + c;
+            bound[std::size_t(oi)] += std::fabs(in[2].at(std::size_t(vi)));
+          }
+        }
+  for (double& x : bound) {
+    if (a.out == f32) x *= a.p_scale * a.v_scale;
+    if (a.out != f32 && a.out != i32 && x != 0) x = x * a.p_scale * a.v_scale / a.out_scale + 1;
+  }
+  return Tensor::from_values(f32, a.planar ? Shape{a.b * H, S, D} : Shape{a.b, S, H, D}, bound);
+}
+
+/// The bound of an f32 output also takes two f32 roundings of an output a level off.
+Tensor f32_bound(const QAttention& a, Tensor bound, const Tensor& want) {
+  if (a.out == f32)
+    for (std::size_t i = 0; i < bound.size(); ++i)
+      if (bound.at(i) != 0)
+        bound.set(i, bound.at(i) + 0x1p-22 * (std::fabs(want.at(i)) + bound.at(i)));
+  return bound;
+}
+
+/// Compiles the attention and compares each run with the reference within output_bound;
+/// returns how many output elements had a nonzero bound (ambiguous levels).
+std::size_t check_attention(const QAttention& a, std::vector<int> threads = {1, 3},
+                            std::uint64_t seed = 11) {
+  INFO(a.name());
+  const G g = build(a);
+  const std::vector<Tensor> in = make_inputs(a, seed);
+  const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
+  const Tensor bound = f32_bound(a, output_bound(a, in), want);
+  std::size_t loose = 0;
+  for (std::size_t i = 0; i < bound.size(); ++i) loose += bound.at(i) != 0;
+  const CompiledKernel k = compile(g);
+  for (const int n : threads) {
+    INFO("threads = " << n);
+    const Tensor got = k.run(std::span<const Tensor>(in), with_threads(n))[0];
+    REQUIRE(got.type() == want.type());
+    REQUIRE(got.shape() == want.shape());
+    const std::string report = compare_bounded(got, want, bound);
+    CHECK_MESSAGE(report.empty(), report);
+  }
+  return loose;
+}
+
+/// A Program of `g` is one kernel, within `bound` of the reference.
+void check_program(const G& g, const std::vector<Tensor>& in, const Tensor& bound) {
+  const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
+  const Program<> program(g);
+  std::size_t kernels = 0;
+  for (const auto& s : program.steps()) kernels += s.kind == Program<>::StepKind::kernel;
+  CHECK(kernels == 1);
+  const Tensor got = program.run(in, with_threads(2))[0];
+  const std::string report = compare_bounded(got, want, bound);
+  CHECK_MESSAGE(report.empty(), report);
+}
+
+} // namespace
+
+TEST_CASE("aarch64 mha int8: the probabilities' levels are exact but where f32 leaves one "
+          "ambiguous") {
+  if (!has_dotprod()) return;
+  // the i32 sums are the reference's bit for bit in almost every element
+  const QAttention a{.b = 1, .s = 37, .h = 3, .d = 64, .out = i32};
+  const std::size_t loose = check_attention(a);
+  CHECK(loose < std::size_t(a.b * a.h * a.s * a.d) / 4);
+}
+
+TEST_CASE("aarch64 mha int8: u8 and i8 Q, zero points, i8 probabilities, f32 / i32 / u8 "
+          "outputs") {
+  if (!has_dotprod()) return;
+  std::uint64_t seed = 100;
+  for (const ElementType qt : {u8, i8})
+    for (const std::int32_t zero : {0, 3})
+      for (const ElementType out : {f32, i32, u8})
+        check_attention({.b = 2,
+                         .s = 9,
+                         .h = 2,
+                         .d = 24,
+                         .kv = 13,
+                         .q_type = qt,
+                         .mask = true,
+                         .q_zero = qt == u8 ? 128 + zero : -zero,
+                         .out = out},
+                        {1, 3}, seed += 7);
+  // i8 probabilities, without and with a zero point (levels -128 .. 127 for p in [0, 1]):
+  // an i8 A is read as it is, its zero point compensated by V's column sums
+  for (const double zero : {0.0, -128.0})
+    for (const ElementType out : {f32, i32})
+      check_attention({.s = 7,
+                       .h = 2,
+                       .d = 16,
+                       .p_type = i8,
+                       .p_scale = zero == 0 ? 1.0 / 127 : 1.0 / 255,
+                       .p_zero = zero,
+                       .out = out},
+                      {1, 3}, seed += 7);
+}
+
+TEST_CASE("aarch64 mha int8: a probability on a tie between two levels rounds to even") {
+  // K zero: every score 0, every probability exactly 1 / KV, and with a scale of 2 / KV each
+  // level is exactly 0.5 (f32 leaves no doubt), level 0 (+ zero) where half away from zero
+  // would give 1: the i32 sums are the reference's bit for bit (0, or the zero point's
+  // -128 x the sum of V's column)
+  if (!has_dotprod()) return;
+  for (const Dim kv : {Dim{8}, Dim{32}})
+    for (const ElementType pt : {u8, i8}) {
+      const QAttention a{.s = 5,
+                         .h = 2,
+                         .d = 19,
+                         .kv = kv,
+                         .p_type = pt,
+                         .p_scale = 2.0 / double(kv),
+                         .p_zero = pt == i8 ? -128.0 : 0.0,
+                         .out = i32};
+      INFO(a.name());
+      std::vector<Tensor> in = make_inputs(a, 400);
+      in[1] = Tensor(i8, in[1].shape());
+      const G g = build(a);
+      const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
+      const Tensor got = compile(g).run(std::span<const Tensor>(in), with_threads(2))[0];
+      CHECK(compare(got, want, exact) == "");
+      if (pt == u8) CHECK(max_abs(want) == 0);
+    }
+}
+
+TEST_CASE("aarch64 mha int8: odd sizes, row tails and the block tail") {
+  if (!has_dotprod()) return;
+  std::uint64_t seed = 200;
+  // keys: tails of a vector (4), of the rows' sweep (16) and of A's 16 bytes in the second
+  // product; head sizes: tails of V's panels and of the first product's depth
+  for (const Dim s : {Dim{1}, Dim{7}, Dim{37}, Dim{128}})
+    for (const Dim d : {Dim{64}, Dim{37}})
+      check_attention({.b = 1, .s = s, .h = 2, .d = d, .kv = s == 128 ? s : s + 2}, {1, 3},
+                      seed += 7);
+}
+
+TEST_CASE("aarch64 mha int8: Q, K, V [1,128,12,64] with a mask, transposes folded (K read "
+          "transposed)") {
+  if (!has_dotprod()) return;
+  check_attention({.b = 1, .s = 128, .h = 12, .d = 64, .planar = false, .mask = true}, {2});
+}
+
+TEST_CASE("aarch64 mha int8: transposed layouts with odd sizes, K given transposed or read "
+          "transposed") {
+  if (!has_dotprod()) return;
+  std::uint64_t seed = 300;
+  for (const ElementType qt : {u8, i8}) {
+    check_attention({.b = 2, .s = 7, .h = 3, .d = 37, .kv = 5, .q_type = qt, .planar = false},
+                    {1, 3}, seed += 7);
+    check_attention({.b = 1, .s = 33, .h = 2, .d = 3, .q_type = qt, .planar = false, .mask = true},
+                    {1, 3}, seed += 7);
+    check_attention({.b = 3,
+                     .s = 17,
+                     .h = 1,
+                     .d = 37,
+                     .kv = 21,
+                     .q_type = qt,
+                     .k_rows = true,
+                     .q_zero = qt == u8 ? 7 : -7,
+                     .out = u8},
+                    {1, 3}, seed += 7);
+  }
+}
+
+TEST_CASE("aarch64 mha int8: many threads share heads and blocks of query rows") {
+  if (!has_dotprod()) return;
+  check_attention({.b = 1, .s = 100, .h = 3, .d = 32, .planar = false, .mask = true}, {5, 7, 64});
+}
+
+TEST_CASE("aarch64 mha int8: a Program runs quantized attention as one kernel") {
+  if (!has_dotprod()) return;
+  const QAttention a{.b = 1, .s = 32, .h = 4, .d = 16, .planar = false, .mask = true};
+  const std::vector<Tensor> in = make_inputs(a, 9);
+  check_program(build(a), in, output_bound(a, in));
+}
+
+TEST_CASE("aarch64 mha int8: forms the kernel cannot compute are refused with the reason; "
+          "without FEAT_DotProd, all") {
+  auto attention = [](G& g, ir::Value scale, ElementType v_type) {
+    const auto q = g.parameter(u8, Shape{8, 16});
+    const auto k = g.parameter(i8, Shape{16, 8});
+    const auto p = g.softmax(g.convert(g.matmul(q, k), f32), -1);
+    auto pq = g.quantize(p, scale, g.scalar(f32, 0.0), u8);
+    if (v_type == f32) pq = g.convert(pq, f32);
+    return g.matmul(pq, g.parameter(v_type, Shape{8, 4}));
+  };
+  if (!Backend::host_has_dotprod()) {
+    G g;
+    g.result(attention(g, g.scalar(f32, 1.0 / 255), i8));
+    check_refused([&] { (void)compile(g); }, "no int8 products");
+    return;
+  }
+  {
+    G g; // quantized probabilities times f32 values
+    g.result(attention(g, g.scalar(f32, 1.0 / 255), f32));
+    check_refused([&] { (void)compile(g); }, "multiplies u8 by f32");
+  }
+  {
+    G g; // u8 values: SDOT reads B signed
+    g.result(attention(g, g.scalar(f32, 1.0 / 255), u8));
+    check_refused([&] { (void)compile(g); }, "reads its B as u8");
+  }
+  {
+    G g; // a scale of one value per key: not the quantization of the probabilities
+    g.result(attention(g, g.parameter(f32, Shape{8}), i8));
+    check_refused([&] { (void)compile(g); }, "follows the Softmax");
+  }
+}
+
+TEST_CASE("aarch64 mha int8: the QDQ form (DequantizeLinear around f32 MatMuls) runs as the same "
+          "kernel") {
+  // as quantization tools export it: the bytes (transposed) dequantized into f32 MatMuls, the
+  // probabilities quantized and dequantized again; a Program folds the products into int8
+  // ones (FoldDequantizeIntoMatMul) before the tokenizer, with the scales of build()
+  if (!has_dotprod()) return;
+  const QAttention a{.b = 1, .s = 32, .h = 4, .d = 16, .planar = false, .mask = true};
+  const auto shapes = a.inputs();
+  G g;
+  auto dq = [&](ir::Value x, double s) { return g.multiply(g.convert(x, f32), g.scalar(f32, s)); };
+  const double qk = double(float(a.qk_scale())); // 2^-7 x (128 qk): the same f32 product
+  const auto q = dq(g.transpose(g.parameter(u8, shapes[0], "q"), {0, 2, 1, 3}), 0x1p-7);
+  const auto k = dq(g.transpose(g.parameter(i8, shapes[1], "k"), {0, 2, 3, 1}), 128 * qk);
+  const auto v = dq(g.transpose(g.parameter(i8, shapes[2], "v"), {0, 2, 1, 3}), a.v_scale);
+  const auto scores = g.add(g.matmul(q, k), g.parameter(f32, shapes[3], "mask"));
+  const auto p = g.quantize(g.softmax(scores, -1), g.scalar(f32, a.p_scale), g.scalar(f32, 0.0));
+  const auto out = g.matmul(dq(p, a.p_scale), v);
+  g.result(g.transpose(out, {0, 2, 1, 3}), "out");
+  const std::vector<Tensor> in = make_inputs(a, 21);
+  const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
+  Tensor bound = output_bound(a, in);
+  for (std::size_t i = 0; i < bound.size(); ++i) // two f32 roundings (f32_bound), everywhere
+    bound.set(i, bound.at(i) + 0x1p-22 * (std::fabs(want.at(i)) + bound.at(i)));
+  check_program(g, in, bound);
+}
