@@ -161,16 +161,44 @@ TEST_CASE("PrefetchNextRows: the last pass that reads a row prefetches the next 
     }
 }
 
-TEST_CASE("PrefetchNextRows leaves one-pass kernels, long rows and dynamic kernels alone") {
+TEST_CASE("PrefetchNextRows leaves one-pass kernels and long rows alone") {
   G eltwise;
   eltwise.result(eltwise.add(eltwise.parameter(f32, {64, 4096}), eltwise.parameter(f32, {4096})));
-  auto long_rows = layer_norm(f32, 3, 20000); // 80 KB a row: past max_distance
-  G dyn;
-  auto x = dyn.parameter(f32, {dynamic, dynamic});
-  dyn.result(dyn.subtract(x, dyn.reduce_max(x, {-1})));
-  for (G* g : {&eltwise, &long_rows, &dyn}) {
+  auto long_rows = layer_norm(f32, 3, 20000); // 80 KB a row: past ir::max_prefetch_distance
+  for (G* g : {&eltwise, &long_rows}) {
     auto lir = lower(*g, x64::Isa::avx512);
     for (const auto& [depth, prefetch] : input_loads(lir)) CHECK(prefetch == 0);
+  }
+}
+
+TEST_CASE("PrefetchNextRows: a dynamic kernel prefetches one run-time row stride on") {
+  // the configurator gives each pointer's row stride after the loops' increments, 0 past
+  // ir::max_prefetch_distance or where the input is one row for all
+  G dyn;
+  auto x = dyn.parameter(f32, {dynamic, dynamic});
+  auto scale = dyn.parameter(f32, {dynamic});
+  dyn.result(dyn.multiply(dyn.subtract(x, dyn.reduce_max(x, {-1})), scale));
+  auto lir = lower(dyn, x64::Isa::avx512);
+  const auto loads = input_loads(lir);
+  REQUIRE(loads.size() >= 2);
+  // both passes are a main loop and two remainders (one vector, then masked): the first
+  // reads from memory, every load of the second prefetches, its main loop's too
+  const auto prefetching = std::count_if(
+      loads.begin(), loads.end(), [](const auto& l) { return l.second == ir::runtime_prefetch; });
+  CHECK(2 * prefetching == std::ssize(loads));
+  CHECK(
+      std::is_partitioned(loads.begin(), loads.end(), [](const auto& l) { return l.second == 0; }));
+  for (auto& e : lir) // the scale, one row for every row, is not prefetched
+    if (const auto* l = std::get_if<ir::Load>(&e->op); l && e->data_index == 1)
+      CHECK(l->prefetch == 0);
+  const CompiledKernel k = compile(dyn, {.isa = x64::Isa::avx2});
+  for (const auto& [cols, stride] : {std::pair<Dim, std::int64_t>{40, 160}, {20000, 0}}) {
+    CAPTURE(cols);
+    const std::vector<Shape> shapes{Shape{3, cols}, Shape{cols}};
+    const RuntimeConfig c = k.configure(shapes);
+    const std::size_t args = 3; // x, scale, the output
+    CHECK(c.table[1 * args + 0] == stride);
+    CHECK(c.table[1 * args + 1] == 0);
   }
 }
 

@@ -62,8 +62,12 @@ void print_expression(std::ostream& os, const Expression<T>& e, const LirPrintOp
           if (tag.type != ElementType::f32) os << ' ' << snippets::to_string(tag.type);
         if constexpr (std::is_same_v<Tag, Load>)
           if (tag.stride != 1) os << " stride " << tag.stride;
-        if constexpr (std::is_same_v<Tag, Load>)
-          if (tag.prefetch) os << " prefetch +" << tag.prefetch;
+        if constexpr (std::is_same_v<Tag, Load>) {
+          if (tag.prefetch == runtime_prefetch)
+            os << " prefetch +row";
+          else if (tag.prefetch)
+            os << " prefetch +" << tag.prefetch;
+        }
         if constexpr (std::is_same_v<Tag, LoopBegin> || std::is_same_v<Tag, LoopEnd>)
           os << " #" << tag.loop_id;
         if constexpr (std::is_same_v<Tag, Spill> || std::is_same_v<Tag, Reload>)

@@ -9,7 +9,9 @@
 //    loop counter's value at run time. A Load's `stride` (elements between lanes) is 1 but
 //    for a strided read of an input along the innermost dimension: then it is a gather.
 //    `prefetch` (bytes, 0: none): also bring the memory that far past the loaded elements
-//    into the cache, the same place one row on (passes/prefetch_next_rows.hpp).
+//    into the cache, the same place one row on (passes/prefetch_next_rows.hpp);
+//    `runtime_prefetch`: as far as the row's stride, which a dynamic kernel reads at run time
+//    (RuntimeConfig::table's row of row strides).
 //  - BroadcastLoad: load one element (at `offset`) and fill a vector register with it.
 //  - `type` (Load, Store, BroadcastLoad): the element type in memory. Registers always hold
 //    f32: a load converts to f32 exactly (i32 rounds to nearest), a store converts from f32
@@ -166,6 +168,11 @@ SNIPPETS_LOWERED_TAG(SoftmaxRows, std::int64_t rows = 0; std::int64_t n = 0;
 
 /// Load/Store count of a dynamic tail: the remaining work, known only at run time.
 inline constexpr std::int64_t runtime_count = -1;
+/// Load::prefetch of a dynamic kernel: one row's stride on, read at run time.
+inline constexpr std::int64_t runtime_prefetch = -1;
+/// Rows farther apart than this many bytes are not prefetched: the next row would not stay in
+/// cache until its turn.
+inline constexpr std::int64_t max_prefetch_distance = std::int64_t{64} << 10;
 
 using LoweredOps = TypeList<Load, Store, BroadcastLoad, BroadcastMove, LoopBegin, LoopEnd,
                             FusedMulAdd, Spill, Reload, ReduceInit, ReduceAccumulate, HorizonReduce,

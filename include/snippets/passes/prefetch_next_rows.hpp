@@ -19,9 +19,11 @@
 // vectors one line apart from the next block's: C streams at once, more than the hardware
 // prefetchers follow, so its first pass, which reads from memory, prefetches the same lines
 // `column_distance` bytes on (whole blocks).
-// Not for dynamic kernels (their outer steps are known at run time only), strided reads
-// (gathers), inputs broadcast along L, or rows of more than `max_distance` bytes, whose next
-// row would not stay in cache until its turn.
+// In a dynamic kernel the row stride is known at run time only: its Loads get
+// ir::runtime_prefetch, and the emitter reads the distance from the call's configuration
+// (RuntimeConfig::table's row of row strides). Not for strided reads (gathers), inputs
+// broadcast along L, or rows of more than ir::max_prefetch_distance bytes, whose next row would
+// not stay in cache until its turn (dynamic: the configurator gives 0 for those).
 // It runs after InsertSpecificIterations (the unrolled copies carry their offsets) and before
 // CleanupLoopOffsets, which folds the inner loops' pointer rewinds into L's increments.
 #pragma once
@@ -40,13 +42,10 @@ struct PrefetchNextRows {
   static constexpr std::string_view name = "PrefetchNextRows";
   using needs = Properties<property::TailsSpecialized>;
 
-  /// Rows of more bytes than this are not prefetched.
-  static constexpr std::int64_t max_distance = std::int64_t{64} << 10;
-
   template <class T> void run(ir::LinearIR<T>& lir, PassContext<T>&) const {
-    if (lir.dynamic) return;
     // (enclosing loop, input) -> the passes at the next level that load it, in program order;
-    // a pass is a loop and the remainder block right after it (a tail of the same dimension)
+    // a pass is a loop and the remainder blocks right after it (tails of the same dimension: a
+    // dynamic kernel's one-vector loop and its masked one)
     std::map<std::pair<std::size_t, std::size_t>, std::vector<std::size_t>> readers;
     std::map<std::size_t, std::size_t> pass_of;  // loop -> its pass (the main loop's id)
     std::map<std::size_t, std::size_t> previous; // enclosing loop -> its last sub-loop so far
@@ -57,9 +56,10 @@ struct PrefetchNextRows {
         if (!pass_of.count(sub)) {
           const auto prev = previous.find(outer);
           const auto& info = lir.loops().at(sub);
-          const bool remainder = info.is_tail && prev != previous.end() &&
-                                 !lir.loops().at(prev->second).is_tail &&
-                                 lir.loops().at(prev->second).dim == info.dim;
+          const bool remainder =
+              info.is_tail && prev != previous.end() &&
+              (!lir.loops().at(prev->second).is_tail || pass_of.at(prev->second) != prev->second) &&
+              lir.loops().at(prev->second).dim == info.dim;
           pass_of[sub] = remainder ? pass_of.at(prev->second) : sub;
           previous[outer] = sub;
         }
@@ -76,8 +76,11 @@ struct PrefetchNextRows {
         const std::size_t outer = e->loop_ids[sub - 1];
         const auto it = readers.find({outer, e->data_index});
         if (it == readers.end() || it->second.size() < 2) continue;
-        if (pass_of.at(e->loop_ids[sub]) == it->second.back())
-          std::get<ir::Load>(e->op).prefetch = step_bytes(lir.loops().at(outer), e->data_index);
+        const ir::LoopInfo& loop = lir.loops().at(outer);
+        const auto& shape = e->in_desc(0).shape; // 1: one row for all (a dynamic kernel's too)
+        if (pass_of.at(e->loop_ids[sub]) == it->second.back() &&
+            (loop.dim >= shape.size() || shape[loop.dim] != 1))
+          std::get<ir::Load>(e->op).prefetch = step_bytes(lir, loop, e->data_index);
         break;
       }
     }
@@ -101,7 +104,7 @@ private:
       const auto it = readers.find({outer, e->data_index});
       if (it == readers.end() || pass_of.at(e->loop_ids[blocks + 1]) != it->second.front())
         continue;
-      if (const std::int64_t step = step_bytes(lir.loops().at(outer), e->data_index); step > 0)
+      if (const std::int64_t step = step_bytes(lir, lir.loops().at(outer), e->data_index); step > 0)
         std::get<ir::Load>(e->op).prefetch = (column_distance + step - 1) / step * step;
     }
   }
@@ -112,12 +115,17 @@ private:
     return load && load->stride == 1 && e.data_index < lir.num_inputs;
   }
   /// Bytes `loop` moves pointer `data` per step; 0 (no prefetch) when it is broadcast along the
-  /// loop, read at run time or too far.
-  static std::int64_t step_bytes(const ir::LoopInfo& loop, std::size_t data) {
+  /// loop or too far; ir::runtime_prefetch where a dynamic kernel's loop over the rows reads it
+  /// at run time (the configurator gives the row stride, or 0 past the distance).
+  template <class T>
+  static std::int64_t step_bytes(const ir::LinearIR<T>& lir, const ir::LoopInfo& loop,
+                                 std::size_t data) {
     for (const auto& p : loop.ports) {
       if (p.data_index != data) continue;
+      if (p.runtime)
+        return lir.dynamic && loop.dim + 2 == lir.domain.size() ? ir::runtime_prefetch : 0;
       const std::int64_t bytes = p.ptr_increment * p.element_size;
-      return p.runtime || bytes <= 0 || bytes > max_distance ? 0 : bytes;
+      return bytes <= 0 || bytes > ir::max_prefetch_distance ? 0 : bytes;
     }
     return 0;
   }

@@ -27,7 +27,8 @@ struct CallArgs {
   /// (runtime/work_division.hpp).
   std::int64_t work[max_dynamic_rank];
   /// Dynamic kernels: the run-time configuration table (RuntimeConfig::table), bytes each
-  /// outer loop advances each data pointer per iteration. Unused by static kernels.
+  /// outer loop advances each data pointer per iteration, then each pointer's row stride.
+  /// Unused by static kernels.
   const std::int64_t* config;
   /// The first index of domain dim 1 the call takes, when its signature has an inner_unit (the
   /// data pointers are already there; a product's constant B panels are found from it).

@@ -15,7 +15,9 @@
 //  - table: for each outer dimension d < R-1 and argument a, the bytes loop d advances a's
 //    pointer per iteration (elements times a's element size): a's stride along d minus what the
 //    loop inside it moved (D[d+1] times the stride along d+1; for the innermost loop, the whole
-//    vectors it walked);
+//    vectors it walked); then, at d = R-1, a's stride along R-2 in bytes, how far the next row
+//    is (0 above 64 KiB): the prefetch distance of a kernel that reduces rows
+//    (passes/prefetch_next_rows.hpp);
 //  - split: the outermost dimension of extent > 1, which the executor divides among threads;
 //  - variant: the inputs whose innermost extent is 1 while the domain's is not, and which the
 //    kernel was compiled to read as full vectors (their innermost dimension was dynamic). Such
@@ -42,6 +44,7 @@
 #include <vector>
 
 #include "snippets/error.hpp"
+#include "snippets/ir/lowered_ops.hpp"
 #include "snippets/ir/shape.hpp"
 #include "snippets/runtime/kernel_abi.hpp"
 
@@ -225,6 +228,10 @@ void configure(const DynamicLayout& layout, ShapeOf&& shape_of, RuntimeConfig& c
           d + 1 < r ? c.domain[d + 1] * c.stride(a, d + 1) : walked * c.stride(a, r);
       c.table[d * A + a] = (c.stride(a, d) - inner) * layout.element_bytes[a];
     }
+  for (std::size_t a = 0; r > 0 && a < A; ++a) { // the row strides
+    const std::int64_t bytes = c.stride(a, r - 1) * layout.element_bytes[a];
+    c.table[r * A + a] = bytes <= ir::max_prefetch_distance ? bytes : 0;
+  }
 }
 
 } // namespace snippets

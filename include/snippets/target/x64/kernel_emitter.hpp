@@ -283,10 +283,18 @@ private:
   /// Load::prefetch: PREFETCHT0 of the same place that many bytes on, once per 64 bytes of the
   /// row: by the loads whose offset from the first (a part's start, for a folded Slice) is a
   /// multiple of 64 bytes (every f32 load of 16 lanes, every other one of 8 lanes or of bf16).
+  /// ir::runtime_prefetch: the row stride from the call's configuration, through rax.
   void emit_prefetch(const E& e, const ir::Load& op) {
+    using Xbyak::util::rax;
     const auto bytes = static_cast<std::int64_t>(size_of(op.type));
     if (op.prefetch == 0 || ((op.offset - e.in_desc(0).offset) * bytes) % 64 != 0) return;
-    h_.prefetcht0(h_.ptr[data_at(e, op.offset) + static_cast<int>(op.prefetch)]);
+    if (op.prefetch != ir::runtime_prefetch)
+      return h_.prefetcht0(h_.ptr[data_at(e, op.offset) + static_cast<int>(op.prefetch)]);
+    const std::size_t n_args = lir_.num_inputs + lir_.num_outputs;
+    const std::size_t slot = (lir_.domain.size() - 1) * n_args + e.data_index;
+    h_.mov(rax, h_.ptr[Xbyak::util::rdi + static_cast<int>(offsetof(CallArgs, config))]);
+    h_.mov(rax, h_.qword[rax + static_cast<int>(8 * slot)]);
+    h_.prefetcht0(h_.ptr[data_at(e, op.offset) + rax]);
   }
 
   /// `count` elements of `type` `stride` apart, as f32; lanes past `count` are zero. Dwords (f32,
