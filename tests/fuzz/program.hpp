@@ -48,10 +48,12 @@ inline Value reduce_other_axes(Graph& g, Rng& rng, Value x) {
 /// `x` [a, b, width] seen as [a, 2, b / 2, width] (b even) through a mean over axes 0 and 2,
 /// which are not one run and leave the innermost axis out, broadcast back: a Program computes it
 /// over [2, a, b / 2, width], a kernel of columns whose folded Transposes keep the width
-/// innermost (MoveReducedAxesLast's kept_last); then seen as [a, b, width] again.
-inline Value reduce_apart_axes(Graph& g, Rng& rng, Value x) {
+/// innermost (MoveReducedAxesLast's kept_last); then seen as [a, b, width] again. Sometimes also
+/// a max over the same axes without keep_dims, an output of [2, width] (the kernel's own form).
+inline Value reduce_apart_axes(Graph& g, Rng& rng, Value x, std::vector<Value>& outputs) {
   const Shape& s = g.type(x).shape;
   const Value v = g.reshape(x, {s[0], 2, s[1] / 2, s[2]});
+  if (rng.integer(0, 2) == 0) outputs.push_back(g.reduce_max(v, {0, 2}, false));
   Value y = g.subtract(v, g.reduce_mean(v, {0, 2}, true));
   if (rng.integer(0, 1)) y = g.relu(y);
   return g.reshape(y, {s[0], s[1], s[2]});
@@ -82,7 +84,7 @@ inline Case program_case(std::uint64_t seed) {
       x = reduce_other_axes(g, side, x); // keeps x's shape
     if (apart.integer(0, 7) == 0 && cur.size() == 3 && cur[1] % 2 == 0 &&
         std::find(cur.begin(), cur.end(), 0) == cur.end())
-      x = reduce_apart_axes(g, apart, x);           // keeps x's shape
+      x = reduce_apart_axes(g, apart, x, outputs);  // keeps x's shape
     if (axes.integer(0, 7) == 0 && cur.size() >= 2) // over the rows, or the middle axis
       x = g.softmax(g.multiply(x, g.scalar(ElementType::f32, 0.25)),
                     axes.integer(0, std::int64_t(cur.size()) - 2));
