@@ -134,4 +134,110 @@ inline Tensor output_bound(const QAttention& a, const std::vector<Tensor>& in) {
   return Tensor::from_values(f32, a.planar ? Shape{a.b * H, S, D} : Shape{a.b, S, H, D}, bound);
 }
 
+/// `bound` with, for an f32 output, the two f32 roundings of an element a level off.
+inline Tensor with_f32_roundings(const QAttention& a, Tensor bound, const Tensor& want) {
+  if (a.out == f32)
+    for (std::size_t i = 0; i < bound.size(); ++i)
+      if (bound.at(i) != 0)
+        bound.set(i, bound.at(i) + 0x1p-22 * (std::fabs(want.at(i)) + bound.at(i)));
+  return bound;
+}
+
+/// Runs `k` on `in` with each thread count of `threads`, each output within `bound` of `want`.
+inline void check_runs(const CompiledKernel& k, const std::vector<Tensor>& in, const Tensor& want,
+                       const Tensor& bound, const std::vector<int>& threads) {
+  for (const int n : threads) {
+    INFO("threads = " << n);
+    const Tensor got = k.run(std::span<const Tensor>(in), with_threads(n))[0];
+    REQUIRE(got.type() == want.type());
+    REQUIRE(got.shape() == want.shape());
+    const std::string report = compare_bounded(got, want, bound);
+    CHECK_MESSAGE(report.empty(), report);
+  }
+}
+
+/// `a` as quantization tools export it (planar false, a mask, u8 Q): the bytes, transposed,
+/// dequantized into f32 MatMuls (`dequantize_first`: dequantized before the transposes), the
+/// probabilities quantized and dequantized again, with the scales of build(); a Program folds
+/// the products into int8 ones (FoldDequantizeIntoMatMul) before the tokenizer.
+inline Graph qdq_attention(const QAttention& a, bool dequantize_first) {
+  const auto shapes = a.inputs();
+  Graph g;
+  auto dq = [&](ir::Value x, double s) { return g.multiply(g.convert(x, f32), g.scalar(f32, s)); };
+  const double qk = double(float(a.qk_scale())); // 2^-7 x (128 qk): the same f32 product
+  auto operand = [&](ElementType type, int i, const char* name,
+                     const std::vector<std::size_t>& order, double scale) {
+    const auto bytes = g.parameter(type, shapes[std::size_t(i)], name);
+    return dequantize_first ? g.transpose(dq(bytes, scale), order)
+                            : dq(g.transpose(bytes, order), scale);
+  };
+  const auto q = operand(u8, 0, "q", {0, 2, 1, 3}, 0x1p-7);
+  const auto k = operand(i8, 1, "k", {0, 2, 3, 1}, 128 * qk);
+  const auto v = operand(i8, 2, "v", {0, 2, 1, 3}, a.v_scale);
+  const auto scores = g.add(g.matmul(q, k), g.parameter(f32, shapes[3], "mask"));
+  const auto p = g.quantize(g.softmax(scores, -1), g.scalar(f32, a.p_scale), g.scalar(f32, 0.0));
+  const auto out = g.matmul(dq(p, a.p_scale), v);
+  g.result(g.transpose(out, {0, 2, 1, 3}), "out");
+  return g;
+}
+
+/// The bound of qdq_attention(a): output_bound with two f32 roundings on every element.
+inline Tensor qdq_bound(const QAttention& a, const std::vector<Tensor>& in, const Tensor& want) {
+  Tensor bound = output_bound(a, in);
+  for (std::size_t i = 0; i < bound.size(); ++i)
+    bound.set(i, bound.at(i) + 0x1p-22 * (std::fabs(want.at(i)) + bound.at(i)));
+  return bound;
+}
+
+// The cases both suites run, each given to check(attention, threads, seed): the target's
+// check_attention.
+
+/// u8 and i8 Q with and without a zero point, masked, f32 / i32 / u8 outputs.
+template <class Check> void q_type_cases(Check&& check, std::uint64_t& seed) {
+  for (const ElementType qt : {u8, i8})
+    for (const std::int32_t zero : {0, 3})
+      for (const ElementType out : {f32, i32, u8})
+        check(QAttention{.b = 2,
+                         .s = 9,
+                         .h = 2,
+                         .d = 24,
+                         .kv = 13,
+                         .q_type = qt,
+                         .mask = true,
+                         .q_zero = qt == u8 ? 128 + zero : -zero,
+                         .out = out},
+              std::vector<int>{1, 3}, seed += 7);
+}
+
+/// Keys: tails of a vector, of the rows' sweep and of A's bytes in the second product; head
+/// sizes: tails of V's panels and of the first product's depth.
+template <class Check> void odd_size_cases(Check&& check) {
+  std::uint64_t seed = 200;
+  for (const Dim s : {Dim{1}, Dim{7}, Dim{37}, Dim{128}})
+    for (const Dim d : {Dim{64}, Dim{37}})
+      check(QAttention{.b = 1, .s = s, .h = 2, .d = d, .kv = s == 128 ? s : s + 2},
+            std::vector<int>{1, 3}, seed += 7);
+}
+
+/// [B, S, H, D] layouts with odd sizes, K given transposed or read transposed.
+template <class Check> void transposed_layout_cases(Check&& check) {
+  std::uint64_t seed = 300;
+  for (const ElementType qt : {u8, i8}) {
+    check(QAttention{.b = 2, .s = 7, .h = 3, .d = 37, .kv = 5, .q_type = qt, .planar = false},
+          std::vector<int>{1, 3}, seed += 7);
+    check(QAttention{.b = 1, .s = 33, .h = 2, .d = 3, .q_type = qt, .planar = false, .mask = true},
+          std::vector<int>{1, 3}, seed += 7);
+    check(QAttention{.b = 3,
+                     .s = 17,
+                     .h = 1,
+                     .d = 37,
+                     .kv = 21,
+                     .q_type = qt,
+                     .k_rows = true,
+                     .q_zero = qt == u8 ? 7 : -7,
+                     .out = u8},
+          std::vector<int>{1, 3}, seed += 7);
+  }
+}
+
 } // namespace snippets::mha_int8_test

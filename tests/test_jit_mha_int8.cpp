@@ -35,24 +35,11 @@ std::size_t check_attention(const QAttention& a, std::vector<int> threads = {1, 
   const Graph g = build(a);
   const std::vector<Tensor> in = make_inputs(a, seed);
   const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
-  Tensor bound = output_bound(a, in);
+  const Tensor bound = with_f32_roundings(a, output_bound(a, in), want);
   std::size_t loose = 0;
-  for (std::size_t i = 0; i < bound.size(); ++i) {
-    loose += bound.at(i) != 0;
-    if (a.out == f32 && bound.at(i) != 0) // the two f32 roundings of an output a level off
-      bound.set(i, bound.at(i) + 0x1p-22 * (std::fabs(want.at(i)) + bound.at(i)));
-  }
-  for_each_int8_variant([&](const CompileOptions& opt) {
-    const CompiledKernel k = compile(g, opt);
-    for (const int n : threads) {
-      INFO("threads = " << n);
-      const Tensor got = k.run(std::span<const Tensor>(in), with_threads(n))[0];
-      REQUIRE(got.type() == want.type());
-      REQUIRE(got.shape() == want.shape());
-      const std::string report = compare_bounded(got, want, bound);
-      CHECK_MESSAGE(report.empty(), report);
-    }
-  });
+  for (std::size_t i = 0; i < bound.size(); ++i) loose += bound.at(i) != 0;
+  for_each_int8_variant(
+      [&](const CompileOptions& opt) { check_runs(compile(g, opt), in, want, bound, threads); });
   return loose;
 }
 
@@ -67,54 +54,20 @@ TEST_CASE("mha int8: the probabilities' levels are exact but where f32 leaves on
 
 TEST_CASE("mha int8: u8 and i8 Q, zero points, i8 probabilities, f32 / i32 / u8 outputs") {
   std::uint64_t seed = 100;
-  for (const ElementType qt : {u8, i8})
-    for (const std::int32_t zero : {0, 3})
-      for (const ElementType out : {f32, i32, u8})
-        check_attention({.b = 2,
-                         .s = 9,
-                         .h = 2,
-                         .d = 24,
-                         .kv = 13,
-                         .q_type = qt,
-                         .mask = true,
-                         .q_zero = qt == u8 ? 128 + zero : -zero,
-                         .out = out},
-                        {1, 3}, seed += 7);
+  q_type_cases(check_attention, seed);
   // i8 probabilities with a zero point: levels -128 .. 127 for p in [0, 1]
   check_attention({.s = 7, .h = 2, .d = 16, .p_type = i8, .p_scale = 1.0 / 255, .p_zero = -128},
                   {1, 3}, seed += 7);
 }
 
-TEST_CASE("mha int8: odd sizes, row tails and the block tail") {
-  std::uint64_t seed = 200;
-  for (const Dim s : {Dim{1}, Dim{7}, Dim{37}, Dim{128}})
-    for (const Dim d : {Dim{64}, Dim{37}})
-      check_attention({.b = 1, .s = s, .h = 2, .d = d, .kv = s == 128 ? s : s + 2}, {1, 3},
-                      seed += 7);
-}
+TEST_CASE("mha int8: odd sizes, row tails and the block tail") { odd_size_cases(check_attention); }
 
 TEST_CASE("mha int8: Q, K, V [1,128,12,64] with a mask, transposes folded (K read transposed)") {
   check_attention({.b = 1, .s = 128, .h = 12, .d = 64, .planar = false, .mask = true}, {2});
 }
 
 TEST_CASE("mha int8: transposed layouts with odd sizes, K given transposed or read transposed") {
-  std::uint64_t seed = 300;
-  for (const ElementType qt : {u8, i8}) {
-    check_attention({.b = 2, .s = 7, .h = 3, .d = 37, .kv = 5, .q_type = qt, .planar = false},
-                    {1, 3}, seed += 7);
-    check_attention({.b = 1, .s = 33, .h = 2, .d = 3, .q_type = qt, .planar = false, .mask = true},
-                    {1, 3}, seed += 7);
-    check_attention({.b = 3,
-                     .s = 17,
-                     .h = 1,
-                     .d = 37,
-                     .kv = 21,
-                     .q_type = qt,
-                     .k_rows = true,
-                     .q_zero = qt == u8 ? 7 : -7,
-                     .out = u8},
-                    {1, 3}, seed += 7);
-  }
+  transposed_layout_cases(check_attention);
 }
 
 TEST_CASE("mha int8: many threads share heads and blocks of query rows (work_division.hpp)") {
@@ -155,32 +108,12 @@ TEST_CASE("mha int8: forms the kernel cannot compute are refused with the reason
 }
 
 TEST_CASE("mha int8: the QDQ form (DequantizeLinear around f32 MatMuls) runs as the same kernel") {
-  // as quantization tools export it: the bytes (transposed) dequantized into f32 MatMuls, the
-  // probabilities quantized and dequantized again; a Program folds the products into int8
-  // ones (FoldDequantizeIntoMatMul) before the tokenizer, and the scales are those of build().
-  // The bytes are dequantized after the transposes of Q, K and V, or before them.
+  // qdq_attention (mha_int8_cases.hpp): the bytes dequantized after the transposes of Q, K and
+  // V, or before them
   for (const bool dequantize_first : {false, true}) {
     INFO("dequantized before the transposes: " << dequantize_first);
     const QAttention a{.b = 1, .s = 32, .h = 4, .d = 16, .planar = false, .mask = true};
-    const auto shapes = a.inputs();
-    Graph g;
-    auto dq = [&](ir::Value x, double s) {
-      return g.multiply(g.convert(x, f32), g.scalar(f32, s));
-    };
-    const double qk = double(float(a.qk_scale())); // 2^-7 x (128 qk): the same f32 product
-    auto operand = [&](ElementType type, int i, const char* name,
-                       const std::vector<std::size_t>& order, double scale) {
-      const auto bytes = g.parameter(type, shapes[std::size_t(i)], name);
-      return dequantize_first ? g.transpose(dq(bytes, scale), order)
-                              : dq(g.transpose(bytes, order), scale);
-    };
-    const auto q = operand(u8, 0, "q", {0, 2, 1, 3}, 0x1p-7);
-    const auto k = operand(i8, 1, "k", {0, 2, 3, 1}, 128 * qk);
-    const auto v = operand(i8, 2, "v", {0, 2, 1, 3}, a.v_scale);
-    const auto scores = g.add(g.matmul(q, k), g.parameter(f32, shapes[3], "mask"));
-    const auto p = g.quantize(g.softmax(scores, -1), g.scalar(f32, a.p_scale), g.scalar(f32, 0.0));
-    const auto out = g.matmul(dq(p, a.p_scale), v);
-    g.result(g.transpose(out, {0, 2, 1, 3}), "out");
+    const Graph g = qdq_attention(a, dequantize_first);
     const std::vector<Tensor> in = make_inputs(a, 21);
     const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
     const Program<> program(g);
@@ -189,10 +122,7 @@ TEST_CASE("mha int8: the QDQ form (DequantizeLinear around f32 MatMuls) runs as 
     for (const auto& s : program.steps()) kernels += s.kind == Program<>::StepKind::kernel;
     CHECK(kernels == 1);
     const Tensor got = program.run(in, with_threads(2))[0];
-    Tensor bound = output_bound(a, in);
-    for (std::size_t i = 0; i < bound.size(); ++i) // two f32 roundings (check_attention)
-      bound.set(i, bound.at(i) + 0x1p-22 * (std::fabs(want.at(i)) + bound.at(i)));
-    const std::string report = compare_bounded(got, want, bound);
+    const std::string report = compare_bounded(got, want, qdq_bound(a, in, want));
     CHECK_MESSAGE(report.empty(), report);
   }
 }

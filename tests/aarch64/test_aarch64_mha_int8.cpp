@@ -33,15 +33,6 @@ using namespace snippets::mha_int8_test;
 
 namespace {
 
-/// The bound of an f32 output also takes two f32 roundings of an output a level off.
-Tensor f32_bound(const QAttention& a, Tensor bound, const Tensor& want) {
-  if (a.out == f32)
-    for (std::size_t i = 0; i < bound.size(); ++i)
-      if (bound.at(i) != 0)
-        bound.set(i, bound.at(i) + 0x1p-22 * (std::fabs(want.at(i)) + bound.at(i)));
-  return bound;
-}
-
 /// Compiles the attention and compares each run with the reference within output_bound;
 /// returns how many output elements had a nonzero bound (ambiguous levels).
 std::size_t check_attention(const QAttention& a, std::vector<int> threads = {1, 3},
@@ -50,18 +41,10 @@ std::size_t check_attention(const QAttention& a, std::vector<int> threads = {1, 
   const G g = build(a);
   const std::vector<Tensor> in = make_inputs(a, seed);
   const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
-  const Tensor bound = f32_bound(a, output_bound(a, in), want);
+  const Tensor bound = with_f32_roundings(a, output_bound(a, in), want);
   std::size_t loose = 0;
   for (std::size_t i = 0; i < bound.size(); ++i) loose += bound.at(i) != 0;
-  const CompiledKernel k = compile(g);
-  for (const int n : threads) {
-    INFO("threads = " << n);
-    const Tensor got = k.run(std::span<const Tensor>(in), with_threads(n))[0];
-    REQUIRE(got.type() == want.type());
-    REQUIRE(got.shape() == want.shape());
-    const std::string report = compare_bounded(got, want, bound);
-    CHECK_MESSAGE(report.empty(), report);
-  }
+  check_runs(compile(g), in, want, bound, threads);
   return loose;
 }
 
@@ -92,19 +75,7 @@ TEST_CASE("aarch64 mha int8: u8 and i8 Q, zero points, i8 probabilities, f32 / i
           "outputs") {
   if (!has_dotprod()) return;
   std::uint64_t seed = 100;
-  for (const ElementType qt : {u8, i8})
-    for (const std::int32_t zero : {0, 3})
-      for (const ElementType out : {f32, i32, u8})
-        check_attention({.b = 2,
-                         .s = 9,
-                         .h = 2,
-                         .d = 24,
-                         .kv = 13,
-                         .q_type = qt,
-                         .mask = true,
-                         .q_zero = qt == u8 ? 128 + zero : -zero,
-                         .out = out},
-                        {1, 3}, seed += 7);
+  q_type_cases(check_attention, seed);
   // i8 probabilities, without and with a zero point (levels -128 .. 127 for p in [0, 1]):
   // an i8 A is read as it is, its zero point compensated by V's column sums
   for (const double zero : {0.0, -128.0})
@@ -148,13 +119,7 @@ TEST_CASE("aarch64 mha int8: a probability on a tie between two levels rounds to
 
 TEST_CASE("aarch64 mha int8: odd sizes, row tails and the block tail") {
   if (!has_dotprod()) return;
-  std::uint64_t seed = 200;
-  // keys: tails of a vector (4), of the rows' sweep (16) and of A's 16 bytes in the second
-  // product; head sizes: tails of V's panels and of the first product's depth
-  for (const Dim s : {Dim{1}, Dim{7}, Dim{37}, Dim{128}})
-    for (const Dim d : {Dim{64}, Dim{37}})
-      check_attention({.b = 1, .s = s, .h = 2, .d = d, .kv = s == 128 ? s : s + 2}, {1, 3},
-                      seed += 7);
+  odd_size_cases(check_attention);
 }
 
 TEST_CASE("aarch64 mha int8: Q, K, V [1,128,12,64] with a mask, transposes folded (K read "
@@ -166,23 +131,7 @@ TEST_CASE("aarch64 mha int8: Q, K, V [1,128,12,64] with a mask, transposes folde
 TEST_CASE("aarch64 mha int8: transposed layouts with odd sizes, K given transposed or read "
           "transposed") {
   if (!has_dotprod()) return;
-  std::uint64_t seed = 300;
-  for (const ElementType qt : {u8, i8}) {
-    check_attention({.b = 2, .s = 7, .h = 3, .d = 37, .kv = 5, .q_type = qt, .planar = false},
-                    {1, 3}, seed += 7);
-    check_attention({.b = 1, .s = 33, .h = 2, .d = 3, .q_type = qt, .planar = false, .mask = true},
-                    {1, 3}, seed += 7);
-    check_attention({.b = 3,
-                     .s = 17,
-                     .h = 1,
-                     .d = 37,
-                     .kv = 21,
-                     .q_type = qt,
-                     .k_rows = true,
-                     .q_zero = qt == u8 ? 7 : -7,
-                     .out = u8},
-                    {1, 3}, seed += 7);
-  }
+  transposed_layout_cases(check_attention);
 }
 
 TEST_CASE("aarch64 mha int8: many threads share heads and blocks of query rows") {
@@ -232,26 +181,11 @@ TEST_CASE("aarch64 mha int8: forms the kernel cannot compute are refused with th
 
 TEST_CASE("aarch64 mha int8: the QDQ form (DequantizeLinear around f32 MatMuls) runs as the same "
           "kernel") {
-  // as quantization tools export it: the bytes (transposed) dequantized into f32 MatMuls, the
-  // probabilities quantized and dequantized again; a Program folds the products into int8
-  // ones (FoldDequantizeIntoMatMul) before the tokenizer, with the scales of build()
+  // qdq_attention (mha_int8_cases.hpp), the bytes dequantized after the transposes
   if (!has_dotprod()) return;
   const QAttention a{.b = 1, .s = 32, .h = 4, .d = 16, .planar = false, .mask = true};
-  const auto shapes = a.inputs();
-  G g;
-  auto dq = [&](ir::Value x, double s) { return g.multiply(g.convert(x, f32), g.scalar(f32, s)); };
-  const double qk = double(float(a.qk_scale())); // 2^-7 x (128 qk): the same f32 product
-  const auto q = dq(g.transpose(g.parameter(u8, shapes[0], "q"), {0, 2, 1, 3}), 0x1p-7);
-  const auto k = dq(g.transpose(g.parameter(i8, shapes[1], "k"), {0, 2, 3, 1}), 128 * qk);
-  const auto v = dq(g.transpose(g.parameter(i8, shapes[2], "v"), {0, 2, 1, 3}), a.v_scale);
-  const auto scores = g.add(g.matmul(q, k), g.parameter(f32, shapes[3], "mask"));
-  const auto p = g.quantize(g.softmax(scores, -1), g.scalar(f32, a.p_scale), g.scalar(f32, 0.0));
-  const auto out = g.matmul(dq(p, a.p_scale), v);
-  g.result(g.transpose(out, {0, 2, 1, 3}), "out");
+  const G g = qdq_attention(a, false);
   const std::vector<Tensor> in = make_inputs(a, 21);
   const Tensor want = reference::evaluate(g, std::span<const Tensor>(in))[0];
-  Tensor bound = output_bound(a, in);
-  for (std::size_t i = 0; i < bound.size(); ++i) // two f32 roundings (f32_bound), everywhere
-    bound.set(i, bound.at(i) + 0x1p-22 * (std::fabs(want.at(i)) + bound.at(i)));
-  check_program(g, in, bound);
+  check_program(g, in, qdq_bound(a, in, want));
 }
