@@ -11,10 +11,11 @@
 // FMA contraction.
 #include <iomanip>
 
-#include "matmul_test_util.hpp"
+#include "matmul_int8_cases.hpp"
 
 using namespace snippets;
 using namespace snippets::jit_test;
+using namespace snippets::matmul_int8_test;
 
 namespace {
 
@@ -69,13 +70,8 @@ void check_product(ElementType a_type, const Shape& sa, const Shape& sb, bool tb
                            sb.to_string() + (tb ? "^T" : "") +
                            (constant_b ? " constant" : " input");
   INFO(what);
-  const Tensor a = bytes(a_type, sa, seed), b = bytes(i8, sb, seed + 1);
-  Graph g;
-  const auto pa = g.parameter(a_type, sa);
-  const auto w = constant_b ? g.constant(i8, sb, b.values().v) : g.parameter(i8, sb);
-  g.result(g.matmul(pa, w, false, tb));
-  check_exact(g, constant_b ? std::vector<Tensor>{a} : std::vector<Tensor>{a, b},
-              std::move(threads));
+  const Case c = int8_product(a_type, sa, sb, tb, constant_b, seed);
+  check_exact(c.g, c.in, std::move(threads));
 }
 
 } // namespace
@@ -171,22 +167,11 @@ TEST_CASE("matmul int8: batches, broadcast B, transposed constant B") {
 }
 
 TEST_CASE("matmul int8: an epilogue dequantizes on the registers and requantizes to u8") {
-  const Shape sa{2, 21, 70}, sb{70, 45};
   std::uint64_t seed = 300;
   for (const ElementType at : {u8, i8}) {
     INFO("A " << std::string(to_string(at)));
-    Graph g;
-    const auto x = g.parameter(at, sa);
-    const auto w = g.constant(i8, sb, bytes(i8, sb, ++seed).values().v);
-    const auto bias = g.parameter(f32, Shape{45});
-    const auto acc = g.matmul(x, w);
-    // dequant(acc) = acc * (scale_x * scale_w) + bias, relu, and QuantizeLinear to u8
-    const auto y =
-        g.relu(g.add(g.multiply(g.convert(acc, f32), g.scalar(f32, 0.0078125 * 0.02)), bias));
-    g.result(acc, "sums");
-    g.result(y, "f32");
-    g.result(g.quantize(y, g.scalar(f32, 0.05), g.scalar(f32, 3.0), u8), "u8");
-    check_exact(g, {bytes(at, sa, ++seed), uniform(Shape{45}, ++seed, -2, 2)});
+    const Case c = requantizing_layer(at, seed);
+    check_exact(c.g, c.in);
   }
 }
 
