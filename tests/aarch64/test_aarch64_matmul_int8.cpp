@@ -191,29 +191,9 @@ TEST_CASE("aarch64 matmul int8: a quantized MLP chain is one kernel, bit for bit
         for (const Dim m : {Dim{1}, Dim{13}, Dim{37}}) {
           INFO("x " << to_string(xt) << " [" << m << "], hidden " << to_string(hidden)
                     << (constant_w ? ", constant W" : ", W inputs"));
-          const std::vector<Dim> widths{35, 67, 19};
-          G g;
-          std::vector<Tensor> in{bytes(xt, Shape{m, widths[0]}, seed += 50)};
-          ir::Value x = g.parameter(xt, Shape{m, widths[0]}, "x");
-          std::int32_t zero = 0;
-          for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
-            const Shape sw{widths[l], widths[l + 1]};
-            const Tensor w = bytes(i8, sw, seed + 10 * l + 1);
-            const auto wv = constant_w ? g.constant(i8, sw, w.values().v) : g.parameter(i8, sw);
-            if (!constant_w) in.push_back(w);
-            const auto bias = g.parameter(f32, Shape{widths[l + 1]});
-            in.push_back(uniform(Shape{widths[l + 1]}, seed + 10 * l + 2, -2, 2));
-            const auto acc = g.make(ir::MatMul{false, false, zero}, {x, wv})[0];
-            const double scale = 1.0 / (128.0 * 64 * std::sqrt(double(widths[l])));
-            const auto y = g.add(g.multiply(g.convert(acc, f32), g.scalar(f32, scale)), bias);
-            if (l + 2 == widths.size()) {
-              g.result(y, "f32");
-              g.result(g.quantize(y, g.scalar(f32, 0.02), g.scalar(f32, 128.0), u8), "u8");
-              break;
-            }
-            zero = hidden == u8 ? 5 : -3;
-            x = g.quantize(g.relu(y), g.scalar(f32, 0.01), g.scalar(f32, double(zero)), hidden);
-          }
+          std::vector<Tensor> in;
+          const G g =
+              quantized_chain(xt, Shape{m, 35}, {35, 67, 19}, hidden, constant_w, seed += 50, in);
           check_exact(g, in);
         }
 }
