@@ -96,6 +96,35 @@ TEST_CASE("matmul: odd sizes in every dimension") {
       for (const Dim k : {Dim{1}, Dim{17}}) check_product({{m, k}, {k, n}}, seed += 2, {1, 2});
 }
 
+TEST_CASE("matmul: the register tile suits the rows, and every tile it may choose is right") {
+  // the tile chosen for each M (passes/brgemm_blocking.hpp, choose_tile): 1 to 8 rows by 1 to
+  // 4 vectors on AVX-512, by 1 or 2 on AVX2, a short last tile or none
+  std::uint64_t seed = 900;
+  for (Dim m = 1; m <= 17; ++m)
+    for (const Dim n : {Dim{16}, Dim{40}, Dim{100}}) check_product({{m, 19}, {19, n}}, seed += 2);
+  auto tile = [](Dim m, Dim n, x64::Isa isa) {
+    Graph g;
+    g.result(g.matmul(g.parameter(f32, {m, 64}), g.parameter(f32, {64, n})));
+    auto lowered = lower(g, isa);
+    const std::string text = ir::to_string(lowered);
+    const std::size_t at = text.find(" tile ");
+    REQUIRE(at != std::string::npos);
+    return text.substr(at + 6, text.find(' ', at + 6) - at - 6);
+  };
+  for_each_isa([&](x64::Isa isa) {
+    INFO(x64::to_string(isa));
+    if (isa == x64::Isa::avx512) {
+      CHECK(tile(1024, 1024, isa) == "6x4"); // many rows: the fewest loads per product
+      CHECK(tile(12, 256, isa) == "6x4");
+      CHECK(tile(8, 256, isa) == "8x3"); // not 6 rows and then 2, which stream B again
+      CHECK(tile(4, 256, isa) == "4x4");
+    } else {
+      CHECK(tile(1024, 1024, isa) == "6x2");
+      CHECK(tile(8, 256, isa) == "4x2");
+    }
+  });
+}
+
 TEST_CASE("matmul: transposed A, transposed B, and both") {
   std::uint64_t seed = 300;
   for (const bool ta : {false, true})

@@ -95,7 +95,7 @@ TEST_CASE("matmul int8: the reference sums bytes exactly into i32") {
 TEST_CASE("matmul int8: u8 x i8 and i8 x i8 over tails of M, N and K (K % 4 != 0 too)") {
   std::uint64_t seed = 1;
   for (const ElementType at : {u8, i8})
-    for (const Dim m : {Dim{1}, Dim{7}, Dim{17}})
+    for (const Dim m : {Dim{1}, Dim{7}, Dim{8}, Dim{17}}) // tiles of 1-8 rows, 1-4 vectors
       for (const Dim n : {Dim{1}, Dim{15}, Dim{17}, Dim{65}})
         for (const Dim k : {Dim{1}, Dim{2}, Dim{3}, Dim{4}, Dim{5}, Dim{35}})
           for (const bool constant_b : {false, true})

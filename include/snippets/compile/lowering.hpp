@@ -50,6 +50,7 @@ Lowered<T> lower_canonical(const ir::Graph<T>& body, typename T::Variant isa,
   ctx.verify = opt.verify;
   ctx.config.lanes = regs.lanes;
   ctx.config.vector_registers = regs.vector_registers;
+  ctx.config.max_tile_rows = regs.max_tile_rows;
   ctx.config.fma = opt.fma;
   if (opt.unroll < 1 || opt.unroll > 16)
     raise("snippets.compile.bad_option",

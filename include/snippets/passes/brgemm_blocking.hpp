@@ -134,22 +134,48 @@ template <class T> bool raw_i32_store(const ir::Expression<T>& x, const ir::Expr
   return src == &brgemm || sums_as_i32(*src, brgemm);
 }
 
-/// The largest register tile whose accumulators, B vectors and epilogue fit the registers: up
-/// to 6 rows by 4 vectors with 32 vector registers (AVX-512, NEON), by 2 with 16 (AVX2).
-/// `M`: rows of the product.
-/// @throws [snippets.compile.register_pressure] when not even one row fits beside the epilogue.
+/// The register tile whose calls cost least on a model of the micro-kernel, among those whose
+/// accumulators, B vectors and epilogue fit the registers. A depth step of a tile of r rows by
+/// c vectors issues r x c multiply-adds (two a cycle) and r + c loads, and costs, in
+/// multiply-add slots, the most of: its r x c products; 8, the chains that hide a multiply-add's
+/// latency (4 cycles); and its B vectors streamed from L2 (a panel of B outgrows L1 beside A),
+/// 3/8 of a slot per lane of a vector; plus a quarter slot per load that it cannot hide
+/// entirely. Every row tile of a panel streams B again, so rows that leave a short last tile
+/// (M = 8 in tiles of 6) cost more than tiles that divide them; with many rows the 6 x 4 tile
+/// wins (fewest loads per product). Candidates: up to cfg.max_tile_rows rows by 4 vectors with
+/// 32 vector registers (AVX-512, NEON), by 2 with 16 (AVX2). On Zen 5 (f32, 3 layers of 256,
+/// one thread) M = 8 runs 1.1x faster in the 8 x 3 tiles it chooses than in 6 x 4 (docs/matmul.md,
+/// "Register tiles"). `M`: rows of the product.
 template <class T>
 void choose_tile(ir::BrgemmShape& s, Dim M, const ir::Expression<T>& mm,
                  std::span<ir::Expression<T>* const> epilogue, const LoweringConfig& cfg) {
-  const int vectors = static_cast<int>((s.n + s.lanes - 1) / s.lanes);
-  s.n_r = std::min(cfg.vector_registers >= 32 ? 4 : 2, vectors);
+  const int vectors = static_cast<int>(std::max<std::int64_t>(1, (s.n + s.lanes - 1) / s.lanes));
   const int temps = EpiloguePlan<T>(mm, epilogue).peak;
   const int for_epilogue = cfg.vector_registers - cfg.reserved_vector_registers - temps;
   const int loop_temps = s.words ? 2 : 1; // A's broadcast, and the products of words
-  for (s.m_r = static_cast<int>(std::min<Dim>(6, M)); s.m_r > 1; --s.m_r)
-    if (s.m_r * s.n_r + s.n_r + loop_temps <= cfg.vector_registers && s.m_r * s.n_r <= for_epilogue)
-      break;
-  if (s.m_r * s.n_r > for_epilogue)
+  const int max_n = std::min(cfg.vector_registers >= 32 ? 4 : 2, vectors);
+  const Dim rows = std::max<Dim>(M, 1);
+  auto fits = [&](int r, int c) {
+    return r * c + c + loop_temps <= cfg.vector_registers && r * c <= for_epilogue;
+  };
+  auto step_cost = [&](std::int64_t r, std::int64_t c) {
+    const double busy = std::max({double(r * c), 8.0, 0.375 * double(c * s.lanes)});
+    return busy + 0.25 * double(r + c);
+  };
+  auto cost = [&](int r, int c) { // a depth step of every tile of every panel
+    double total = 0;
+    for (int at = 0; at < vectors; at += c) {
+      const std::int64_t width = std::min(c, vectors - at);
+      total += double(rows / r) * step_cost(r, width) + (rows % r ? step_cost(rows % r, width) : 0);
+    }
+    return total;
+  };
+  s.m_r = 0;
+  double best = 0;
+  for (int c = max_n; c >= 1; --c)
+    for (int r = static_cast<int>(std::min<Dim>(cfg.max_tile_rows, rows)); r >= 1; --r)
+      if (fits(r, c) && (s.m_r == 0 || cost(r, c) < best)) s.m_r = r, s.n_r = c, best = cost(r, c);
+  if (s.m_r == 0)
     raise("snippets.compile.register_pressure",
           "the epilogue of MatMul '" + mm.name + "' needs " + std::to_string(temps) +
               " vector registers beside its accumulators; split the epilogue into another "

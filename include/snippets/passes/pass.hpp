@@ -34,6 +34,7 @@ struct lir_pass_tag {};
 struct LoweringConfig {
   int lanes = 8;                     // f32 elements per vector register
   int vector_registers = 16;         // physical vector registers
+  int max_tile_rows = 6;             // rows of a Brgemm register tile the target emits
   int reserved_vector_registers = 0; // taken by emitter scratch and tail masks
   int gp_registers = 4;              // GPRs left for loop counters after data pointers
   bool fma = true;                   // contract Multiply -> Add into FusedMulAdd

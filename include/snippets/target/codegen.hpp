@@ -61,6 +61,8 @@ struct RegisterModel {
   /// General-purpose registers for data pointers and loop counters together (the kernel
   /// emitter's own scratch and the argument pointer excluded).
   int gp_registers = 0;
+  /// Rows of A a Brgemm register tile may have (passes/brgemm_blocking.hpp, choose_tile).
+  int max_tile_rows = 6;
 };
 
 /// What to add to a kernel for debugging (CompileOptions::debug). Without it (nullptr) a

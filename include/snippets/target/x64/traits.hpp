@@ -38,7 +38,8 @@ struct Traits {
   static RegisterModel registers(Isa isa) {
     return {.lanes = lanes(isa),
             .vector_registers = vector_registers(isa),
-            .gp_registers = usable_gprs};
+            .gp_registers = usable_gprs,
+            .max_tile_rows = 8};
   }
   static bool native_bf16(Isa isa) { return isa == Isa::avx512 && host_has_avx512_bf16(); }
   /// Products of u8/s8 bytes summed in int32 (optional hooks, target/codegen.hpp): on every
