@@ -104,7 +104,7 @@ TEST_CASE("matmul: the register tile suits the rows, and every tile it may choos
     for (const Dim n : {Dim{16}, Dim{40}, Dim{100}}) check_product({{m, 19}, {19, n}}, seed += 2);
   auto tile = [](Dim m, Dim n, x64::Isa isa) {
     Graph g;
-    g.result(g.matmul(g.parameter(f32, {m, 64}), g.parameter(f32, {64, n})));
+    g.result(g.matmul(g.parameter(f32, {m, 256}), g.parameter(f32, {256, n})));
     auto lowered = lower(g, isa);
     const std::string text = ir::to_string(lowered);
     const std::size_t at = text.find(" tile ");
@@ -116,7 +116,7 @@ TEST_CASE("matmul: the register tile suits the rows, and every tile it may choos
     if (isa == x64::Isa::avx512) {
       CHECK(tile(1024, 1024, isa) == "6x4"); // many rows: the fewest loads per product
       CHECK(tile(12, 256, isa) == "6x4");
-      CHECK(tile(8, 256, isa) == "8x3"); // not 6 rows and then 2, which stream B again
+      CHECK(tile(8, 256, isa) == "8x3"); // not 6 rows and then 2, which stream B from L2 again
       CHECK(tile(4, 256, isa) == "4x4");
     } else {
       CHECK(tile(1024, 1024, isa) == "6x2");

@@ -210,15 +210,16 @@ TEST_CASE("work division: the benchmark shapes on 64 and 192 threads") {
   };
   const KernelSignature& m8 = shapes[1].kernel.signature();
   CHECK(m8.inner_shared == doctest::Approx(2.0 / 3));
-  for (const int threads : {64, 192}) { // a unit each: 6 rows x (2/3 + 1/3 of a panel's part)
+  for (const int threads : {64, 192}) { // a unit each: 4 rows x (2/3 + 1/3 of a panel's part)
     const WorkDivision w = divide_work(m8, threads);
     CHECK(w.two_d());
-    CHECK(w.units() == 2 * panels(m8, 256)); // (6 + 2 rows) x the panels
-    const double largest = 6 * (2.0 / 3 + 1.0 / (3 * double(panels(m8, 256))));
+    CHECK(w.units() == 2 * panels(m8, 256)); // (4 + 4 rows: a chain keeps two blocks) x panels
+    const double largest = 4 * (2.0 / 3 + 1.0 / (3 * double(panels(m8, 256))));
     CHECK(double(w.space().items()) / w.max_load() == doctest::Approx(8 / largest));
   }
   const KernelSignature& m128 = shapes[2].kernel.signature();
-  CHECK_FALSE(divide_work(m128, 8).two_d()); // 2-D would give a thread a block and a half
+  CHECK_FALSE(divide_work(m128, 2).two_d()); // 4 blocks of 32 rows (8 x 3 tiles): 2 each
+  CHECK(divide_work(m128, 8).two_d());        // 1-D would leave 4 threads idle
   CHECK(divide_work(m128, 64).two_d());
   const KernelSignature& wide = shapes[3].kernel.signature();
   CHECK(divide_work(wide, 64).units() == 2 * panels(wide, 1024));

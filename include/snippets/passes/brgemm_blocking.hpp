@@ -138,17 +138,18 @@ template <class T> bool raw_i32_store(const ir::Expression<T>& x, const ir::Expr
 /// accumulators, B vectors and epilogue fit the registers. A depth step of a tile of r rows by
 /// c vectors issues r x c multiply-adds (two a cycle) and r + c loads, and costs, in
 /// multiply-add slots, the most of: its r x c products; 8, the chains that hide a multiply-add's
-/// latency (4 cycles); and its B vectors streamed from L2 (a panel of B outgrows L1 beside A),
-/// 3/8 of a slot per lane of a vector; plus a quarter slot per load that it cannot hide
-/// entirely. Every row tile of a panel streams B again, so rows that leave a short last tile
-/// (M = 8 in tiles of 6) cost more than tiles that divide them; with many rows the 6 x 4 tile
-/// wins (fewest loads per product). Candidates: up to cfg.max_tile_rows rows by 4 vectors with
-/// 32 vector registers (AVX-512, NEON), by 2 with 16 (AVX2). On Zen 5 (f32, 3 layers of 256,
-/// one thread) M = 8 runs 1.1x faster in the 8 x 3 tiles it chooses than in 6 x 4 (docs/matmul.md,
-/// "Register tiles"). `M`: rows of the product.
+/// latency (4 cycles); and, when its panel of B is over 16 KiB (it does not stay in L1 beside
+/// A), its B vectors streamed from L2, 3/8 of a slot per lane of a vector; plus a quarter slot per
+/// load that it cannot hide entirely. Every row tile of a panel streams B again, so rows that leave
+/// a short last tile (M = 8 in tiles of 6) cost more than tiles that divide them; with many rows
+/// the 6 x 4 tile wins (fewest loads per product). Candidates: up to `max_rows` rows (at most
+/// cfg.max_tile_rows) by 4 vectors with 32 vector registers (AVX-512, NEON), by 2 with 16 (AVX2).
+/// On Zen 5 (f32, [8,256] x [256,256], one thread) 8 x 3 tiles run 1.07x faster than 6 x 4
+/// (docs/matmul.md, "Register tiles"). `M`: rows of the product.
 template <class T>
 void choose_tile(ir::BrgemmShape& s, Dim M, const ir::Expression<T>& mm,
-                 std::span<ir::Expression<T>* const> epilogue, const LoweringConfig& cfg) {
+                 std::span<ir::Expression<T>* const> epilogue, const LoweringConfig& cfg,
+                 int max_rows) {
   const int vectors = static_cast<int>(std::max<std::int64_t>(1, (s.n + s.lanes - 1) / s.lanes));
   const int temps = EpiloguePlan<T>(mm, epilogue).peak;
   const int for_epilogue = cfg.vector_registers - cfg.reserved_vector_registers - temps;
@@ -159,7 +160,8 @@ void choose_tile(ir::BrgemmShape& s, Dim M, const ir::Expression<T>& mm,
     return r * c + c + loop_temps <= cfg.vector_registers && r * c <= for_epilogue;
   };
   auto step_cost = [&](std::int64_t r, std::int64_t c) {
-    const double busy = std::max({double(r * c), 8.0, 0.375 * double(c * s.lanes)});
+    const bool streamed = s.depth_rows() * c * s.lanes * 4 > (std::int64_t{16} << 10);
+    const double busy = std::max({double(r * c), 8.0, streamed ? 0.375 * double(c * s.lanes) : 0});
     return busy + 0.25 * double(r + c);
   };
   auto cost = [&](int r, int c) { // a depth step of every tile of every panel
@@ -173,7 +175,7 @@ void choose_tile(ir::BrgemmShape& s, Dim M, const ir::Expression<T>& mm,
   s.m_r = 0;
   double best = 0;
   for (int c = max_n; c >= 1; --c)
-    for (int r = static_cast<int>(std::min<Dim>(cfg.max_tile_rows, rows)); r >= 1; --r)
+    for (int r = static_cast<int>(std::min<Dim>(max_rows, rows)); r >= 1; --r)
       if (fits(r, c) && (s.m_r == 0 || cost(r, c) < best)) s.m_r = r, s.n_r = c, best = cost(r, c);
   if (s.m_r == 0)
     raise("snippets.compile.register_pressure",
@@ -202,8 +204,8 @@ inline constexpr std::int64_t row_split_units = 768;
 /// Rows per Brgemm when threads may take blocks of rows of one batch index (a kernel with one
 /// batch dimension of `outer` indices, attention's heads): `cache_rows` (block_rows()) unless
 /// `outer` x blocks would give fewer than row_split_units blocks; then fewer rows, whole tiles,
-/// and at least 8 (below two tiles of m_r rows: blocks of 8 rows in tiles of at most 4, so a
-/// block has no short tile). `stages`: each has a `shape` (BrgemmShape) whose m_r may shrink.
+/// and at least 8 (below two tiles of m_r rows: blocks of 8 rows in tiles of 8 or of at most 4,
+/// so a block has no short tile). `stages`: each has a `shape` (BrgemmShape) whose m_r may shrink.
 template <class Stages>
 std::int64_t row_split_blocks(Stages& stages, Dim M, Dim outer, std::int64_t cache_rows) {
   const std::int64_t want = (M * outer + row_split_units - 1) / row_split_units;
@@ -214,7 +216,7 @@ std::int64_t row_split_blocks(Stages& stages, Dim M, Dim outer, std::int64_t cac
     rows = rows / m_r * m_r;
   } else {
     rows = 8;
-    for (auto& s : stages) s.shape.m_r = std::min(s.shape.m_r, 4);
+    for (auto& s : stages) s.shape.m_r = s.shape.m_r == 8 ? 8 : std::min(s.shape.m_r, 4);
   }
   return std::min<std::int64_t>(rows, M);
 }

@@ -281,8 +281,15 @@ private:
         unsupported_matmul(*s.mm,
                            "reads a bf16 B whose rows and columns are both strided; pass it planar "
                            "or transposed");
+    // threads share an MLP chain's rows without repeating work only between blocks of rows (a
+    // next product reads whole rows of the one before): few rows keep two blocks (M = 8: two
+    // of 4 rows, not one tile of 8)
+    const bool chain = p.f.stages.size() > 1 && p.f.softmax.ops.empty();
+    const int max_rows = chain && p.M < 2 * config.max_tile_rows
+                             ? static_cast<int>(std::max<Dim>(1, (p.M + 1) / 2))
+                             : config.max_tile_rows;
     for (Stage<T>& s : p.f.stages) { // the tile fixes the panels, so the packed size
-      choose_tile(s.shape, p.M, *s.mm, std::span<E* const>(s.epilogue), config);
+      choose_tile(s.shape, p.M, *s.mm, std::span<E* const>(s.epilogue), config, max_rows);
       if (std::holds_alternative<ir::Constant>(s.b->op)) {
         for (std::size_t d = 0; d + 2 < p.out.size(); ++d)
           if (stride_along(s.b->out_desc(0), d) != 0)
