@@ -219,7 +219,7 @@ TEST_CASE("work division: the benchmark shapes on 64 and 192 threads") {
   }
   const KernelSignature& m128 = shapes[2].kernel.signature();
   CHECK_FALSE(divide_work(m128, 2).two_d()); // 4 blocks of 32 rows (8 x 3 tiles): 2 each
-  CHECK(divide_work(m128, 8).two_d());        // 1-D would leave 4 threads idle
+  CHECK(divide_work(m128, 8).two_d());       // 1-D would leave 4 threads idle
   CHECK(divide_work(m128, 64).two_d());
   const KernelSignature& wide = shapes[3].kernel.signature();
   CHECK(divide_work(wide, 64).units() == 2 * panels(wide, 1024));
