@@ -175,8 +175,11 @@ void choose_tile(ir::BrgemmShape& s, Dim M, const ir::Expression<T>& mm,
   s.m_r = 0;
   double best = 0;
   for (int c = max_n; c >= 1; --c)
-    for (int r = static_cast<int>(std::min<Dim>(max_rows, rows)); r >= 1; --r)
-      if (fits(r, c) && (s.m_r == 0 || cost(r, c) < best)) s.m_r = r, s.n_r = c, best = cost(r, c);
+    for (int r = static_cast<int>(std::min<Dim>(max_rows, rows)); r >= 1; --r) {
+      if (!fits(r, c)) continue;
+      const double k = cost(r, c);
+      if (s.m_r == 0 || k < best) s.m_r = r, s.n_r = c, best = k; // a tie keeps the earlier
+    }
   if (s.m_r == 0)
     raise("snippets.compile.register_pressure",
           "the epilogue of MatMul '" + mm.name + "' needs " + std::to_string(temps) +
