@@ -138,7 +138,7 @@ template <class T> bool raw_i32_store(const ir::Expression<T>& x, const ir::Expr
 /// accumulators, B vectors and epilogue fit the registers. A depth step of a tile of r rows by
 /// c vectors issues r x c multiply-adds (two a cycle) and r + c loads, and costs, in
 /// multiply-add slots, the most of: its r x c products; 8, the chains that hide a multiply-add's
-/// latency (4 cycles); and, when its panel of B is over 32 KiB (it does not stay in L1 beside
+/// latency (4 cycles); and, when its panel of B is over 16 KiB (it does not stay in L1 beside
 /// A), its B vectors streamed from L2, 3/8 of a slot per lane of a vector; plus a quarter slot per
 /// load that it cannot hide entirely. Every row tile of a panel streams B again, so rows that leave
 /// a short last tile (M = 8 in tiles of 6) cost more than tiles that divide them; with many rows
@@ -160,7 +160,7 @@ void choose_tile(ir::BrgemmShape& s, Dim M, const ir::Expression<T>& mm,
     return r * c + c + loop_temps <= cfg.vector_registers && r * c <= for_epilogue;
   };
   auto step_cost = [&](std::int64_t r, std::int64_t c) {
-    const bool streamed = s.depth_rows() * c * s.lanes * 4 > (std::int64_t{32} << 10);
+    const bool streamed = s.depth_rows() * c * s.lanes * 4 > (std::int64_t{16} << 10);
     const double busy = std::max({double(r * c), 8.0, streamed ? 0.375 * double(c * s.lanes) : 0});
     return busy + 0.25 * double(r + c);
   };
