@@ -219,7 +219,8 @@ std::int64_t row_split_blocks(Stages& stages, Dim M, Dim outer, std::int64_t cac
     rows = rows / m_r * m_r;
   } else {
     rows = 8;
-    for (auto& s : stages) s.shape.m_r = s.shape.m_r == 8 ? 8 : std::min(s.shape.m_r, 4);
+    for (auto& s : stages) // a tile that divides the block stays (8 rows), others take 4 at most
+      if (rows % s.shape.m_r != 0) s.shape.m_r = std::min(s.shape.m_r, 4);
   }
   return std::min<std::int64_t>(rows, M);
 }
